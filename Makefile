@@ -1,0 +1,38 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+BASE   := $(VENV)/.installed-base
+TESTS  := $(VENV)/.installed-test
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The package itself, plus the rapidocr wheel for its bundled ONNX models (models only: --no-deps).
+$(BASE): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
+	touch $@
+
+$(TESTS): $(BASE)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(BASE)
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+test: $(TESTS)
+	$(BIN)/python -m pytest
+
+lint: $(TESTS)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: $(TESTS)
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .mcp-demo .pytest_cache .mypy_cache .ruff_cache

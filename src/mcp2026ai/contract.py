@@ -1,0 +1,150 @@
+"""Inference contracts: the promises a served model must keep.
+
+A contract is a YAML document validated by :class:`InferenceContract`. Errors name the file, the
+field path and the offending value, e.g. ``contract.yaml: latency.p99_ms: Input should be greater
+than 0 (got -5)``.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mcp2026ai.errors import ContractError
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    FP16 = "fp16"
+    INT8 = "int8"
+
+
+class SLAClass(StrEnum):
+    LATENCY_CRITICAL = "latency-critical"
+    THROUGHPUT_GUARANTEED = "throughput-guaranteed"
+    BEST_EFFORT = "best-effort"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LatencySpec(_Section):
+    p99_ms: float = Field(100.0, gt=0, description="p99 end-to-end latency budget in milliseconds.")
+    p95_ms: float | None = Field(None, gt=0, description="Optional p95 budget in milliseconds.")
+
+
+class ThroughputSpec(_Section):
+    min_rps: float = Field(0.0, ge=0, description="Throughput floor in inferences (rows) per second.")
+
+
+class AccuracySpec(_Section):
+    max_drift: float = Field(
+        0.01, ge=0, le=1, description="Largest relative L2 drift allowed against the FP32 baseline."
+    )
+
+
+class PrecisionSpec(_Section):
+    allowed: list[Precision] = Field(
+        default_factory=lambda: [Precision.FP32], min_length=1, description="Precisions a plan may use."
+    )
+
+
+class ResourceSpec(_Section):
+    memory_mb: float | None = Field(None, gt=0, description="Peak resident memory budget in MiB.")
+    power_w: float | None = Field(None, gt=0, description="Power budget in watts (informational on CPU).")
+
+
+class BatchingSpec(_Section):
+    max_batch_size: int = Field(32, ge=1, le=4096, description="Largest batch the server may form.")
+    max_queue_delay_ms: float = Field(
+        2.0, ge=0, le=10_000, description="Longest a request waits for a batch to fill."
+    )
+    preferred_batch_sizes: list[int] = Field(
+        default_factory=list, description="Batch sizes the batcher dispatches as soon as reached."
+    )
+
+    @model_validator(mode="after")
+    def _preferred_within_max(self) -> BatchingSpec:
+        too_big = [size for size in self.preferred_batch_sizes if not 1 <= size <= self.max_batch_size]
+        if too_big:
+            raise ValueError(
+                f"preferred_batch_sizes {too_big} must lie in 1..max_batch_size ({self.max_batch_size})"
+            )
+        return self
+
+
+Objective = Literal["latency", "throughput", "memory"]
+
+
+class InferenceContract(_Section):
+    """What a registered model promises; the policy orchestrator plans against it."""
+
+    sla_class: SLAClass = Field(SLAClass.BEST_EFFORT, description="Scheduling class of the model's traffic.")
+    objective: Objective = Field("latency", description="What to optimise once every constraint is met.")
+    latency: LatencySpec = Field(default_factory=LatencySpec)
+    throughput: ThroughputSpec = Field(default_factory=ThroughputSpec)
+    accuracy: AccuracySpec = Field(default_factory=AccuracySpec)
+    precision: PrecisionSpec = Field(default_factory=PrecisionSpec)
+    resources: ResourceSpec = Field(default_factory=ResourceSpec)
+    batching: BatchingSpec = Field(default_factory=BatchingSpec)
+
+
+def contract_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the contract document (``mcp contract schema``)."""
+    return InferenceContract.model_json_schema()
+
+
+def parse_contract(document: Any, source: str = "contract") -> InferenceContract:
+    """Validate an already-parsed document; ``source`` names it in error messages."""
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ContractError(f"{source}: expected a mapping at the top level, got {type(document).__name__}")
+    try:
+        return InferenceContract.model_validate(document)
+    except ValidationError as exc:
+        raise ContractError(_describe_validation_error(exc, source)) from None
+
+
+def load_contract(path: Path | str) -> InferenceContract:
+    """Read and validate a contract YAML (or JSON) file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ContractError(f"{path}: contract file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractError(f"{path}: cannot read contract file ({exc})") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ContractError(f"{path}: not valid YAML ({_yaml_location(exc)})") from None
+    return parse_contract(document, str(path))
+
+
+def contract_to_json(contract: InferenceContract) -> str:
+    return json.dumps(contract.model_dump(mode="json"), sort_keys=True)
+
+
+def _describe_validation_error(exc: ValidationError, source: str) -> str:
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "(document)"
+        value = error.get("input")
+        shown = "" if error["type"] == "missing" or isinstance(value, dict) else f" (got {value!r})"
+        problems.append(f"{field}: {error['msg']}{shown}")
+    return f"{source}: " + "; ".join(problems)
+
+
+def _yaml_location(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is None:
+        return str(problem)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"

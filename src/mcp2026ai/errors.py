@@ -1,0 +1,89 @@
+"""Domain errors of mcp2026ai.
+
+Every error the product raises on purpose derives from :class:`MCPError`. The tree is::
+
+    MCPError
+    ├── InvalidArgumentError        a caller's mistake (bad value, bad file, bad tensor)
+    │   ├── ContractError           an inference contract that does not validate
+    │   ├── ModelImportError        a model file that cannot be imported
+    │   └── InvalidInputError       tensors that do not match the model signature
+    ├── NotFoundError               unknown model, version or key
+    ├── AlreadyExistsError          a duplicate model version
+    ├── PayloadTooLargeError        a request over the configured size limit
+    ├── UnavailableError            not ready, shutting down, or overloaded
+    │   ├── ModelNotReadyError
+    │   ├── OverloadedError         queue full: retry later (Retry-After)
+    │   └── DeadlineExceededError   request timeout expired before it ran
+    ├── UnauthenticatedError
+    ├── PermissionDeniedError
+    └── InferenceFailedError        the runtime failed on valid input (a server fault)
+
+This module imports nothing from HTTP or gRPC: the transports map these classes to status codes
+at the edge (``server/http/errors.py``, ``server/grpc/errors.py``).
+"""
+
+from __future__ import annotations
+
+
+class MCPError(Exception):
+    """Root of every domain error; ``str(err)`` is a one-line message for a person."""
+
+
+class InvalidArgumentError(MCPError):
+    """The caller supplied something invalid."""
+
+
+class ContractError(InvalidArgumentError):
+    """An inference contract file or document is invalid."""
+
+
+class ModelImportError(InvalidArgumentError):
+    """A model file cannot be read, checked or converted."""
+
+
+class InvalidInputError(InvalidArgumentError):
+    """Request tensors do not match the model signature."""
+
+
+class NotFoundError(MCPError):
+    """A model, version or other named thing does not exist."""
+
+
+class AlreadyExistsError(MCPError):
+    """Something with that identity already exists."""
+
+
+class PayloadTooLargeError(MCPError):
+    """A request exceeds the configured size limit."""
+
+
+class UnavailableError(MCPError):
+    """The service cannot take the request now."""
+
+
+class ModelNotReadyError(UnavailableError):
+    """The model is known but not loaded or not ready."""
+
+
+class OverloadedError(UnavailableError):
+    """Queues are full; the caller should retry after ``retry_after_s`` seconds."""
+
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class DeadlineExceededError(UnavailableError):
+    """The request's deadline passed before it could run."""
+
+
+class UnauthenticatedError(MCPError):
+    """No valid credentials were presented."""
+
+
+class PermissionDeniedError(MCPError):
+    """Credentials are valid but lack the needed scope."""
+
+
+class InferenceFailedError(MCPError):
+    """The runtime failed while executing a valid request."""

@@ -1,0 +1,161 @@
+"""SQLite catalog of model versions (the registry's metadata; artifacts live in the store)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from mcp2026ai.errors import AlreadyExistsError, NotFoundError
+from mcp2026ai.registry.records import ModelVersion, Stage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_versions (
+    name          TEXT NOT NULL,
+    version       TEXT NOT NULL,
+    stage         TEXT NOT NULL,
+    format        TEXT NOT NULL,
+    digest        TEXT NOT NULL,
+    signature     TEXT NOT NULL,
+    contract      TEXT,
+    tags          TEXT NOT NULL,
+    preprocessing TEXT,
+    parent        TEXT,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (name, version)
+);
+CREATE TABLE IF NOT EXISTS annotations (
+    name       TEXT NOT NULL,
+    version    TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    payload    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS annotations_by_version ON annotations (name, version, kind);
+"""
+
+_COLUMNS = (
+    "name, version, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
+)
+
+
+class Catalog:
+    """Model-version rows plus free-form annotations (plans, verifications, events) per version."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def insert(self, record: ModelVersion) -> None:
+        row = _to_row(record)
+        try:
+            with self._connect() as db:
+                db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
+        except sqlite3.IntegrityError:
+            raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}") from None
+
+    def versions(self, name: str | None = None) -> list[ModelVersion]:
+        query = f"SELECT {_COLUMNS} FROM model_versions"
+        args: tuple[str, ...] = ()
+        if name is not None:
+            query += " WHERE name = ?"
+            args = (name,)
+        with self._connect() as db:
+            rows = db.execute(query + " ORDER BY name, created_at", args).fetchall()
+        return [_from_row(row) for row in rows]
+
+    def get(self, name: str, version: str) -> ModelVersion:
+        with self._connect() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM model_versions WHERE name = ? AND version = ?", (name, version)
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"model {name!r} has no version {version}")
+        return _from_row(row)
+
+    def set_stage(self, name: str, version: str, stage: Stage) -> None:
+        with self._connect() as db:
+            updated = db.execute(
+                "UPDATE model_versions SET stage = ? WHERE name = ? AND version = ?",
+                (stage.value, name, version),
+            ).rowcount
+        if not updated:
+            raise NotFoundError(f"model {name!r} has no version {version}")
+
+    def delete(self, name: str, version: str) -> None:
+        with self._connect() as db:
+            db.execute("DELETE FROM model_versions WHERE name = ? AND version = ?", (name, version))
+            db.execute("DELETE FROM annotations WHERE name = ? AND version = ?", (name, version))
+
+    def digest_in_use(self, digest: str) -> bool:
+        with self._connect() as db:
+            return db.execute("SELECT 1 FROM model_versions WHERE digest = ? LIMIT 1", (digest,)).fetchone() is not None
+
+    def annotate(self, name: str, version: str, kind: str, payload: dict[str, object], at: datetime) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO annotations (name, version, kind, created_at, payload) VALUES (?,?,?,?,?)",
+                (name, version, kind, at.isoformat(), json.dumps(payload, sort_keys=True)),
+            )
+
+    def annotations(self, name: str, kind: str, version: str | None = None) -> list[tuple[str, datetime, dict[str, object]]]:
+        """``(version, time, payload)`` rows of one kind for a model, oldest first."""
+        query = "SELECT version, created_at, payload FROM annotations WHERE name = ? AND kind = ?"
+        args: tuple[str, ...] = (name, kind)
+        if version is not None:
+            query += " AND version = ?"
+            args += (version,)
+        with self._connect() as db:
+            rows = db.execute(query + " ORDER BY rowid", args).fetchall()
+        return [(row[0], datetime.fromisoformat(row[1]), json.loads(row[2])) for row in rows]
+
+
+def _to_row(record: ModelVersion) -> tuple[object, ...]:
+    data = record.model_dump(mode="json")
+    return (
+        record.name,
+        record.version,
+        record.stage.value,
+        record.format,
+        record.digest,
+        json.dumps(data["signature"]),
+        json.dumps(data["contract"]) if record.contract else None,
+        json.dumps(record.tags, sort_keys=True),
+        json.dumps(data["preprocessing"]) if record.preprocessing else None,
+        record.parent,
+        data["created_at"],
+    )
+
+
+def _from_row(row: tuple[object, ...]) -> ModelVersion:
+    name, version, stage, fmt, digest, signature, contract, tags, prep, parent, created = row
+    return ModelVersion.model_validate(
+        {
+            "name": name,
+            "version": version,
+            "stage": stage,
+            "format": fmt,
+            "digest": digest,
+            "signature": json.loads(str(signature)),
+            "contract": json.loads(str(contract)) if contract else None,
+            "tags": json.loads(str(tags)),
+            "preprocessing": json.loads(str(prep)) if prep else None,
+            "parent": parent,
+            "created_at": created,
+        }
+    )

@@ -1,0 +1,108 @@
+"""The model registry: import, store and catalogue model versions."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mcp2026ai.contract import InferenceContract
+from mcp2026ai.errors import InvalidArgumentError, NotFoundError
+from mcp2026ai.ir import import_model
+from mcp2026ai.registry.catalog import Catalog
+from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
+from mcp2026ai.registry.store import ArtifactStore
+from mcp2026ai.registry.versioning import SemVer, next_version
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def validate_model_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise InvalidArgumentError(
+            f"model name {name!r} is invalid: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return name
+
+
+class ModelRegistry:
+    """Facade over the artifact store and the SQLite catalog under ``home``."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.store = ArtifactStore(home / "artifacts")
+        self.catalog = Catalog(home / "registry.db")
+
+    def register(
+        self,
+        name: str,
+        path: Path,
+        *,
+        contract: InferenceContract | None = None,
+        version: str | None = None,
+        stage: Stage = Stage.DEV,
+        tags: dict[str, str] | None = None,
+        preprocessing: Preprocessing | None = None,
+        parent: str | None = None,
+    ) -> ModelVersion:
+        validate_model_name(name)
+        existing = [record.version for record in self.catalog.versions(name)]
+        chosen = str(SemVer.parse(version)) if version else next_version(existing)
+        imported = import_model(path, self.home / "tmp")
+        digest = self.store.put(imported.onnx_path)
+        record = ModelVersion(
+            name=name,
+            version=chosen,
+            stage=stage,
+            format=imported.source_format,
+            digest=digest,
+            signature=imported.signature,
+            contract=contract,
+            tags=tags or {},
+            preprocessing=preprocessing,
+            parent=parent,
+            created_at=datetime.now(UTC),
+        )
+        self.catalog.insert(record)
+        return record
+
+    def versions(self, name: str | None = None) -> list[ModelVersion]:
+        records = self.catalog.versions(name)
+        if name is not None and not records:
+            raise NotFoundError(f"unknown model {name!r}")
+        return records
+
+    def model_names(self) -> list[str]:
+        return sorted({record.name for record in self.catalog.versions()})
+
+    def resolve(self, name: str, version: str | None = None) -> ModelVersion:
+        """An exact version, or the default: highest production, else highest non-archived."""
+        if version is not None:
+            return self.catalog.get(name, _normalize(version))
+        records = self.versions(name)
+        for wanted in ({Stage.PRODUCTION}, {Stage.DEV, Stage.STAGING}):
+            candidates = [record for record in records if record.stage in wanted]
+            if candidates:
+                return max(candidates, key=lambda record: SemVer.parse(record.version))
+        raise NotFoundError(f"model {name!r} has only archived versions")
+
+    def promote(self, name: str, version: str, stage: Stage) -> ModelVersion:
+        version = _normalize(version)
+        self.catalog.set_stage(name, version, stage)
+        return self.catalog.get(name, version)
+
+    def remove(self, name: str, version: str | None = None) -> list[ModelVersion]:
+        """Delete one version, or every version of the model; unreferenced artifacts go too."""
+        doomed = [self.catalog.get(name, _normalize(version))] if version else self.versions(name)
+        for record in doomed:
+            self.catalog.delete(record.name, record.version)
+            if not self.catalog.digest_in_use(record.digest):
+                self.store.delete(record.digest)
+        return doomed
+
+    def artifact_path(self, record: ModelVersion) -> Path:
+        return self.store.path_for(record.digest)
+
+
+def _normalize(version: str) -> str:
+    return str(SemVer.parse(version))

@@ -1,0 +1,81 @@
+"""onnxruntime backend: a session built from a Plan."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from mcp2026ai.errors import InferenceFailedError, ModelNotReadyError
+from mcp2026ai.ir.signature import Signature
+from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+
+_OPTIMIZATION_LEVELS = {
+    "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+
+
+def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = plan.intra_op_threads
+    options.inter_op_num_threads = plan.inter_op_threads
+    options.graph_optimization_level = _OPTIMIZATION_LEVELS[plan.graph_optimization]
+    options.log_severity_level = 3
+    if optimized_model_path is not None:
+        options.optimized_model_filepath = str(optimized_model_path)
+    return options
+
+
+class OnnxRuntimeBackend:
+    """Runs one ONNX model with onnxruntime according to a Plan."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        signature: Signature,
+        plan: Plan = DEFAULT_PLAN,
+        optimized_model_path: Path | None = None,
+    ) -> None:
+        self.model_path = model_path
+        self._signature = signature
+        self.plan = plan
+        self.optimized_model_path = optimized_model_path
+        self._session: ort.InferenceSession | None = None
+
+    @property
+    def signature(self) -> Signature:
+        return self._signature
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def load(self) -> None:
+        available = set(ort.get_available_providers())
+        providers = [name for name in self.plan.ort_providers() if name in available]
+        options = session_options(self.plan, self.optimized_model_path)
+        self._session = ort.InferenceSession(str(self.model_path), options, providers=providers)
+
+    def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        session = self._session
+        if session is None:
+            raise ModelNotReadyError(f"{self.model_path.name}: backend is not loaded")
+        validate_inputs(self._signature, inputs)
+        names = list(outputs) if outputs else [spec.name for spec in self._signature.outputs]
+        validate_output_names(self._signature, names)
+        try:
+            results = session.run(names, dict(inputs))
+        except Exception as exc:  # onnxruntime raises its own pybind exception types  # noqa: BLE001
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InferenceFailedError(f"onnxruntime failed: {message[:500]}") from None
+        return dict(zip(names, results, strict=True))
+
+    def unload(self) -> None:
+        self._session = None
