@@ -1,0 +1,59 @@
+"""Transport-neutral inference requests and responses (what the servers decode into)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mcp2026ai.contract import SLAClass
+
+
+@dataclass(frozen=True)
+class RequestedOutput:
+    name: str
+    binary: bool | None = None
+    """Triton's binary_data output parameter; None means the request's default."""
+
+
+@dataclass
+class InferenceRequest:
+    """One decoded v2 infer request."""
+
+    model: str
+    inputs: dict[str, np.ndarray]
+    version: str | None = None
+    id: str = ""
+    outputs: list[RequestedOutput] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    """Lower-cased HTTP headers or gRPC metadata the routing and scheduling layers read."""
+    sla_class: SLAClass | None = None
+    timeout_s: float | None = None
+    """Client's own timeout; it can only shorten the SLA class deadline."""
+    received_at: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            self.id = uuid.uuid4().hex
+
+    @property
+    def output_names(self) -> list[str] | None:
+        return [output.name for output in self.outputs] or None
+
+    @property
+    def batch_rows(self) -> int:
+        first = next(iter(self.inputs.values()), None)
+        return int(first.shape[0]) if first is not None and first.ndim else 1
+
+
+@dataclass
+class InferenceResponse:
+    model: str
+    version: str
+    id: str
+    outputs: dict[str, np.ndarray]
+    parameters: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,35 @@
+"""The Executor seam between the data plane and a model's runtime backend.
+
+The data plane hands each validated request to the executor of the model version it routed to.
+A direct executor runs it on a worker thread at once; the batching executor queues it by SLA
+class and merges concurrent requests into batches. Both return the request's own outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.runtime.base import Tensors
+
+
+class Executor(Protocol):
+    async def start(self) -> None: ...
+
+    async def submit(
+        self,
+        inputs: Tensors,
+        outputs: Sequence[str] | None,
+        *,
+        sla_class: SLAClass,
+        deadline: float | None,
+    ) -> dict[str, np.ndarray]:
+        """Run one request; ``deadline`` is a time.monotonic() instant after which it must not start."""
+        ...
+
+    async def stop(self, drain_timeout_s: float) -> None:
+        """Stop accepting, finish or fail what is queued within the timeout."""
+        ...
