@@ -8,6 +8,7 @@ from mcp2026ai import __version__
 from mcp2026ai.cli import contract, model
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
+from mcp2026ai.cli.serve import serve
 from mcp2026ai.errors import MCPError
 
 app = typer.Typer(
@@ -20,6 +21,7 @@ app = typer.Typer(
 app.add_typer(model.app, name="model")
 app.add_typer(contract.app, name="contract")
 app.command()(predict)
+app.command()(serve)
 
 
 @app.command()

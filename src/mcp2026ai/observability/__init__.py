@@ -1,1 +1,1 @@
-"""observability."""
+"""Observability: Prometheus metrics, tracing, logging."""

@@ -66,6 +66,16 @@ class ModelRegistry:
         self.catalog.insert(record)
         return record
 
+    def register_or_reuse(self, name: str, path: Path) -> ModelVersion:
+        """The existing version of ``name`` with the same content, else a new registration."""
+        from mcp2026ai.registry.store import sha256_of
+
+        digest = sha256_of(Path(path)) if Path(path).is_file() else None
+        for record in self.catalog.versions(name):
+            if record.digest == digest:
+                return record
+        return self.register(name, path)
+
     def versions(self, name: str | None = None) -> list[ModelVersion]:
         records = self.catalog.versions(name)
         if name is not None and not records:

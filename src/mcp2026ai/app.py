@@ -1,0 +1,56 @@
+"""Composition root: wire registry, runtime, data plane and servers from settings."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.runtime.repository import ModelRepository
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
+
+log = logging.getLogger(__name__)
+
+
+def register_paths(registry: ModelRegistry, paths: list[Path]) -> list[str]:
+    """`mcp serve --model-path`: register each file under its stem (reusing an identical version)."""
+    return [registry.register_or_reuse(path.stem, path).name for path in paths]
+
+
+def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
+    repository = ModelRepository(registry, drain_timeout_s=config.drain_timeout_s)
+    return DataPlane(repository, default_models=names)
+
+
+async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
+    return [(await plane.repository.load(name)).record for name in names]
+
+
+async def run_server(
+    registry: ModelRegistry,
+    names: list[str],
+    config: ServerConfig,
+    on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
+) -> None:
+    """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
+    plane = build_plane(registry, names, config)
+    loaded = await load_models(plane, names)
+    server = InferenceServer(plane, config)
+    ports = await server.start()
+    server.install_signal_handlers()
+    if on_ready is not None:
+        on_ready(ports, loaded)
+    await server.wait_stopped()
+
+
+def serve_blocking(
+    registry: ModelRegistry,
+    names: list[str],
+    config: ServerConfig,
+    on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
+) -> None:
+    asyncio.run(run_server(registry, names, config, on_ready))

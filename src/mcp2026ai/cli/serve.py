@@ -1,0 +1,56 @@
+"""``mcp serve``: serve registered models over KServe v2 HTTP and gRPC."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mcp2026ai.app import register_paths, serve_blocking
+from mcp2026ai.cli import context
+from mcp2026ai.cli.output import console
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.registry import ModelVersion
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.lifecycle import BoundPorts
+
+
+def serve(
+    name: Annotated[list[str] | None, typer.Option(help="Registered model to serve; repeatable. Default: all.")] = None,
+    model_path: Annotated[
+        list[Path] | None, typer.Option(help="Model file to register (under its file stem) and serve; repeatable.")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port (0 picks a free one).")] = 8080,
+    grpc_port: Annotated[int, typer.Option(help="gRPC port (0 picks a free one, -1 disables).")] = 8081,
+    max_request_mb: Annotated[float, typer.Option(help="Largest request body in MiB (413 above).")] = 64.0,
+    drain_timeout: Annotated[float, typer.Option(help="Seconds to drain in-flight requests on shutdown.")] = 30.0,
+    log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
+) -> None:
+    """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    registry = context.registry()
+    names = list(name or [])
+    names += register_paths(registry, list(model_path or []))
+    if not names:
+        names = registry.model_names()
+    if not names:
+        raise InvalidArgumentError("nothing to serve: register a model first or pass --model-path")
+    config = ServerConfig(
+        host=host,
+        http_port=port,
+        grpc_port=None if grpc_port < 0 else grpc_port,
+        max_request_bytes=int(max_request_mb * (1 << 20)),
+        drain_timeout_s=drain_timeout,
+        log_level=log_level,
+    )
+    serve_blocking(registry, list(dict.fromkeys(names)), config, on_ready=_announce)
+    console.print("server stopped")
+
+
+def _announce(ports: BoundPorts, loaded: list[ModelVersion]) -> None:
+    models = ", ".join(record.ref for record in loaded)
+    grpc_text = f"grpc={ports.grpc}" if ports.grpc is not None else "grpc=off"
+    print(f"listening http={ports.http} {grpc_text} models={models}", flush=True)

@@ -1,0 +1,176 @@
+"""The data plane: every use case the HTTP and gRPC servers expose, transport-neutral.
+
+Servers decode wire formats into :class:`InferenceRequest`, call these methods and encode what
+they return; domain errors propagate and are mapped to status codes at the edge.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mcp2026ai import __version__
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.errors import InvalidInputError, MCPError, UnavailableError
+from mcp2026ai.inference import InferenceRequest, InferenceResponse
+from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.ir.signature import TensorSpec
+from mcp2026ai.runtime.repository import ModelRepository, ServedModel
+from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+
+SERVER_NAME = "mcp2026ai"
+EXTENSIONS = [
+    "binary_tensor_data",
+    "model_repository",
+    "model_configuration",
+    "statistics",
+    "schedule_policy",
+    "sla_classes",
+]
+_TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
+
+
+class DataPlane:
+    def __init__(self, repository: ModelRepository, default_models: list[str] | None = None) -> None:
+        self.repository = repository
+        self.default_models = default_models or []
+        self._accepting = True
+
+    # health ---------------------------------------------------------------------------------
+    def live(self) -> bool:
+        return True
+
+    def ready(self) -> bool:
+        return self._accepting and all(self.repository.is_ready(name) for name in self.default_models)
+
+    def stop_accepting(self) -> None:
+        self._accepting = False
+
+    # metadata -------------------------------------------------------------------------------
+    def server_metadata(self) -> dict[str, Any]:
+        return {"name": SERVER_NAME, "version": __version__, "extensions": EXTENSIONS}
+
+    def model_ready(self, name: str, version: str | None = None) -> bool:
+        return self.repository.is_ready(name, version)
+
+    def model_metadata(self, name: str, version: str | None = None) -> dict[str, Any]:
+        served = self.repository.get(name, version)
+        signature = served.record.signature
+        return {
+            "name": name,
+            "versions": [model.record.version for model in self.repository.served_versions(name)],
+            "platform": "onnxruntime_onnx",
+            "inputs": [_tensor_metadata(spec) for spec in signature.inputs],
+            "outputs": [_tensor_metadata(spec) for spec in signature.outputs],
+        }
+
+    def model_config(self, name: str, version: str | None = None) -> dict[str, Any]:
+        """Triton-compatible model configuration (what perf_analyzer reads)."""
+        served = self.repository.get(name, version)
+        signature = served.record.signature
+        max_batch = served.plan.max_batch_size if signature.batchable else 0
+        config: dict[str, Any] = {
+            "name": name,
+            "platform": "onnxruntime_onnx",
+            "backend": "onnxruntime",
+            "version_policy": {"latest": {"num_versions": 1}},
+            "max_batch_size": max_batch,
+            "input": [_config_tensor(spec, max_batch > 0) for spec in signature.inputs],
+            "output": [_config_tensor(spec, max_batch > 0) for spec in signature.outputs],
+            "instance_group": [{"name": name, "kind": "KIND_CPU", "count": 1}],
+            "parameters": {"mcp_plan": {"string_value": served.plan.describe()}},
+        }
+        if max_batch > 0:
+            config["dynamic_batching"] = {
+                "max_queue_delay_microseconds": int(served.plan.max_queue_delay_ms * 1000),
+                "preferred_batch_size": [],
+            }
+        return config
+
+    def model_statistics(self, name: str | None = None, version: str | None = None) -> list[dict[str, Any]]:
+        names = [name] if name else self.repository.loaded_names()
+        stats = []
+        for model_name in names:
+            if version:
+                stats.append(self.repository.get(model_name, version).stats.as_dict())
+                continue
+            served = self.repository.served_versions(model_name)
+            if not served and name:
+                self.repository.get(model_name)  # raises the right not-found error
+            stats += [model.stats.as_dict() for model in served]
+        return stats
+
+    # repository -----------------------------------------------------------------------------
+    def repository_index(self) -> list[dict[str, str]]:
+        return self.repository.index()
+
+    async def load(self, name: str) -> None:
+        await self.repository.load(name)
+
+    async def unload(self, name: str) -> None:
+        await self.repository.unload(name)
+
+    # inference ------------------------------------------------------------------------------
+    async def infer(self, request: InferenceRequest) -> InferenceResponse:
+        if not self._accepting:
+            raise UnavailableError("server is shutting down")
+        started = time.perf_counter_ns()
+        served = self.repository.get(request.model, request.version)
+        try:
+            outputs = await self._run(served, request)
+        except MCPError:
+            served.stats.record_failure(time.perf_counter_ns() - started)
+            raise
+        served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
+        return InferenceResponse(
+            model=request.model, version=served.record.version, id=request.id, outputs=outputs
+        )
+
+    async def _run(self, served: ServedModel, request: InferenceRequest) -> dict[str, Any]:
+        signature = served.record.signature
+        validate_inputs(signature, request.inputs)
+        names = request.output_names
+        if names:
+            validate_output_names(signature, names)
+        return await served.executor.submit(
+            request.inputs, names, sla_class=self._sla_class(served, request), deadline=_deadline(request)
+        )
+
+    @staticmethod
+    def _sla_class(served: ServedModel, request: InferenceRequest) -> SLAClass:
+        if request.sla_class is not None:
+            return request.sla_class
+        raw = request.headers.get("x-sla-class") or request.parameters.get("sla_class")
+        if raw:
+            return parse_sla_class(str(raw))
+        contract = served.record.contract
+        return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+def parse_sla_class(raw: str) -> SLAClass:
+    try:
+        return SLAClass(raw.strip().lower())
+    except ValueError:
+        known = ", ".join(cls.value for cls in SLAClass)
+        raise InvalidInputError(f"unknown SLA class {raw!r} (known: {known})") from None
+
+
+def _deadline(request: InferenceRequest) -> float | None:
+    timeout_s = request.timeout_s
+    micros = request.parameters.get("timeout")
+    if isinstance(micros, int | float) and not isinstance(micros, bool) and micros > 0:
+        timeout_s = min(timeout_s or float("inf"), micros / 1e6)
+    return request.received_at + timeout_s if timeout_s else None
+
+
+def _tensor_metadata(spec: TensorSpec) -> dict[str, Any]:
+    return {"name": spec.name, "datatype": spec.datatype, "shape": spec.shape}
+
+
+def _config_tensor(spec: TensorSpec, batched: bool) -> dict[str, Any]:
+    dims = spec.shape[1:] if batched else spec.shape
+    return {"name": spec.name, "data_type": _TRITON_TYPES.get(spec.datatype, f"TYPE_{spec.datatype}"), "dims": dims}
+
+
+def output_datatype(array: Any) -> str:
+    return v2_datatype(array.dtype)

@@ -1,0 +1,171 @@
+"""Which model versions are loaded and serving: load, unload, swap, look up.
+
+The table of served models is copy-on-write: a load builds the new backend and executor first and
+then replaces the whole mapping in one assignment, so a request sees either the old or the new
+version, never a half-loaded one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mcp2026ai.errors import MCPError, ModelNotReadyError, NotFoundError
+from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.runtime.base import Backend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.stats import ModelStats
+from mcp2026ai.scheduling.base import Executor
+from mcp2026ai.scheduling.direct import DirectExecutor
+
+log = logging.getLogger(__name__)
+
+ExecutorFactory = Callable[[ModelVersion, Backend, Plan], Executor]
+PlanResolver = Callable[[ModelVersion], Plan]
+
+
+def direct_executor(record: ModelVersion, backend: Backend, plan: Plan) -> Executor:
+    return DirectExecutor(backend)
+
+
+def default_plan(record: ModelVersion) -> Plan:
+    return DEFAULT_PLAN
+
+
+@dataclass
+class ServedModel:
+    record: ModelVersion
+    backend: Backend
+    executor: Executor
+    plan: Plan
+    stats: ModelStats
+    load_seconds: float = 0.0
+
+
+@dataclass
+class _ModelEntry:
+    versions: dict[str, ServedModel] = field(default_factory=dict)
+    default: str | None = None
+    failure: str | None = None
+
+
+class ModelRepository:
+    """Loads registry versions into backends + executors and serves lookups."""
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        executor_factory: ExecutorFactory = direct_executor,
+        plan_resolver: PlanResolver = default_plan,
+        drain_timeout_s: float = 30.0,
+    ) -> None:
+        self.registry = registry
+        self.executor_factory = executor_factory
+        self.plan_resolver = plan_resolver
+        self.drain_timeout_s = drain_timeout_s
+        self._models: dict[str, _ModelEntry] = {}
+        self._lock = asyncio.Lock()
+
+    async def load(self, name: str, version: str | None = None) -> ServedModel:
+        """Load (or reload) a version and make it the model's default."""
+        async with self._lock:
+            record = self.registry.resolve(name, version)
+            try:
+                served = await self._build(record)
+            except MCPError:
+                raise
+            except Exception as exc:  # a broken artifact must not take the server down  # noqa: BLE001
+                self._set_failure(name, f"failed to load {record.ref}: {exc}")
+                raise ModelNotReadyError(f"failed to load {record.ref}: {exc}") from None
+            retired = self._install(served)
+        await self._retire(retired)
+        return served
+
+    async def unload(self, name: str) -> None:
+        async with self._lock:
+            entry = self._models.get(name)
+            if entry is None:
+                raise NotFoundError(f"model {name!r} is not loaded")
+            models = dict(self._models)
+            del models[name]
+            self._models = models
+        await self._retire(list(entry.versions.values()))
+
+    async def unload_all(self) -> None:
+        for name in list(self._models):
+            await self.unload(name)
+
+    def get(self, name: str, version: str | None = None) -> ServedModel:
+        entry = self._models.get(name)
+        if entry is None:
+            raise NotFoundError(f"unknown model {name!r}" if not self._known(name) else f"model {name!r} is not loaded")
+        key = version or entry.default
+        served = entry.versions.get(key or "")
+        if served is None:
+            raise NotFoundError(f"model {name!r} has no loaded version {version}")
+        return served
+
+    def is_ready(self, name: str, version: str | None = None) -> bool:
+        try:
+            return self.get(name, version).backend.loaded
+        except MCPError:
+            return False
+
+    def loaded_names(self) -> list[str]:
+        return sorted(name for name, entry in self._models.items() if entry.versions)
+
+    def served_versions(self, name: str) -> list[ServedModel]:
+        entry = self._models.get(name)
+        return list(entry.versions.values()) if entry else []
+
+    def index(self) -> list[dict[str, str]]:
+        """Every registered model with its state, as in Triton's repository index."""
+        rows = []
+        for name in self.registry.model_names():
+            entry = self._models.get(name)
+            if entry and entry.versions:
+                rows += [{"name": name, "version": v, "state": "READY", "reason": ""} for v in entry.versions]
+            else:
+                reason = entry.failure if entry and entry.failure else ""
+                rows.append({"name": name, "version": "", "state": "UNAVAILABLE", "reason": reason})
+        return rows
+
+    async def _build(self, record: ModelVersion) -> ServedModel:
+        plan = self.plan_resolver(record)
+        backend = OnnxRuntimeBackend(self.registry.artifact_path(record), record.signature, plan)
+        started = time.perf_counter()
+        await asyncio.to_thread(backend.load)
+        executor = self.executor_factory(record, backend, plan)
+        await executor.start()
+        seconds = time.perf_counter() - started
+        log.info("loaded %s with plan %s in %.3f s", record.ref, plan.describe(), seconds)
+        stats = ModelStats(record.name, record.version)
+        return ServedModel(record, backend, executor, plan, stats, seconds)
+
+    def _install(self, served: ServedModel) -> list[ServedModel]:
+        name, version = served.record.name, served.record.version
+        old = self._models.get(name, _ModelEntry())
+        retired = [old.versions[version]] if version in old.versions else []
+        versions = {**old.versions, version: served}
+        models = dict(self._models)
+        models[name] = _ModelEntry(versions=versions, default=version)
+        self._models = models
+        return retired
+
+    def _set_failure(self, name: str, reason: str) -> None:
+        models = dict(self._models)
+        entry = models.get(name, _ModelEntry())
+        models[name] = _ModelEntry(versions=entry.versions, default=entry.default, failure=reason)
+        self._models = models
+
+    async def _retire(self, served_models: list[ServedModel]) -> None:
+        for served in served_models:
+            await served.executor.stop(self.drain_timeout_s)
+            served.backend.unload()
+
+    def _known(self, name: str) -> bool:
+        return name in self.registry.model_names()

@@ -1,0 +1,17 @@
+"""Server configuration (requested settings; the built servers live in lifecycle.py)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ServerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field("127.0.0.1", description="Address both servers bind.")
+    http_port: int = Field(8080, ge=0, le=65535, description="HTTP port; 0 picks a free one.")
+    grpc_port: int | None = Field(8081, ge=0, le=65535, description="gRPC port; None disables gRPC.")
+    max_request_bytes: int = Field(64 << 20, ge=1024, description="Largest request body accepted (413 above).")
+    drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
+    grpc_max_workers: int = Field(16, ge=1, description="Concurrent gRPC RPCs handled.")
+    log_level: str = Field("warning", description="uvicorn / grpc log level.")

@@ -1,0 +1,79 @@
+"""ModelInferRequest/Response protobufs <-> InferenceRequest/Response."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tritonclient.grpc import service_pb2 as pb
+
+from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
+from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.server.tensors import array_from_list, array_from_raw, array_to_raw
+
+_CONTENTS_FIELD = {
+    "BOOL": "bool_contents",
+    "INT8": "int_contents",
+    "INT16": "int_contents",
+    "INT32": "int_contents",
+    "INT64": "int64_contents",
+    "UINT8": "uint_contents",
+    "UINT16": "uint_contents",
+    "UINT32": "uint_contents",
+    "UINT64": "uint64_contents",
+    "FP32": "fp32_contents",
+    "FP64": "fp64_contents",
+    "BYTES": "bytes_contents",
+}
+
+
+def parameters_to_dict(parameters: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key, parameter in parameters.items():
+        kind = parameter.WhichOneof("parameter_choice")
+        if kind is not None:
+            values[key] = getattr(parameter, kind)
+    return values
+
+
+def decode_request(message: pb.ModelInferRequest, headers: dict[str, str]) -> InferenceRequest:
+    raw = list(message.raw_input_contents)
+    if raw and len(raw) != len(message.inputs):
+        raise InvalidInputError(f"{len(raw)} raw_input_contents for {len(message.inputs)} inputs")
+    inputs: dict[str, np.ndarray] = {}
+    for index, tensor in enumerate(message.inputs):
+        if tensor.name in inputs:
+            raise InvalidInputError(f"input {tensor.name!r} appears twice")
+        inputs[tensor.name] = _decode_tensor(tensor, raw[index] if raw else None)
+    if not inputs:
+        raise InvalidInputError("request has no inputs")
+    return InferenceRequest(
+        model=message.model_name,
+        version=message.model_version or None,
+        inputs=inputs,
+        id=message.id,
+        outputs=[RequestedOutput(output.name) for output in message.outputs],
+        parameters=parameters_to_dict(message.parameters),
+        headers=headers,
+    )
+
+
+def encode_response(response: InferenceResponse) -> pb.ModelInferResponse:
+    message = pb.ModelInferResponse(model_name=response.model, model_version=response.version, id=response.id)
+    for name, array in response.outputs.items():
+        message.outputs.add(name=name, datatype=v2_datatype(array.dtype), shape=list(array.shape))
+        message.raw_output_contents.append(array_to_raw(array))
+    return message
+
+
+def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | None) -> np.ndarray:
+    shape = list(tensor.shape)
+    if raw is not None:
+        return array_from_raw(tensor.name, tensor.datatype, shape, raw)
+    field = _CONTENTS_FIELD.get(tensor.datatype)
+    if field is None:
+        raise InvalidInputError(
+            f"input {tensor.name!r}: datatype {tensor.datatype!r} must be sent in raw_input_contents"
+        )
+    return array_from_list(tensor.name, tensor.datatype, shape, list(getattr(tensor.contents, field)))

@@ -1,0 +1,128 @@
+"""inference.GRPCInferenceService over grpc.aio, wire-compatible with tritonclient.grpc."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import json_format
+from tritonclient.grpc import model_config_pb2 as config_pb
+from tritonclient.grpc import service_pb2 as pb
+from tritonclient.grpc import service_pb2_grpc as pb_grpc
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.errors import MCPError, PayloadTooLargeError
+from mcp2026ai.observability import metrics
+from mcp2026ai.server.grpc.codec import decode_request, encode_response
+from mcp2026ai.server.grpc.errors import grpc_status
+
+log = logging.getLogger(__name__)
+PROTOCOL = "grpc"
+
+Request = TypeVar("Request")
+Reply = TypeVar("Reply")
+Handler = Callable[[Any, Request, grpc.aio.ServicerContext], Awaitable[Reply]]
+
+
+def domain_errors(handler: Handler[Request, Reply]) -> Handler[Request, Reply]:
+    """Abort the RPC with the mapped status code when the data plane raises a domain error."""
+
+    @functools.wraps(handler)
+    async def wrapper(self: Any, request: Request, context: grpc.aio.ServicerContext) -> Reply:
+        try:
+            return await handler(self, request, context)
+        except MCPError as exc:
+            await context.abort(grpc_status(exc), str(exc))
+            raise  # unreachable: abort raises
+
+    return wrapper
+
+
+def metadata_dict(context: grpc.aio.ServicerContext) -> dict[str, str]:
+    return {key.lower(): value for key, value in (context.invocation_metadata() or ()) if isinstance(value, str)}
+
+
+class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[misc]
+    def __init__(self, plane: DataPlane, max_request_bytes: int) -> None:
+        self.plane = plane
+        self.max_request_bytes = max_request_bytes
+
+    async def ServerLive(self, request: Any, context: Any) -> pb.ServerLiveResponse:
+        return pb.ServerLiveResponse(live=self.plane.live())
+
+    async def ServerReady(self, request: Any, context: Any) -> pb.ServerReadyResponse:
+        return pb.ServerReadyResponse(ready=self.plane.ready())
+
+    @domain_errors
+    async def ModelReady(self, request: pb.ModelReadyRequest, context: Any) -> pb.ModelReadyResponse:
+        ready = self.plane.model_ready(request.name, request.version or None)
+        if not ready:
+            self.plane.repository.get(request.name, request.version or None)  # unknown -> NOT_FOUND
+        return pb.ModelReadyResponse(ready=ready)
+
+    async def ServerMetadata(self, request: Any, context: Any) -> pb.ServerMetadataResponse:
+        return json_format.ParseDict(self.plane.server_metadata(), pb.ServerMetadataResponse())
+
+    @domain_errors
+    async def ModelMetadata(self, request: pb.ModelMetadataRequest, context: Any) -> pb.ModelMetadataResponse:
+        data = self.plane.model_metadata(request.name, request.version or None)
+        return json_format.ParseDict(data, pb.ModelMetadataResponse())
+
+    @domain_errors
+    async def ModelConfig(self, request: pb.ModelConfigRequest, context: Any) -> pb.ModelConfigResponse:
+        data = self.plane.model_config(request.name, request.version or None)
+        config = json_format.ParseDict(data, config_pb.ModelConfig(), ignore_unknown_fields=True)
+        return pb.ModelConfigResponse(config=config)
+
+    @domain_errors
+    async def ModelStatistics(self, request: pb.ModelStatisticsRequest, context: Any) -> pb.ModelStatisticsResponse:
+        stats = self.plane.model_statistics(request.name or None, request.version or None)
+        return json_format.ParseDict({"model_stats": stats}, pb.ModelStatisticsResponse())
+
+    @domain_errors
+    async def RepositoryIndex(self, request: Any, context: Any) -> pb.RepositoryIndexResponse:
+        return json_format.ParseDict({"models": self.plane.repository_index()}, pb.RepositoryIndexResponse())
+
+    @domain_errors
+    async def RepositoryModelLoad(self, request: pb.RepositoryModelLoadRequest, context: Any) -> Any:
+        await self.plane.load(request.model_name)
+        return pb.RepositoryModelLoadResponse()
+
+    @domain_errors
+    async def RepositoryModelUnload(self, request: pb.RepositoryModelUnloadRequest, context: Any) -> Any:
+        await self.plane.unload(request.model_name)
+        return pb.RepositoryModelUnloadResponse()
+
+    async def ModelInfer(self, request: pb.ModelInferRequest, context: grpc.aio.ServicerContext) -> Any:
+        started = time.perf_counter()
+        version, code = request.model_version, "OK"
+        metrics.IN_FLIGHT.labels(PROTOCOL).inc()
+        try:
+            if request.ByteSize() > self.max_request_bytes:
+                raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
+            response = await self.plane.infer(decode_request(request, metadata_dict(context)))
+            version = response.version
+            return encode_response(response)
+        except MCPError as exc:
+            status = grpc_status(exc)
+            code = status.name
+            await context.abort(status, str(exc))
+        finally:
+            metrics.IN_FLIGHT.labels(PROTOCOL).dec()
+            name = request.model_name
+            label = name if name in self.plane.repository.loaded_names() else metrics.UNKNOWN_MODEL
+            metrics.observe_request(label, version, PROTOCOL, code, time.perf_counter() - started)
+
+    async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        async for request in request_iterator:
+            try:
+                response = await self.plane.infer(decode_request(request, metadata_dict(context)))
+                yield pb.ModelStreamInferResponse(infer_response=encode_response(response))
+            except MCPError as exc:
+                yield pb.ModelStreamInferResponse(error_message=str(exc))
+
+

@@ -1,0 +1,175 @@
+"""The KServe v2 HTTP/REST server (Starlette), plus /v1/infer, /healthz and /metrics."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import orjson
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.errors import MCPError, ModelNotReadyError
+from mcp2026ai.observability import metrics
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.http.body import read_body
+from mcp2026ai.server.http.codec import HEADER_LENGTH, decode_request, encode_response, parse_json
+from mcp2026ai.server.http.errors import error_response, plain_error
+from mcp2026ai.server.http.legacy import classify_image
+
+log = logging.getLogger(__name__)
+PROTOCOL = "http"
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status, media_type="application/json")
+
+
+class HttpEndpoints:
+    """Route handlers; each one decodes, calls the data plane, encodes."""
+
+    def __init__(self, plane: DataPlane, config: ServerConfig) -> None:
+        self.plane = plane
+        self.config = config
+
+    async def live(self, request: Request) -> Response:
+        return json_response({"live": True})
+
+    async def ready(self, request: Request) -> Response:
+        ready = self.plane.ready()
+        return json_response({"ready": ready}, 200 if ready else 503)
+
+    async def healthz(self, request: Request) -> Response:
+        return json_response({"status": "ok", "ready": self.plane.ready()})
+
+    async def server_metadata(self, request: Request) -> Response:
+        return json_response(self.plane.server_metadata())
+
+    async def model_metadata(self, request: Request) -> Response:
+        name, version = _model_ref(request)
+        return json_response(self.plane.model_metadata(name, version))
+
+    async def model_ready(self, request: Request) -> Response:
+        name, version = _model_ref(request)
+        if self.plane.model_ready(name, version):
+            return json_response({"name": name, "ready": True})
+        self.plane.repository.get(name, version)  # unknown -> 404
+        raise ModelNotReadyError(f"model {name!r} is not ready")
+
+    async def model_config(self, request: Request) -> Response:
+        name, version = _model_ref(request)
+        return json_response(self.plane.model_config(name, version))
+
+    async def model_stats(self, request: Request) -> Response:
+        name = request.path_params.get("model")
+        stats = self.plane.model_statistics(name, request.path_params.get("version"))
+        return json_response({"model_stats": stats})
+
+    async def repository_index(self, request: Request) -> Response:
+        return json_response(self.plane.repository_index())
+
+    async def repository_load(self, request: Request) -> Response:
+        await self.plane.load(request.path_params["model"])
+        return json_response({})
+
+    async def repository_unload(self, request: Request) -> Response:
+        await self.plane.unload(request.path_params["model"])
+        return json_response({})
+
+    async def metrics(self, request: Request) -> Response:
+        return Response(generate_latest(metrics.REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+    async def infer(self, request: Request) -> Response:
+        name, version = _model_ref(request)
+        started = time.perf_counter()
+        served_version = version or ""
+        code = "200"
+        metrics.IN_FLIGHT.labels(PROTOCOL).inc()
+        try:
+            body = await read_body(request, self.config.max_request_bytes)
+            decoded = decode_request(name, version, body, request.headers.get(HEADER_LENGTH), dict(request.headers))
+            response = await self.plane.infer(decoded)
+            served_version = response.version
+            payload, header_length = encode_response(response, decoded)
+        except MCPError as exc:
+            error = error_response(exc)
+            code = str(error.status_code)
+            return error
+        finally:
+            metrics.IN_FLIGHT.labels(PROTOCOL).dec()
+            model_label = name if name in self.plane.repository.loaded_names() else metrics.UNKNOWN_MODEL
+            metrics.observe_request(model_label, served_version, PROTOCOL, code, time.perf_counter() - started)
+        if header_length is None:
+            return Response(payload, media_type="application/json")
+        return Response(
+            payload,
+            media_type="application/octet-stream",
+            headers={"Inference-Header-Content-Length": str(header_length)},
+        )
+
+    async def legacy_infer(self, request: Request) -> Response:
+        body = await read_body(request, self.config.max_request_bytes)
+        result = await classify_image(
+            self.plane, parse_json(body), request.query_params.get("model"), dict(request.headers)
+        )
+        return json_response(result)
+
+
+def _model_ref(request: Request) -> tuple[str, str | None]:
+    return request.path_params["model"], request.path_params.get("version")
+
+
+def _routes(endpoints: HttpEndpoints) -> list[Route]:
+    model_routes = [
+        ("", endpoints.model_metadata, ["GET"]),
+        ("/ready", endpoints.model_ready, ["GET"]),
+        ("/config", endpoints.model_config, ["GET"]),
+        ("/stats", endpoints.model_stats, ["GET"]),
+        ("/infer", endpoints.infer, ["POST"]),
+    ]
+    routes = [
+        Route("/v2/health/live", endpoints.live, methods=["GET"]),
+        Route("/v2/health/ready", endpoints.ready, methods=["GET"]),
+        Route("/v2", endpoints.server_metadata, methods=["GET"]),
+        Route("/v2/models/stats", endpoints.model_stats, methods=["GET"]),
+        Route("/v2/repository/index", endpoints.repository_index, methods=["POST", "GET"]),
+        Route("/v2/repository/models/{model}/load", endpoints.repository_load, methods=["POST"]),
+        Route("/v2/repository/models/{model}/unload", endpoints.repository_unload, methods=["POST"]),
+        Route("/healthz", endpoints.healthz, methods=["GET"]),
+        Route("/metrics", endpoints.metrics, methods=["GET"]),
+        Route("/v1/infer", endpoints.legacy_infer, methods=["POST"]),
+    ]
+    for suffix, handler, methods in model_routes:
+        routes.append(Route(f"/v2/models/{{model}}/versions/{{version}}{suffix}", handler, methods=methods))
+        routes.append(Route(f"/v2/models/{{model}}{suffix}", handler, methods=methods))
+    return routes
+
+
+async def _domain_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, MCPError)
+    return error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = "not found" if exc.status_code == 404 else str(exc.detail)
+    return plain_error(f"{message}: {request.method} {request.url.path}", exc.status_code)
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return plain_error(f"internal server error: {type(exc).__name__}", 500)
+
+
+def build_http_app(plane: DataPlane, config: ServerConfig) -> Starlette:
+    endpoints = HttpEndpoints(plane, config)
+    return Starlette(
+        routes=_routes(endpoints),
+        exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},
+    )

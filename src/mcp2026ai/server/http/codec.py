@@ -1,0 +1,143 @@
+"""KServe v2 JSON bodies with Triton's binary tensor extension, decoded and encoded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+
+from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
+from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.server.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
+
+HEADER_LENGTH = "inference-header-content-length"
+
+
+def parse_json(body: bytes | memoryview) -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidInputError(f"request body is not valid JSON ({exc})") from None
+
+
+def decode_request(
+    model: str, version: str | None, body: bytes, header_length: str | None, headers: dict[str, str]
+) -> InferenceRequest:
+    json_end = _json_length(header_length, len(body))
+    document = parse_json(memoryview(body)[:json_end])
+    if not isinstance(document, dict):
+        raise InvalidInputError("request body must be a JSON object")
+    binary = memoryview(body)[json_end:]
+    inputs, used = _decode_inputs(document.get("inputs"), binary)
+    if used != len(binary):
+        raise InvalidInputError(f"{len(binary) - used} bytes of binary data are not claimed by any input")
+    parameters = _dict(document.get("parameters"), "parameters")
+    return InferenceRequest(
+        model=model,
+        version=version or None,
+        inputs=inputs,
+        id=str(document.get("id") or ""),
+        outputs=_decode_outputs(document.get("outputs"), parameters),
+        parameters=parameters,
+        headers=headers,
+    )
+
+
+def encode_response(response: InferenceResponse, request: InferenceRequest) -> tuple[bytes, int | None]:
+    """The body and, when any output travels as binary, the JSON header's length."""
+    wanted = {output.name: output for output in request.outputs}
+    binary_default = bool(request.parameters.get("binary_data_output", False))
+    outputs_json: list[dict[str, Any]] = []
+    blobs: list[bytes] = []
+    for name, array in response.outputs.items():
+        entry: dict[str, Any] = {"name": name, "datatype": v2_datatype(array.dtype), "shape": list(array.shape)}
+        requested = wanted.get(name)
+        binary = requested.binary if requested and requested.binary is not None else binary_default
+        if binary:
+            blob = array_to_raw(array)
+            entry["parameters"] = {"binary_data_size": len(blob)}
+            blobs.append(blob)
+        else:
+            entry["data"] = array_to_list(array)
+        outputs_json.append(entry)
+    header = orjson.dumps(
+        {"model_name": response.model, "model_version": response.version, "id": response.id, "outputs": outputs_json},
+        option=orjson.OPT_SERIALIZE_NUMPY,
+    )
+    if not blobs:
+        return header, None
+    return b"".join([header, *blobs]), len(header)
+
+
+def _json_length(header_length: str | None, body_length: int) -> int:
+    if header_length is None:
+        return body_length
+    try:
+        length = int(header_length)
+    except ValueError:
+        raise InvalidInputError(f"Inference-Header-Content-Length {header_length!r} is not an integer") from None
+    if not 0 < length <= body_length:
+        raise InvalidInputError(
+            f"Inference-Header-Content-Length {length} is outside the body's {body_length} bytes"
+        )
+    return length
+
+
+def _decode_inputs(items: Any, binary: memoryview) -> tuple[dict[str, np.ndarray], int]:
+    if not isinstance(items, list) or not items:
+        raise InvalidInputError("request needs a non-empty 'inputs' list")
+    inputs: dict[str, np.ndarray] = {}
+    offset = 0
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InvalidInputError(f"inputs[{index}] must be an object")
+        name, datatype, shape = _input_header(item, index)
+        if name in inputs:
+            raise InvalidInputError(f"input {name!r} appears twice")
+        size = _dict(item.get("parameters"), f"inputs[{index}].parameters").get("binary_data_size")
+        if size is not None:
+            if not isinstance(size, int) or size < 0 or offset + size > len(binary):
+                raise InvalidInputError(f"input {name!r}: binary_data_size {size!r} exceeds the binary data sent")
+            inputs[name] = array_from_raw(name, datatype, shape, binary[offset : offset + size])
+            offset += size
+        elif "data" in item:
+            inputs[name] = array_from_list(name, datatype, shape, item["data"])
+        else:
+            raise InvalidInputError(f"input {name!r} has neither 'data' nor binary_data_size")
+    return inputs, offset
+
+
+def _input_header(item: dict[str, Any], index: int) -> tuple[str, str, list[int]]:
+    name, datatype, shape = item.get("name"), item.get("datatype"), item.get("shape")
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError(f"inputs[{index}] needs a string 'name'")
+    if not isinstance(datatype, str):
+        raise InvalidInputError(f"input {name!r} needs a string 'datatype'")
+    if not isinstance(shape, list):
+        raise InvalidInputError(f"input {name!r} needs a 'shape' list")
+    return name, datatype, shape
+
+
+def _decode_outputs(items: Any, parameters: dict[str, Any]) -> list[RequestedOutput]:
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise InvalidInputError("'outputs' must be a list")
+    outputs = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise InvalidInputError(f"outputs[{index}] needs a string 'name'")
+        params = _dict(item.get("parameters"), f"outputs[{index}].parameters")
+        binary = params.get("binary_data")
+        outputs.append(RequestedOutput(item["name"], bool(binary) if binary is not None else None))
+    return outputs
+
+
+def _dict(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"'{where}' must be an object")
+    return value

@@ -1,0 +1,45 @@
+"""Domain errors -> HTTP status and the v2 error body ``{"error": "..."}``."""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+from starlette.responses import Response
+
+from mcp2026ai import errors
+
+log = logging.getLogger(__name__)
+
+_STATUS: list[tuple[type[errors.MCPError], int]] = [
+    (errors.OverloadedError, 429),
+    (errors.DeadlineExceededError, 503),
+    (errors.UnavailableError, 503),
+    (errors.InvalidArgumentError, 400),
+    (errors.NotFoundError, 404),
+    (errors.AlreadyExistsError, 409),
+    (errors.PayloadTooLargeError, 413),
+    (errors.UnauthenticatedError, 401),
+    (errors.PermissionDeniedError, 403),
+    (errors.InferenceFailedError, 500),
+]
+
+
+def http_status(error: errors.MCPError) -> int:
+    return next((status for kind, status in _STATUS if isinstance(error, kind)), 500)
+
+
+def error_response(error: errors.MCPError) -> Response:
+    status = http_status(error)
+    headers = {}
+    if isinstance(error, errors.OverloadedError):
+        headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
+    if isinstance(error, errors.UnauthenticatedError):
+        headers["WWW-Authenticate"] = "Bearer"
+    if status >= 500:
+        log.warning("request failed with %s: %s", status, error)
+    return plain_error(str(error), status, headers)
+
+
+def plain_error(message: str, status: int, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps({"error": message}), status, headers, media_type="application/json")

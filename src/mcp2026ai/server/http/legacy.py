@@ -1,0 +1,62 @@
+"""POST /v1/infer: a base64 JPEG/PNG in, top-k classes out, using the registered preprocessing."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import numpy as np
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.imaging import decode_image, image_to_tensor, top_k
+from mcp2026ai.inference import InferenceRequest
+
+MAX_TOP_K = 1000
+
+
+async def classify_image(plane: DataPlane, document: Any, model_hint: str | None, headers: dict[str, str]) -> dict[str, Any]:
+    if not isinstance(document, dict):
+        raise InvalidInputError("request body must be a JSON object with an 'image' field")
+    model = document.get("model") or model_hint or _only_model(plane)
+    k = document.get("top_k", 5)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_TOP_K:
+        raise InvalidInputError(f"top_k must be an integer in 1..{MAX_TOP_K}, got {k!r}")
+    served = plane.repository.get(str(model), document.get("version"))
+    prep = served.record.preprocessing
+    if prep is None:
+        raise InvalidInputError(f"model {served.record.ref} has no image preprocessing settings")
+    tensor = image_to_tensor(decode_image(_image_bytes(document.get("image"))), prep)
+    request = InferenceRequest(
+        model=served.record.name,
+        version=served.record.version,
+        inputs={served.record.signature.inputs[0].name: tensor},
+        headers=headers,
+    )
+    response = await plane.infer(request)
+    scores = np.asarray(next(iter(response.outputs.values())))[0]
+    return {
+        "model": response.model,
+        "version": response.version,
+        "id": response.id,
+        "predictions": top_k(scores, k, prep.labels),
+    }
+
+
+def _image_bytes(value: Any) -> bytes:
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError("'image' must be a base64-encoded JPEG or PNG string")
+    if value.startswith("data:"):
+        value = value.partition(",")[2]
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidInputError("'image' is not valid base64") from None
+
+
+def _only_model(plane: DataPlane) -> str:
+    names = plane.repository.loaded_names()
+    if len(names) != 1:
+        raise InvalidInputError(f"several models are served {names}; name one with 'model'")
+    return names[0]

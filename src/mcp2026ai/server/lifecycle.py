@@ -1,0 +1,120 @@
+"""Run the HTTP and gRPC servers in one event loop: start, serve, drain, stop.
+
+Shutdown order: the data plane stops accepting (ready turns false, new requests get 503 /
+UNAVAILABLE), both transports stop taking connections and finish in-flight requests within the
+drain timeout, then every model is unloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import grpc
+import uvicorn
+from tritonclient.grpc import service_pb2_grpc as pb_grpc
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.grpc.servicer import InferenceServicer
+from mcp2026ai.server.http.app import build_http_app
+
+log = logging.getLogger(__name__)
+
+
+class _HttpServer(uvicorn.Server):
+    """uvicorn without its own signal handling: the InferenceServer owns shutdown."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class BoundPorts:
+    http: int
+    grpc: int | None
+
+
+class InferenceServer:
+    def __init__(self, plane: DataPlane, config: ServerConfig) -> None:
+        self.plane = plane
+        self.config = config
+        self._http: _HttpServer | None = None
+        self._http_task: asyncio.Task[None] | None = None
+        self._grpc: grpc.aio.Server | None = None
+        self._stopped = asyncio.Event()
+        self.ports = BoundPorts(http=0, grpc=None)
+
+    async def start(self) -> BoundPorts:
+        self.ports = BoundPorts(http=await self._start_http(), grpc=await self._start_grpc())
+        log.info("serving HTTP on %s:%s, gRPC on %s", self.config.host, self.ports.http, self.ports.grpc)
+        return self.ports
+
+    async def _start_http(self) -> int:
+        sock = socket.socket(socket.AF_INET6 if ":" in self.config.host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.config.host, self.config.http_port))
+        uv_config = uvicorn.Config(
+            build_http_app(self.plane, self.config),
+            log_level=self.config.log_level,
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
+            timeout_keep_alive=30,
+        )
+        self._http = _HttpServer(uv_config)
+        self._http_task = asyncio.create_task(self._http.serve(sockets=[sock]))
+        while not self._http.started:
+            if self._http_task.done():
+                self._http_task.result()
+            await asyncio.sleep(0.01)
+        return int(sock.getsockname()[1])
+
+    async def _start_grpc(self) -> int | None:
+        if self.config.grpc_port is None:
+            return None
+        limit = self.config.max_request_bytes + (1 << 20)
+        server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", -1),
+                ("grpc.so_reuseport", 0),
+            ],
+            maximum_concurrent_rpcs=None,
+        )
+        pb_grpc.add_GRPCInferenceServiceServicer_to_server(
+            InferenceServicer(self.plane, self.config.max_request_bytes), server
+        )
+        port = server.add_insecure_port(f"{self.config.host}:{self.config.grpc_port}")
+        await server.start()
+        self._grpc = server
+        return port
+
+    async def stop(self) -> None:
+        """Graceful: stop accepting, drain in-flight requests, unload models."""
+        if self._stopped.is_set():
+            return
+        self.plane.stop_accepting()
+        waits = []
+        if self._grpc is not None:
+            waits.append(self._grpc.stop(grace=self.config.drain_timeout_s))
+        if self._http is not None and self._http_task is not None:
+            self._http.should_exit = True
+            waits.append(self._http_task)
+        await asyncio.gather(*waits, return_exceptions=True)
+        await self.plane.repository.unload_all()
+        self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    def install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(self.stop()))

@@ -1,0 +1,117 @@
+"""Tensor encodings shared by both transports: raw little-endian bytes and JSON lists.
+
+BYTES tensors use Triton's raw layout: each element is a 4-byte little-endian length followed by
+that many bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
+from mcp2026ai.ir.dtypes import V2_ITEM_SIZE, numpy_dtype
+
+MAX_ELEMENTS = 1 << 28
+
+
+def element_count(name: str, shape: Sequence[Any]) -> int:
+    """Validate a requested shape and return its element count."""
+    if not isinstance(shape, list | tuple) or not all(
+        isinstance(dim, int) and not isinstance(dim, bool) for dim in shape
+    ):
+        raise InvalidInputError(f"input {name!r}: shape must be a list of integers, got {shape!r}")
+    if any(dim < 0 for dim in shape):
+        raise InvalidInputError(f"input {name!r}: shape {list(shape)} has a negative dimension")
+    count = math.prod(shape)
+    if count > MAX_ELEMENTS:
+        raise PayloadTooLargeError(f"input {name!r}: shape {list(shape)} has {count} elements (limit {MAX_ELEMENTS})")
+    return count
+
+
+def array_from_raw(name: str, datatype: str, shape: Sequence[int], raw: bytes | memoryview) -> np.ndarray:
+    count = element_count(name, shape)
+    if datatype == "BYTES":
+        return _bytes_from_raw(name, raw, count).reshape(shape)
+    dtype = numpy_dtype(datatype).newbyteorder("<")
+    expected = count * V2_ITEM_SIZE[datatype]
+    if len(raw) != expected:
+        raise InvalidInputError(
+            f"input {name!r}: {len(raw)} bytes of data for shape {list(shape)} {datatype} (expected {expected})"
+        )
+    return np.frombuffer(raw, dtype=dtype).reshape(shape)
+
+
+def array_to_raw(array: np.ndarray) -> bytes:
+    if array.dtype.kind in ("O", "U", "S"):
+        return _bytes_to_raw(array)
+    return np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+
+
+def array_from_list(name: str, datatype: str, shape: Sequence[int], data: Any) -> np.ndarray:
+    count = element_count(name, shape)
+    dtype = numpy_dtype(datatype)
+    try:
+        if datatype == "BYTES":
+            flat = np.array([_as_bytes(item) for item in _flatten(data)], dtype=np.object_)
+        else:
+            flat = np.asarray(data, dtype=dtype).reshape(-1)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidInputError(f"input {name!r}: data does not fit datatype {datatype} ({exc})") from None
+    if flat.size != count:
+        raise InvalidInputError(f"input {name!r}: {flat.size} values for shape {list(shape)} ({count} expected)")
+    return flat.reshape(shape)
+
+
+def array_to_list(array: np.ndarray) -> list[Any]:
+    flat = array.reshape(-1)
+    if array.dtype.kind in ("O", "S"):
+        return [item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item) for item in flat]
+    if array.dtype.kind == "U":
+        return [str(item) for item in flat]
+    return flat.tolist()  # type: ignore[no-any-return]
+
+
+def _bytes_from_raw(name: str, raw: bytes | memoryview, count: int) -> np.ndarray:
+    view = memoryview(raw)
+    items: list[bytes] = []
+    offset = 0
+    while offset < len(view):
+        if offset + 4 > len(view):
+            raise InvalidInputError(f"input {name!r}: truncated BYTES element length at offset {offset}")
+        (length,) = struct.unpack_from("<I", view, offset)
+        offset += 4
+        if offset + length > len(view):
+            raise InvalidInputError(f"input {name!r}: BYTES element of {length} bytes overruns the data")
+        items.append(bytes(view[offset : offset + length]))
+        offset += length
+    if len(items) != count:
+        raise InvalidInputError(f"input {name!r}: {len(items)} BYTES elements for {count} expected")
+    return np.array(items, dtype=np.object_)
+
+
+def _bytes_to_raw(array: np.ndarray) -> bytes:
+    parts = []
+    for item in array.reshape(-1):
+        data = _as_bytes(item)
+        parts.append(struct.pack("<I", len(data)))
+        parts.append(data)
+    return b"".join(parts)
+
+
+def _as_bytes(item: Any) -> bytes:
+    if isinstance(item, bytes):
+        return item
+    if isinstance(item, str):
+        return item.encode("utf-8")
+    return str(item).encode("utf-8")
+
+
+def _flatten(data: Any) -> list[Any]:
+    if isinstance(data, list | tuple):
+        return [leaf for item in data for leaf in _flatten(item)]
+    return [data]
