@@ -16,7 +16,7 @@ from mcp2026ai.registry import ModelVersion, Preprocessing, Stage
 
 app = typer.Typer(help="Register and manage model versions.", no_args_is_help=True)
 
-_LIST_COLUMNS = ["name", "version", "stage", "format", "digest", "created", "tags"]
+_LIST_COLUMNS = ["name", "version", "number", "stage", "format", "digest", "created", "tags"]
 
 
 def parse_tags(pairs: list[str]) -> dict[str, str]:

@@ -16,6 +16,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_versions (
     name          TEXT NOT NULL,
     version       TEXT NOT NULL,
+    number        INTEGER NOT NULL,
     stage         TEXT NOT NULL,
     format        TEXT NOT NULL,
     digest        TEXT NOT NULL,
@@ -38,7 +39,7 @@ CREATE INDEX IF NOT EXISTS annotations_by_version ON annotations (name, version,
 """
 
 _COLUMNS = (
-    "name, version, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
+    "name, version, number, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
 )
 
 
@@ -65,9 +66,24 @@ class Catalog:
         row = _to_row(record)
         try:
             with self._connect() as db:
-                db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
+                db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
         except sqlite3.IntegrityError:
             raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}") from None
+
+    def next_number(self, name: str) -> int:
+        """Triton-style integer alias for the next version of ``name`` (1, 2, 3, ...)."""
+        with self._connect() as db:
+            row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (name,)).fetchone()
+        return int(row[0] or 0) + 1
+
+    def get_by_number(self, name: str, number: int) -> ModelVersion:
+        with self._connect() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM model_versions WHERE name = ? AND number = ?", (name, number)
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"model {name!r} has no version {number}")
+        return _from_row(row)
 
     def versions(self, name: str | None = None) -> list[ModelVersion]:
         query = f"SELECT {_COLUMNS} FROM model_versions"
@@ -130,6 +146,7 @@ def _to_row(record: ModelVersion) -> tuple[object, ...]:
     return (
         record.name,
         record.version,
+        record.number,
         record.stage.value,
         record.format,
         record.digest,
@@ -143,11 +160,12 @@ def _to_row(record: ModelVersion) -> tuple[object, ...]:
 
 
 def _from_row(row: tuple[object, ...]) -> ModelVersion:
-    name, version, stage, fmt, digest, signature, contract, tags, prep, parent, created = row
+    name, version, number, stage, fmt, digest, signature, contract, tags, prep, parent, created = row
     return ModelVersion.model_validate(
         {
             "name": name,
             "version": version,
+            "number": number,
             "stage": stage,
             "format": fmt,
             "digest": digest,

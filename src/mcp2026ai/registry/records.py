@@ -46,6 +46,7 @@ class ModelVersion(BaseModel):
 
     name: str
     version: str
+    number: int = Field(1, ge=1, description="Triton-style integer alias: registration order within the model.")
     stage: Stage
     format: str
     digest: str
@@ -64,6 +65,7 @@ class ModelVersion(BaseModel):
         return {
             "name": self.name,
             "version": self.version,
+            "number": self.number,
             "stage": self.stage.value,
             "format": self.format,
             "digest": self.digest[:12],

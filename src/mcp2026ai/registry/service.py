@@ -53,6 +53,7 @@ class ModelRegistry:
         record = ModelVersion(
             name=name,
             version=chosen,
+            number=self.catalog.next_number(name),
             stage=stage,
             format=imported.source_format,
             digest=digest,
@@ -88,6 +89,8 @@ class ModelRegistry:
     def resolve(self, name: str, version: str | None = None) -> ModelVersion:
         """An exact version, or the default: highest production, else highest non-archived."""
         if version is not None:
+            if version.isdigit():
+                return self.catalog.get_by_number(name, int(version))
             return self.catalog.get(name, _normalize(version))
         records = self.versions(name)
         for wanted in ({Stage.PRODUCTION}, {Stage.DEV, Stage.STAGING}):

@@ -24,12 +24,19 @@ from mcp2026ai.scheduling.direct import DirectExecutor
 
 log = logging.getLogger(__name__)
 
-ExecutorFactory = Callable[[ModelVersion, Backend, Plan], Executor]
+ExecutorFactory = Callable[[ModelVersion, Backend, Plan, ModelStats], Executor]
 PlanResolver = Callable[[ModelVersion], Plan]
 
 
-def direct_executor(record: ModelVersion, backend: Backend, plan: Plan) -> Executor:
-    return DirectExecutor(backend)
+def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
+    """Look a version up by its Triton-style integer alias ("1" for the first registered)."""
+    if not key.isdigit():
+        return None
+    return next((m for m in entry.versions.values() if m.record.number == int(key)), None)
+
+
+def direct_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
+    return DirectExecutor(backend, stats)
 
 
 def default_plan(record: ModelVersion) -> Plan:
@@ -103,8 +110,8 @@ class ModelRepository:
         entry = self._models.get(name)
         if entry is None:
             raise NotFoundError(f"unknown model {name!r}" if not self._known(name) else f"model {name!r} is not loaded")
-        key = version or entry.default
-        served = entry.versions.get(key or "")
+        key = version or entry.default or ""
+        served = entry.versions.get(key) or _by_number(entry, key)
         if served is None:
             raise NotFoundError(f"model {name!r} has no loaded version {version}")
         return served
@@ -139,11 +146,11 @@ class ModelRepository:
         backend = OnnxRuntimeBackend(self.registry.artifact_path(record), record.signature, plan)
         started = time.perf_counter()
         await asyncio.to_thread(backend.load)
-        executor = self.executor_factory(record, backend, plan)
+        stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
+        executor = self.executor_factory(record, backend, plan, stats)
         await executor.start()
         seconds = time.perf_counter() - started
         log.info("loaded %s with plan %s in %.3f s", record.ref, plan.describe(), seconds)
-        stats = ModelStats(record.name, record.version)
         return ServedModel(record, backend, executor, plan, stats, seconds)
 
     def _install(self, served: ServedModel) -> list[ServedModel]:

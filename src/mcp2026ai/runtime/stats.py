@@ -28,7 +28,9 @@ class ModelStats:
     success: DurationStat = field(default_factory=DurationStat)
     fail: DurationStat = field(default_factory=DurationStat)
     queue: DurationStat = field(default_factory=DurationStat)
+    compute_input: DurationStat = field(default_factory=DurationStat)
     compute_infer: DurationStat = field(default_factory=DurationStat)
+    compute_output: DurationStat = field(default_factory=DurationStat)
     inference_count: int = 0
     execution_count: int = 0
     last_inference_ms: int = 0
@@ -38,8 +40,22 @@ class ModelStats:
         with self._lock:
             self.success.add(total_ns)
             self.inference_count += rows
-            self.execution_count += 1
             self.last_inference_ms = int(time.time() * 1000)
+
+    def record_queue(self, requests: int, wait_ns: int) -> None:
+        """``requests`` left the queue after waiting ``wait_ns`` in total."""
+        with self._lock:
+            self.queue.count += requests
+            self.queue.ns += wait_ns
+
+    def record_execution(self, infer_ns: int, input_ns: int = 0, output_ns: int = 0) -> None:
+        """One backend run (a batch of one or more requests): time to assemble the inputs, run, and
+        split the outputs. Executors that neither copy inputs nor split outputs pass 0 for those."""
+        with self._lock:
+            self.execution_count += 1
+            self.compute_input.add(input_ns)
+            self.compute_infer.add(infer_ns)
+            self.compute_output.add(output_ns)
 
     def record_failure(self, total_ns: int) -> None:
         with self._lock:
@@ -48,7 +64,6 @@ class ModelStats:
 
     def as_dict(self) -> dict[str, Any]:
         with self._lock:
-            empty = DurationStat().as_dict()
             return {
                 "name": self.name,
                 "version": self.version,
@@ -59,9 +74,9 @@ class ModelStats:
                     "success": self.success.as_dict(),
                     "fail": self.fail.as_dict(),
                     "queue": self.queue.as_dict(),
-                    "compute_input": empty,
+                    "compute_input": self.compute_input.as_dict(),
                     "compute_infer": self.compute_infer.as_dict(),
-                    "compute_output": empty,
+                    "compute_output": self.compute_output.as_dict(),
                 },
                 "batch_stats": [],
             }

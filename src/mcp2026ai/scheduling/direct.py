@@ -11,11 +11,13 @@ import numpy as np
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import DeadlineExceededError, ModelNotReadyError
 from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.stats import ModelStats
 
 
 class DirectExecutor:
-    def __init__(self, backend: Backend, max_concurrency: int = 4) -> None:
+    def __init__(self, backend: Backend, stats: ModelStats | None = None, max_concurrency: int = 4) -> None:
         self.backend = backend
+        self.stats = stats
         self._slots = asyncio.Semaphore(max_concurrency)
         self._accepting = False
         self._in_flight = 0
@@ -38,10 +40,17 @@ class DirectExecutor:
         self._in_flight += 1
         self._idle.clear()
         try:
+            queued = time.perf_counter_ns()
             async with self._slots:
+                started = time.perf_counter_ns()
+                if self.stats is not None:
+                    self.stats.record_queue(1, started - queued)
                 if deadline is not None and time.monotonic() > deadline:
                     raise DeadlineExceededError("request timeout expired")
-                return await asyncio.to_thread(self.backend.infer, inputs, outputs)
+                result = await asyncio.to_thread(self.backend.infer, inputs, outputs)
+                if self.stats is not None:
+                    self.stats.record_execution(time.perf_counter_ns() - started)
+                return result
         finally:
             self._in_flight -= 1
             if self._in_flight == 0:
