@@ -71,7 +71,7 @@ class OnnxRuntimeBackend:
         names = list(outputs) if outputs else [spec.name for spec in self._signature.outputs]
         validate_output_names(self._signature, names)
         try:
-            results = session.run(names, dict(inputs))
+            results = session.run(names, {name: _ort_value(array) for name, array in inputs.items()})
         except Exception as exc:  # onnxruntime raises its own pybind exception types  # noqa: BLE001
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InferenceFailedError(f"onnxruntime failed: {message[:500]}") from None
@@ -79,3 +79,11 @@ class OnnxRuntimeBackend:
 
     def unload(self) -> None:
         self._session = None
+
+
+def _ort_value(array: np.ndarray) -> np.ndarray:
+    """onnxruntime wants str elements for string tensors; the v2 protocol carries bytes."""
+    if array.dtype != np.object_:
+        return array
+    decode = np.vectorize(lambda item: item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item), otypes=[object])
+    return decode(array) if array.size else array

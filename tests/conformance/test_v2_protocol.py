@@ -1,0 +1,213 @@
+"""KServe v2 / Open Inference Protocol conformance, run over both HTTP and gRPC with tritonclient."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from tritonclient.utils import InferenceServerException
+
+from mcp2026ai.bundled import bundled_model_path
+from mcp2026ai.testing import BackgroundServer
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def as_json(client: Any, protocol: str, method: str, *args: Any) -> Any:
+    call = getattr(client, method)
+    return call(*args, as_json=True) if protocol == "grpc" else call(*args)
+
+
+def infer_input(module: Any, name: str, array: np.ndarray, datatype: str, binary: bool = True) -> Any:
+    tensor = module.InferInput(name, list(array.shape), datatype)
+    if module.__name__.endswith("http"):
+        tensor.set_data_from_numpy(array, binary_data=binary)
+    else:
+        tensor.set_data_from_numpy(array)
+    return tensor
+
+
+def requested(module: Any, name: str, binary: bool = True) -> Any:
+    if module.__name__.endswith("http"):
+        return module.InferRequestedOutput(name, binary_data=binary)
+    return module.InferRequestedOutput(name)
+
+
+def error_of(call: Any) -> str:
+    with pytest.raises(InferenceServerException) as caught:
+        call()
+    return f"{caught.value.status()} {caught.value.message()}"
+
+
+class TestHealthAndMetadata:
+    def test_live_and_ready(self, client: Any) -> None:
+        assert client.is_server_live()
+        assert client.is_server_ready()
+
+    def test_server_metadata(self, client: Any, protocol: str) -> None:
+        metadata = as_json(client, protocol, "get_server_metadata")
+        assert metadata["name"] == "mcp2026ai"
+        assert "binary_tensor_data" in metadata["extensions"]
+
+    def test_model_ready(self, client: Any) -> None:
+        assert client.is_model_ready("ocr-cls")
+        assert client.is_model_ready("ocr-cls", "1.0.0")
+        assert client.is_model_ready("ocr-cls", "1")
+
+    def test_unknown_model_not_ready(self, client: Any) -> None:
+        try:
+            assert not client.is_model_ready("no-such-model")
+        except InferenceServerException as exc:  # gRPC reports NOT_FOUND as an error
+            assert "no-such-model" in exc.message()
+
+    def test_model_metadata(self, client: Any, protocol: str) -> None:
+        metadata = as_json(client, protocol, "get_model_metadata", "add_sub")
+        assert metadata["name"] == "add_sub"
+        assert metadata["versions"] == ["1.0.0"]
+        assert {t["name"] for t in metadata["inputs"]} == {"INPUT0", "INPUT1"}
+        assert [int(d) for d in metadata["inputs"][0]["shape"]] == [-1, 4]
+        assert metadata["outputs"][0]["datatype"] == "FP32"
+
+    def test_model_config_is_triton_shaped(self, client: Any, protocol: str) -> None:
+        config = as_json(client, protocol, "get_model_config", "ocr-cls")
+        config = config.get("config", config)
+        assert config["name"] == "ocr-cls"
+        assert int(config["max_batch_size"]) >= 1
+        assert config["input"][0]["data_type"] == "TYPE_FP32"
+        assert [int(d) for d in config["input"][0]["dims"]] == [3, -1, -1]
+
+    def test_statistics_count_inferences(self, client: Any, protocol: str, module: Any) -> None:
+        x = np.ones((2, 4), np.float32)
+        client.infer("add_sub", [infer_input(module, "INPUT0", x, "FP32"), infer_input(module, "INPUT1", x, "FP32")])
+        stats = as_json(client, protocol, "get_inference_statistics", "add_sub")["model_stats"][0]
+        assert stats["name"] == "add_sub"
+        assert int(stats["inference_count"]) >= 2
+        assert int(stats["inference_stats"]["success"]["count"]) >= 1
+
+    def test_repository_index_lists_models(self, client: Any, protocol: str) -> None:
+        index = as_json(client, protocol, "get_model_repository_index")
+        rows = index.get("models", index) if isinstance(index, dict) else index
+        ready = {row["name"] for row in rows if row.get("state") == "READY"}
+        assert {"ocr-cls", "add_sub", "mlp"} <= ready
+
+
+class TestInference:
+    @pytest.mark.parametrize("binary", [True, False])
+    def test_add_sub(self, client: Any, module: Any, protocol: str, binary: bool) -> None:
+        if protocol == "grpc" and not binary:
+            pytest.skip("gRPC has no JSON tensor encoding")
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)
+        b = np.full((3, 4), 0.5, np.float32)
+        outputs = [requested(module, "OUTPUT0", binary), requested(module, "OUTPUT1", binary)]
+        result = client.infer(
+            "add_sub",
+            [infer_input(module, "INPUT0", a, "FP32", binary), infer_input(module, "INPUT1", b, "FP32", binary)],
+            outputs=outputs,
+        )
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), a + b)
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
+
+    def test_real_model_matches_onnxruntime_exactly(self, client: Any, module: Any) -> None:
+        x = np.random.default_rng(1).random((4, 3, 48, 192), dtype=np.float32)
+        expected = ort.InferenceSession(str(bundled_model_path("ocr-cls"))).run(None, {"x": x})[0]
+        result = client.infer("ocr-cls", [infer_input(module, "x", x, "FP32")])
+        np.testing.assert_array_equal(result.as_numpy("save_infer_model/scale_0.tmp_1"), expected)
+
+    def test_requested_subset_of_outputs(self, client: Any, module: Any) -> None:
+        x = np.ones((1, 4), np.float32)
+        result = client.infer(
+            "add_sub",
+            [infer_input(module, "INPUT0", x, "FP32"), infer_input(module, "INPUT1", x, "FP32")],
+            outputs=[requested(module, "OUTPUT1")],
+        )
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), np.zeros((1, 4), np.float32))
+        assert result.as_numpy("OUTPUT0") is None
+
+    def test_integer_datatypes(self, client: Any, module: Any) -> None:
+        ids = np.array([[1, 2, 3], [2**40, -5, 0]], np.int64)
+        mask = np.array([[1, 1, 0], [0, 1, 1]], np.int32)
+        result = client.infer(
+            "int_identity", [infer_input(module, "ids", ids, "INT64"), infer_input(module, "mask", mask, "INT32")]
+        )
+        np.testing.assert_array_equal(result.as_numpy("ids_out"), ids)
+        np.testing.assert_array_equal(result.as_numpy("mask_out"), mask)
+
+    def test_bytes_datatype(self, client: Any, module: Any) -> None:
+        text = np.array([b"hello", "ünïcødé".encode(), b""], dtype=np.object_)
+        result = client.infer("string_identity", [infer_input(module, "text", text, "BYTES")])
+        assert list(result.as_numpy("text_out")) == list(text)
+
+    def test_explicit_version_and_integer_alias(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 16), np.float32)
+        for version in ("1.0.0", "1"):
+            result = client.infer("mlp", [infer_input(module, "x", x, "FP32")], model_version=version)
+            response = result.get_response(as_json=True) if protocol == "grpc" else result.get_response()
+            assert response["model_version"] == "1.0.0"
+            assert result.as_numpy("probs").shape == (1, 10)
+
+    def test_request_id_echoed(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 16), np.float32)
+        result = client.infer("mlp", [infer_input(module, "x", x, "FP32")], request_id="req-42")
+        response = result.get_response(as_json=True) if protocol == "grpc" else result.get_response()
+        assert response["id"] == "req-42"
+
+
+class TestErrors:
+    def test_unknown_model(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 4), np.float32)
+        message = error_of(lambda: client.infer("nope", [infer_input(module, "INPUT0", x, "FP32")]))
+        assert ("404" in message) if protocol == "http" else ("NOT_FOUND" in message)
+        assert "nope" in message
+
+    def test_unknown_version(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 16), np.float32)
+        message = error_of(lambda: client.infer("mlp", [infer_input(module, "x", x, "FP32")], model_version="9.9.9"))
+        assert ("404" in message) if protocol == "http" else ("NOT_FOUND" in message)
+
+    def test_wrong_shape(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 5), np.float32)
+        message = error_of(
+            lambda: client.infer("add_sub", [infer_input(module, "INPUT0", x, "FP32"), infer_input(module, "INPUT1", x, "FP32")])
+        )
+        assert ("400" in message) if protocol == "http" else ("INVALID_ARGUMENT" in message)
+        assert "INPUT0" in message and "shape" in message
+
+    def test_wrong_datatype(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 16), np.float64)
+        message = error_of(lambda: client.infer("mlp", [infer_input(module, "x", x, "FP64")]))
+        assert ("400" in message) if protocol == "http" else ("INVALID_ARGUMENT" in message)
+        assert "datatype" in message
+
+    def test_missing_input(self, client: Any, module: Any, protocol: str) -> None:
+        x = np.ones((1, 4), np.float32)
+        message = error_of(lambda: client.infer("add_sub", [infer_input(module, "INPUT0", x, "FP32")]))
+        assert "missing input 'INPUT1'" in message
+
+    def test_unknown_output(self, client: Any, module: Any) -> None:
+        x = np.ones((1, 16), np.float32)
+        message = error_of(
+            lambda: client.infer("mlp", [infer_input(module, "x", x, "FP32")], outputs=[requested(module, "nope")])
+        )
+        assert "unknown output 'nope'" in message
+
+    def test_server_keeps_serving_after_errors(self, client: Any, module: Any) -> None:
+        x = np.ones((1, 16), np.float32)
+        for _ in range(3):
+            error_of(lambda: client.infer("mlp", [infer_input(module, "x", np.ones((1, 3), np.float32), "FP32")]))
+        assert client.infer("mlp", [infer_input(module, "x", x, "FP32")]).as_numpy("probs").shape == (1, 10)
+
+
+class TestRepository:
+    def test_unload_then_load(self, server: BackgroundServer, client: Any, module: Any, protocol: str) -> None:
+        client.unload_model("int_identity")
+        assert not client.is_model_ready("int_identity") if protocol == "http" else True
+        ids = np.ones((1, 3), np.int64)
+        mask = np.ones((1, 3), np.int32)
+        inputs = [infer_input(module, "ids", ids, "INT64"), infer_input(module, "mask", mask, "INT32")]
+        message = error_of(lambda: client.infer("int_identity", inputs))
+        assert "int_identity" in message
+        client.load_model("int_identity")
+        assert client.is_model_ready("int_identity")
+        np.testing.assert_array_equal(client.infer("int_identity", inputs).as_numpy("ids_out"), ids)
