@@ -76,3 +76,25 @@ def string_identity_model(path: Path) -> Path:
         [helper.make_tensor_value_info("text_out", TensorProto.STRING, ["batch"])],
     )
     return _save(graph, path)
+
+
+def slow_matmul_model(path: Path, size: int = 384, depth: int = 12, seed: int = 0) -> Path:
+    """FP32 [-1, size] through ``depth`` dense layers: deliberately heavy, for drain/overload tests."""
+    rng = np.random.default_rng(seed)
+    initializers = []
+    nodes = []
+    current = "x"
+    for layer in range(depth):
+        weight = (rng.standard_normal((size, size)) / np.sqrt(size)).astype(np.float32)
+        initializers.append(numpy_helper.from_array(weight, f"w{layer}"))
+        nodes.append(helper.make_node("MatMul", [current, f"w{layer}"], [f"h{layer}"]))
+        current = f"h{layer}"
+    nodes.append(helper.make_node("Identity", [current], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "slow_matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", size])],
+        initializer=initializers,
+    )
+    return _save(graph, path)

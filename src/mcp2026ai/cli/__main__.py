@@ -1,0 +1,5 @@
+"""``python -m mcp2026ai.cli`` runs the ``mcp`` command."""
+
+from mcp2026ai.cli.main import main
+
+main()

@@ -1,0 +1,116 @@
+"""Graceful shutdown and the `mcp serve` command as a real process."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+from support.models import mlp_model, slow_matmul_model
+
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.testing import BackgroundServer
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def test_shutdown_drains_in_flight_requests(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("slow", slow_matmul_model(tmp_path / "slow.onnx"))
+    server = BackgroundServer(registry, ["slow"], ServerConfig(http_port=0, grpc_port=0, drain_timeout_s=30))
+    server.__enter__()
+    x = np.ones((64, 384), np.float32)
+    results: list[int] = []
+
+    def call() -> None:
+        client = httpclient.InferenceServerClient(server.http_url, network_timeout=60)
+        tensor = httpclient.InferInput("x", list(x.shape), "FP32")
+        tensor.set_data_from_numpy(x)
+        results.append(client.infer("slow", [tensor]).as_numpy("y").shape[0])
+
+    workers = [threading.Thread(target=call) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + 30
+    while server.plane.repository.get("slow").stats.queue.count < 4 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    port = server.http_port
+    server.stop()
+    for worker in workers:
+        worker.join(60)
+    assert results == [64, 64, 64, 64], "every accepted request completes during the drain"
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{port}/v2/health/live", timeout=2)
+
+
+def test_requests_during_drain_get_503(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"))
+    with BackgroundServer(registry, ["mlp"]) as server:
+        server.plane.stop_accepting()
+        response = httpx.post(
+            f"http://{server.http_url}/v2/models/mlp/infer",
+            json={"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0] * 16}]},
+        )
+        assert response.status_code == 503
+        assert response.json() == {"error": "server is shutting down"}
+        assert httpx.get(f"http://{server.http_url}/v2/health/ready").status_code == 503
+
+
+def mcp_command() -> list[str]:
+    return [sys.executable, "-m", "mcp2026ai.cli"]
+
+
+def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
+    model = mlp_model(tmp_path / "tiny-mlp.onnx")
+    process = subprocess.Popen(
+        [*mcp_command(), "serve", "--model-path", str(model), "--port", "0", "--grpc-port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.search(r"http=(\d+) grpc=(\d+) models=tiny-mlp:1\.0\.0", line)
+        assert match, line + (process.stderr.read() if process.poll() is not None else "")
+        http_port, grpc_port = match.groups()
+        x = np.random.default_rng(0).random((3, 16), dtype=np.float32)
+        client = grpcclient.InferenceServerClient(f"127.0.0.1:{grpc_port}")
+        tensor = grpcclient.InferInput("x", [3, 16], "FP32")
+        tensor.set_data_from_numpy(x)
+        probs = client.infer("tiny-mlp", [tensor]).as_numpy("probs")
+        np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+        assert httpx.get(f"http://127.0.0.1:{http_port}/v2/health/ready").status_code == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "server stopped" in out
+    assert "Traceback" not in err
+    listed = subprocess.run([*mcp_command(), "model", "list", "--json"], env=env, capture_output=True, text=True)
+    assert '"name": "tiny-mlp"' in listed.stdout
+
+
+def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [*mcp_command(), "serve", "--name", "ghost", "--port", "0", "--grpc-port", "0"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "unknown model 'ghost'" in done.stderr
+    assert "Traceback" not in done.stderr
