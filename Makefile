@@ -13,7 +13,7 @@ $(BIN)/python:
 
 # The package itself, plus the rapidocr wheel for its bundled ONNX models (models only: --no-deps).
 $(BASE): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[client]'
 	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 

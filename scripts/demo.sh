@@ -24,3 +24,19 @@ python scripts/make_text_image.py "$workdir/upright.png"
 python scripts/make_text_image.py "$workdir/rotated.png" --rotate
 mcp predict --name ocr-cls --image "$workdir/upright.png" --top-k 2
 mcp predict --name ocr-cls --image "$workdir/rotated.png" --top-k 2
+
+echo "== mcp serve (KServe v2 over HTTP and gRPC) and real requests with tritonclient"
+log="$MCP_HOME/serve.log"
+mcp serve --name ocr-cls --port 0 --grpc-port 0 >"$log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do grep -q '^listening' "$log" && break; sleep 0.2; done
+cat "$log"
+http_port=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$log")
+grpc_port=$(sed -n 's/.*grpc=\([0-9]*\).*/\1/p' "$log")
+python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" \
+    --preprocessing examples/ocr-cls.preprocess.yaml "$workdir/upright.png" "$workdir/rotated.png"
+kill -TERM $server
+wait $server
+trap - EXIT
+echo "== demo done"

@@ -114,3 +114,31 @@ def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "unknown model 'ghost'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
+    model = mlp_model(tmp_path / "mlp.onnx")
+    process = subprocess.Popen(
+        [*mcp_command(), "serve", "--model-path", str(model), "--port", "0", "--grpc-port", "0", "--workers", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.search(r"http=(\d+) grpc=(\d+) models=mlp:1\.0\.0 workers=2", line)
+        assert match, line
+        http_port, grpc_port = match.groups()
+        body = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}
+        with httpx.Client() as client:
+            for _ in range(8):
+                with httpx.Client() as fresh:  # new connections let the kernel pick either worker
+                    assert fresh.post(f"http://127.0.0.1:{http_port}/v2/models/mlp/infer", json=body).status_code == 200
+            assert client.get(f"http://127.0.0.1:{http_port}/v2/health/ready").status_code == 200
+        grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{grpc_port}")
+        assert grpc.is_model_ready("mlp")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=90)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err

@@ -15,6 +15,7 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
+from mcp2026ai.server.workers import run_workers, wait_workers
 
 
 def serve(
@@ -27,6 +28,7 @@ def serve(
     grpc_port: Annotated[int, typer.Option(help="gRPC port (0 picks a free one, -1 disables).")] = 8081,
     max_request_mb: Annotated[float, typer.Option(help="Largest request body in MiB (413 above).")] = 64.0,
     drain_timeout: Annotated[float, typer.Option(help="Seconds to drain in-flight requests on shutdown.")] = 30.0,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the ports.")] = 1,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
@@ -46,11 +48,17 @@ def serve(
         drain_timeout_s=drain_timeout,
         log_level=log_level,
     )
-    serve_blocking(registry, list(dict.fromkeys(names)), config, on_ready=_announce)
+    names = list(dict.fromkeys(names))
+    if workers == 1:
+        serve_blocking(registry, names, config, on_ready=_announce)
+    else:
+        ports = run_workers(registry.home, names, config, workers)
+        _announce(ports, [registry.resolve(name) for name in names], workers)
+        wait_workers()
     console.print("server stopped")
 
 
-def _announce(ports: BoundPorts, loaded: list[ModelVersion]) -> None:
-    models = ", ".join(record.ref for record in loaded)
+def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -> None:
+    models = ",".join(record.ref for record in loaded)
     grpc_text = f"grpc={ports.grpc}" if ports.grpc is not None else "grpc=off"
-    print(f"listening http={ports.http} {grpc_text} models={models}", flush=True)
+    print(f"listening http={ports.http} {grpc_text} models={models} workers={workers}", flush=True)

@@ -15,3 +15,4 @@ class ServerConfig(BaseModel):
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_max_workers: int = Field(16, ge=1, description="Concurrent gRPC RPCs handled.")
     log_level: str = Field("warning", description="uvicorn / grpc log level.")
+    reuse_port: bool = Field(False, description="SO_REUSEPORT on both listeners (set for --workers > 1).")

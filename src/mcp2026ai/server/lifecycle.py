@@ -62,6 +62,8 @@ class InferenceServer:
         # without it uvicorn's separate header/body writes meet delayed ACKs (+40 ms per response).
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.config.reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((self.config.host, self.config.http_port))
         uv_config = uvicorn.Config(
             build_http_app(self.plane, self.config),
@@ -87,7 +89,7 @@ class InferenceServer:
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", -1),
-                ("grpc.so_reuseport", 0),
+                ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
             ],
             maximum_concurrent_rpcs=None,
         )

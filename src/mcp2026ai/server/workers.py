@@ -1,0 +1,89 @@
+"""``mcp serve --workers N``: N server processes sharing the HTTP and gRPC ports via SO_REUSEPORT.
+
+The kernel spreads new connections across the workers; each worker loads its own copy of the
+models. Statistics and metrics are per worker. The parent forwards SIGINT/SIGTERM and waits.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+from multiprocessing.connection import Connection
+from multiprocessing.context import SpawnProcess
+from pathlib import Path
+
+from mcp2026ai.errors import UnavailableError
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.lifecycle import BoundPorts
+
+
+def free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def with_fixed_ports(config: ServerConfig) -> ServerConfig:
+    """Workers must agree on ports, so an ephemeral request (0) is resolved once, here."""
+    updates: dict[str, object] = {"reuse_port": True}
+    if config.http_port == 0:
+        updates["http_port"] = free_port(config.host)
+    if config.grpc_port == 0:
+        updates["grpc_port"] = free_port(config.host)
+    return config.model_copy(update=updates)
+
+
+def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Connection) -> None:
+    from mcp2026ai.app import serve_blocking
+    from mcp2026ai.registry import ModelRegistry
+
+    def report(ports: BoundPorts, loaded: object) -> None:
+        ready.send(ports)
+        ready.close()
+
+    serve_blocking(ModelRegistry(Path(home)), names, config, on_ready=report)
+
+
+def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) -> BoundPorts:
+    """Start ``count`` workers, wait until each serves, then block until they all exit."""
+    config = with_fixed_ports(config)
+    context = multiprocessing.get_context("spawn")
+    processes: list[SpawnProcess] = []
+    ports: BoundPorts | None = None
+    for _ in range(count):
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=_worker_main, args=(str(home), names, config, sender), daemon=False)
+        process.start()
+        processes.append(process)
+        if not receiver.poll(timeout=300):
+            _terminate(processes)
+            raise UnavailableError("a server worker did not become ready within 300 s")
+        ports = receiver.recv()
+    assert ports is not None
+    _forward_signals(processes)
+    return ports
+
+
+def wait_workers() -> None:
+    for process in multiprocessing.active_children():
+        process.join()
+
+
+def _forward_signals(processes: list[SpawnProcess]) -> None:
+    """SIGINT/SIGTERM to the parent reach every worker, which then drains and exits."""
+
+    def forward(signum: int, frame: object) -> None:
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signum)
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+
+
+def _terminate(processes: list[SpawnProcess]) -> None:
+    for process in processes:
+        process.terminate()
+        process.join(30)
