@@ -120,7 +120,7 @@ def describe(config: RolloutConfig) -> str:
 def _updated(
     current: RolloutConfig | None, name: str, changes: dict[str, Any], interval: float | None
 ) -> RolloutConfig:
-    document = current.model_dump(mode="json") if current else {"name": name}
+    document: dict[str, Any] = current.model_dump(mode="json") if current else {"name": name}
     document.update(changes)
     if interval is not None:
         document["analysis"] = {**document.get("analysis", {}), "interval_s": interval}

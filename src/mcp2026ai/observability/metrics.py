@@ -1,15 +1,62 @@
-"""Every Prometheus metric the product exports: names, labels and buckets in one place.
+"""Every Prometheus metric of mcp2026ai, declared in one place.
 
-All metrics live in the module-level :data:`REGISTRY` (not the client library's global one), so
-the server exposes exactly these and tests read them with ``REGISTRY.get_sample_value``.
-Labels: ``model`` and ``version`` (the serving version) everywhere, plus a few named per metric.
+All series live in :data:`REGISTRY` (served at ``/metrics``). Names:
+
+- ``mcp_requests_total{model,version,protocol,code}``: finished requests by status code.
+- ``mcp_request_duration_seconds{model,version,protocol}``: end-to-end latency histogram.
+- ``mcp_requests_in_flight{protocol}``: requests being handled now.
+- ``mcp_model_load_seconds{model,version}``: time the last load of a version took.
+- ``mcp_models_loaded``: number of model versions loaded.
+- ``mcp_route_decisions_total{model,version,reason}``: routed requests by reason (pinned, header,
+  canary, stable, default).
+- ``mcp_circuit_state{model,version}`` (0 closed, 1 half-open, 2 open),
+  ``mcp_circuit_transitions_total{model,version,state}``, ``mcp_circuit_fallbacks_total{model,version,target}``.
+- ``mcp_canary_analysis{model,version,figure}``, ``mcp_canary_rollbacks_total{model,version}``.
+- ``mcp_shadow_*{model,version,shadow_version}``: mirrored requests, status mismatches, output
+  diffs (max abs, rel L2, top-1 rows) and latencies; ``version`` is the primary's.
+- ``process_*`` / ``python_*``: CPU, memory, file descriptors, GC of the server process.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 
-REGISTRY = CollectorRegistry()
+REGISTRY = CollectorRegistry(auto_describe=True)
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+
+LATENCY_BUCKETS = (
+    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.8, 1.0, 2.0, 5.0, 10.0,
+)
+UNKNOWN_MODEL = "_unknown"
+
+REQUESTS = Counter(
+    "mcp_requests", "Finished inference requests by status code.",
+    ["model", "version", "protocol", "code"], registry=REGISTRY,
+)
+REQUEST_DURATION = Histogram(
+    "mcp_request_duration_seconds", "End-to-end inference latency in the server.",
+    ["model", "version", "protocol"], buckets=LATENCY_BUCKETS, registry=REGISTRY,
+)
+IN_FLIGHT = Gauge("mcp_requests_in_flight", "Inference requests being handled.", ["protocol"], registry=REGISTRY)
+MODEL_LOAD_SECONDS = Gauge(
+    "mcp_model_load_seconds", "Seconds the last load of a model version took.", ["model", "version"],
+    registry=REGISTRY,
+)
+MODELS_LOADED = Gauge("mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY)
+
+
+def observe_request(model: str, version: str, protocol: str, code: str, seconds: float) -> None:
+    REQUESTS.labels(model, version, protocol, code).inc()
+    REQUEST_DURATION.labels(model, version, protocol).observe(seconds)
+
 
 # --- routing: versions, canary, circuit breaker -------------------------------------------------
 
@@ -54,7 +101,6 @@ CANARY_ROLLBACKS = Counter(
 
 _SHADOW_LABELS = ["model", "version", "shadow_version"]
 _DIFF_BUCKETS = (1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.5, 1.0, 10.0, float("inf"))
-_LATENCY_BUCKETS_MS = (0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, float("inf"))
 
 SHADOW_REQUESTS = Counter(
     "mcp_shadow_requests_total",
@@ -88,10 +134,10 @@ SHADOW_TOP1_ROWS = Counter(
     [*_SHADOW_LABELS, "agreed"],
     registry=REGISTRY,
 )
-SHADOW_LATENCY_MS = Histogram(
-    "mcp_shadow_latency_ms",
-    "Latency of mirrored requests in milliseconds, primary and shadow side by side.",
+SHADOW_LATENCY = Histogram(
+    "mcp_shadow_latency_seconds",
+    "Latency of mirrored requests, primary and shadow side by side (role label).",
     [*_SHADOW_LABELS, "role"],
-    buckets=_LATENCY_BUCKETS_MS,
+    buckets=LATENCY_BUCKETS,
     registry=REGISTRY,
 )

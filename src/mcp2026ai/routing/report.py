@@ -157,8 +157,8 @@ def _export(key: ShadowKey, diff: ShadowDiff) -> None:
     metrics.SHADOW_REQUESTS.labels(**labels, result=result).inc()
     if not diff.status_match:
         metrics.SHADOW_STATUS_MISMATCHES.labels(**labels).inc()
-    metrics.SHADOW_LATENCY_MS.labels(**labels, role="primary").observe(diff.primary_latency_ms)
-    metrics.SHADOW_LATENCY_MS.labels(**labels, role="shadow").observe(diff.shadow_latency_ms)
+    metrics.SHADOW_LATENCY.labels(**labels, role="primary").observe(diff.primary_latency_ms / 1000)
+    metrics.SHADOW_LATENCY.labels(**labels, role="shadow").observe(diff.shadow_latency_ms / 1000)
     for output in diff.outputs:
         if output.max_abs_diff is not None and output.rel_l2 is not None:
             metrics.SHADOW_MAX_ABS_DIFF.labels(**labels).observe(output.max_abs_diff)

@@ -27,7 +27,9 @@ class WindowFigures:
 
 
 class SlidingWindow:
-    """Outcomes of the last ``span_s`` seconds; at most ``max_samples`` kept (oldest dropped first).
+    """Outcomes of the last ``span_s`` seconds, both ends included.
+
+    At most ``max_samples`` are kept (the oldest dropped first).
 
     Counts are kept up to date on every call, so :meth:`counts` is cheap enough for every request;
     :meth:`figures` also sorts the latencies for the p95.
@@ -67,7 +69,7 @@ class SlidingWindow:
 
     def _expire(self, now: float) -> None:
         horizon = now - self.span_s
-        while self._events and self._events[0][0] <= horizon:
+        while self._events and self._events[0][0] < horizon:
             self._pop()
 
     def _pop(self) -> None:
