@@ -1,0 +1,93 @@
+"""The routing state a data plane holds per process: rollouts, canary analyzers, rollbacks.
+
+Wiring (per request, on the event loop thread)::
+
+    config = manager.config(request.model)
+    decision = router.route(request, config)
+    ...serve, then...
+    manager.observe(request.model, served_version, classify(exc), latency_ms)
+
+and in a background task every second or so: ``manager.tick()`` (evaluates due canaries and rolls
+back failing ones) and, every few seconds, ``manager.refresh()`` (picks up ``mcp rollout set``
+from other processes: the latest ``rollout`` annotation wins).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from mcp2026ai.observability.metrics import CANARY_ROLLBACKS
+from mcp2026ai.routing.config import RolloutConfig
+from mcp2026ai.routing.outcome import Outcome
+from mcp2026ai.routing.rollout import CanaryAnalyzer, Verdict
+from mcp2026ai.routing.store import RolloutStore
+
+ROLLBACK_TRIGGER = "rollback"
+
+
+class RolloutManager:
+    def __init__(self, store: RolloutStore, clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
+        self._clock = clock
+        self._configs: dict[str, RolloutConfig | None] = {}
+        self._analyzers: dict[str, CanaryAnalyzer] = {}
+
+    def config(self, model: str) -> RolloutConfig | None:
+        """The model's rollout (read from the catalog once, then cached until :meth:`refresh`)."""
+        if model not in self._configs:
+            self._install(model, self.store.get(model))
+        return self._configs[model]
+
+    def refresh(self, model: str | None = None) -> None:
+        for name in [model] if model else list(self._configs):
+            self._install(name, self.store.get(name))
+
+    def set(self, config: RolloutConfig, reason: str = "set") -> RolloutConfig:
+        stored = self.store.put(config, reason)
+        self._install(stored.name, stored)
+        return stored
+
+    def observe(self, model: str, version: str, outcome: Outcome, latency_ms: float) -> None:
+        """Count one finished request; only the active canary's requests are analysed."""
+        analyzer = self._analyzers.get(model)
+        if analyzer is not None and analyzer.version == version:
+            analyzer.observe(outcome, latency_ms, self._clock())
+
+    def tick(self, now: float | None = None) -> dict[str, Verdict]:
+        """Evaluate every canary whose interval has passed; roll back those that failed."""
+        now = self._clock() if now is None else now
+        verdicts = {}
+        for model, analyzer in list(self._analyzers.items()):
+            if analyzer.due(now):
+                verdicts[model] = verdict = analyzer.evaluate(now)
+                if verdict.rollback:
+                    self.roll_back(model, verdict)
+        return verdicts
+
+    def roll_back(self, model: str, verdict: Verdict) -> RolloutConfig:
+        """Serve only the stable version, persist that, and trace the decision."""
+        config = self.config(model)
+        if config is None or config.canary is None:
+            raise LookupError(f"model {model!r} has no canary to roll back")
+        stable_only = self.store.put(config.stable_only(), f"rollback: {verdict.reason}", validate=False)
+        self.store.record_decision(
+            model,
+            config.canary,
+            ROLLBACK_TRIGGER,
+            chosen=f"{model}:{config.stable}",
+            reason=verdict.reason,
+            rolled_back=f"{model}:{config.canary}",
+            figures=verdict.figures,
+        )
+        CANARY_ROLLBACKS.labels(model=model, version=config.canary).inc()
+        self._install(model, stable_only)
+        return stable_only
+
+    def _install(self, model: str, config: RolloutConfig | None) -> None:
+        self._configs[model] = config
+        current = self._analyzers.get(model)
+        if config is None or not config.canary_active or config.canary is None:
+            self._analyzers.pop(model, None)
+        elif current is None or current.version != config.canary or current.spec != config.analysis:
+            self._analyzers[model] = CanaryAnalyzer(model, config.canary, config.analysis, self._clock)

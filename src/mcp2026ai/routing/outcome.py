@@ -1,0 +1,42 @@
+"""How one request ended, as the routing layer counts it (transport-neutral, no status codes)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from mcp2026ai.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
+
+_CALLER_FAULTS = (
+    InvalidArgumentError,
+    NotFoundError,
+    PayloadTooLargeError,
+    UnauthenticatedError,
+    PermissionDeniedError,
+)
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    CLIENT_ERROR = "client_error"
+    """The caller's fault (the 4xx family): counts as an error, not against the version's health."""
+    SERVER_ERROR = "server_error"
+    """The version's fault (the 5xx family): trips circuit breakers and canary 5xx checks."""
+
+    @property
+    def failed(self) -> bool:
+        return self is not Outcome.OK
+
+
+def classify(exc: BaseException | None) -> Outcome:
+    """``None`` for success; domain caller errors are client errors; anything else is a server error."""
+    if exc is None:
+        return Outcome.OK
+    if isinstance(exc, _CALLER_FAULTS):
+        return Outcome.CLIENT_ERROR
+    return Outcome.SERVER_ERROR

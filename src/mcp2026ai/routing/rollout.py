@@ -1,0 +1,93 @@
+"""Canary analysis: judge a canary version's last window against absolute thresholds (Flagger-style).
+
+Every ``interval_s`` the analyzer looks at the canary requests of the last interval: a server
+error share above ``max_5xx_rate``, an error share above ``max_error_rate`` or a p95 latency above
+``max_p95_ms`` fails the check; ``threshold`` failed checks in a row mean roll back. A window with
+fewer than ``min_requests`` requests gives no verdict either way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mcp2026ai.observability.metrics import CANARY_ANALYSIS
+from mcp2026ai.routing.config import AnalysisSpec
+from mcp2026ai.routing.outcome import Outcome
+from mcp2026ai.routing.window import SlidingWindow, WindowFigures
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rollback: bool
+    reason: str
+    figures: dict[str, float] = field(default_factory=dict)
+    """requests, server_error_rate, error_rate, p95_ms, failed_checks."""
+
+
+class CanaryAnalyzer:
+    """Sliding-window statistics of one canary version and its periodic verdicts."""
+
+    def __init__(self, model: str, version: str, spec: AnalysisSpec, clock: Clock = time.monotonic) -> None:
+        self.model, self.version, self.spec = model, version, spec
+        self._clock = clock
+        self._window = SlidingWindow(spec.interval_s)
+        self._next_at = clock() + spec.interval_s
+        self._failed_in_a_row = 0
+
+    def observe(self, outcome: Outcome, latency_ms: float, now: float | None = None) -> None:
+        self._window.add(self._clock() if now is None else now, outcome, latency_ms)
+
+    def due(self, now: float) -> bool:
+        return now >= self._next_at
+
+    def evaluate(self, now: float) -> Verdict:
+        """Judge the window ending at ``now`` and schedule the next check one interval later."""
+        self._next_at = now + self.spec.interval_s
+        figures = self._window.figures(now)
+        self._export(figures)
+        if figures.requests < self.spec.min_requests:
+            return Verdict(
+                False,
+                f"{figures.requests} requests < min_requests {self.spec.min_requests}: no verdict",
+                _as_dict(figures, self._failed_in_a_row),
+            )
+        problems = breaches(figures, self.spec)
+        self._failed_in_a_row = self._failed_in_a_row + 1 if problems else 0
+        data = _as_dict(figures, self._failed_in_a_row)
+        if not problems:
+            return Verdict(False, "within thresholds", data)
+        text = "; ".join(problems)
+        if self._failed_in_a_row < self.spec.threshold:
+            return Verdict(False, f"{text} (failed check {self._failed_in_a_row} of {self.spec.threshold})", data)
+        return Verdict(True, f"canary {self.model}:{self.version} over {self.spec.interval_s:g}s: {text}", data)
+
+    def _export(self, figures: WindowFigures) -> None:
+        for name, value in _as_dict(figures, self._failed_in_a_row).items():
+            if name != "failed_checks":
+                CANARY_ANALYSIS.labels(model=self.model, version=self.version, figure=name).set(value)
+
+
+def breaches(figures: WindowFigures, spec: AnalysisSpec) -> list[str]:
+    """The thresholds a window exceeds (strictly), as one readable phrase each."""
+    problems = []
+    if figures.server_error_rate > spec.max_5xx_rate:
+        problems.append(f"5xx rate {figures.server_error_rate:.2%} > {spec.max_5xx_rate:.2%}")
+    if figures.error_rate > spec.max_error_rate:
+        problems.append(f"error rate {figures.error_rate:.2%} > {spec.max_error_rate:.2%}")
+    if figures.p95_ms > spec.max_p95_ms:
+        problems.append(f"p95 latency {figures.p95_ms:.1f} ms > {spec.max_p95_ms:g} ms")
+    return problems
+
+
+def _as_dict(figures: WindowFigures, failed_checks: int) -> dict[str, float]:
+    return {
+        "requests": float(figures.requests),
+        "server_error_rate": figures.server_error_rate,
+        "error_rate": figures.error_rate,
+        "p95_ms": figures.p95_ms,
+        "failed_checks": float(failed_checks),
+    }
