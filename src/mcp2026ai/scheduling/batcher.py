@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 DEADLINE_MESSAGE = "request timeout expired"
+SWEEP_INTERVAL_S = 0.001
 
 
 def dispatch_due(run: Sequence[Pending], delay_s: float) -> float:
@@ -84,6 +86,7 @@ class BatchingExecutor:
         self._pool: ThreadPoolExecutor | None = None
         self._accepting = False
         self._closing = False
+        self._last_sweep = -math.inf
 
     async def start(self) -> None:
         if self._loop_task is not None:
@@ -210,9 +213,11 @@ class BatchingExecutor:
                 window_elapsed=self._closing or now >= due,
             )
             if count:
-                batch = self._queues.take(count)
+                batch = self._live(self._queues.take(count), now)
                 self._telemetry.queue_depths(self._queues)
-                return batch
+                if batch:
+                    return batch
+                continue
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), timeout=due - now)
 
@@ -226,11 +231,25 @@ class BatchingExecutor:
         return after / 1000.0
 
     def _sweep(self, now: float) -> None:
+        """Reject expired requests anywhere in the queues (at most every SWEEP_INTERVAL_S: it is O(backlog))."""
+        if now - self._last_sweep < SWEEP_INTERVAL_S:
+            return
+        self._last_sweep = now
         expired, abandoned = self._queues.sweep(now)
         if expired or abandoned:
-            self._telemetry.rejected_all(expired, "deadline")
-            self._fail(expired, lambda: DeadlineExceededError(DEADLINE_MESSAGE))
+            self._reject_expired(expired)
             self._telemetry.queue_depths(self._queues)
+
+    def _live(self, batch: list[Pending], now: float) -> list[Pending]:
+        """The members still worth running: expired ones are rejected, abandoned ones dropped."""
+        live = [pending for pending in batch if not pending.future.done() and not pending.expired(now)]
+        if len(live) < len(batch):
+            self._reject_expired([p for p in batch if not p.future.done() and p.expired(now)])
+        return live
+
+    def _reject_expired(self, expired: list[Pending]) -> None:
+        self._telemetry.rejected_all(expired, "deadline")
+        self._fail(expired, lambda: DeadlineExceededError(DEADLINE_MESSAGE))
 
     async def _execute(self, batch: list[Pending]) -> None:
         try:

@@ -326,3 +326,25 @@ def test_a_caller_that_gives_up_is_never_run(mlp_backend: OnnxRuntimeBackend) ->
     run(scenario())
     assert len(gated.calls) == 2
     np.testing.assert_array_equal(gated.calls[1]["x"], _x(1, 2)["x"])
+
+
+def test_a_request_expiring_between_sweeps_is_still_rejected_before_running(mlp_backend: OnnxRuntimeBackend) -> None:
+    clock = FakeClock()
+    gated = GatedBackend(mlp_backend)
+
+    async def scenario() -> object:
+        executor = BatchingExecutor(gated, _config(max_batch_size=1), clock=clock)
+        await executor.start()
+        first = asyncio.ensure_future(executor.submit(_x(1, 0), None, sla_class=BE, deadline=None))
+        await gated.wait_entered()
+        late = asyncio.ensure_future(executor.submit(_x(1, 1), None, sla_class=TG, deadline=clock.now + 0.0004))
+        await asyncio.sleep(0)
+        clock.advance(0.0005)  # past its deadline, within the sweep interval
+        gated.gate.set()
+        await first
+        outcome = (await asyncio.gather(late, return_exceptions=True))[0]
+        await executor.stop(drain_timeout_s=5)
+        return outcome
+
+    assert isinstance(run(scenario()), DeadlineExceededError)
+    assert len(gated.calls) == 1
