@@ -1,0 +1,293 @@
+"""The dynamic batcher: SLA-class queues in, merged batches on a worker thread, one Future per request.
+
+One :class:`BatchingExecutor` serves one model version. ``submit`` validates and queues a request
+(or refuses it at once: overload, expired deadline, too many rows) and awaits its Future. A single
+loop task forms batches in weighted-fair order (:mod:`.queues`), sized by :func:`.assemble.choose_batch`
+within the adaptive window (:mod:`.adaptive`), and runs each on a thread of its own pool, since the
+backend's ``infer`` blocks. A batch failure fails every member with the same error; ``stop`` drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+
+import numpy as np
+
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.errors import (
+    DeadlineExceededError,
+    InferenceFailedError,
+    InvalidInputError,
+    MCPError,
+    ModelNotReadyError,
+    OverloadedError,
+)
+from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+from mcp2026ai.scheduling.adaptive import AdaptiveDelay
+from mcp2026ai.scheduling.assemble import (
+    choose_batch,
+    merge_inputs,
+    request_rows,
+    select_outputs,
+    shape_key,
+    split_outputs,
+    union_outputs,
+)
+from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
+from mcp2026ai.scheduling.telemetry import SchedulerTelemetry
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+DEADLINE_MESSAGE = "request timeout expired"
+SWEEP_INTERVAL_S = 0.001
+
+
+def dispatch_due(run: Sequence[Pending], delay_s: float) -> float:
+    """When a batch of ``run`` stops waiting to fill: the oldest member's window, or sooner so that
+    no member spends more than half of its deadline budget waiting for company."""
+    due = min(pending.enqueued_at for pending in run) + delay_s
+    for pending in run:
+        if pending.deadline is not None:
+            due = min(due, pending.enqueued_at + (pending.deadline - pending.enqueued_at) / 2)
+    return due
+
+
+class BatchingExecutor:
+    """Executor that merges concurrent requests of one model version into batches."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        config: BatchingConfig | None = None,
+        *,
+        model: str = "",
+        version: str = "",
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.backend = backend
+        self.config = config or BatchingConfig.from_contract(None, backend.signature)
+        self._clock = clock
+        self._queues = ClassQueues(self.config.classes, self.config.retry_after_s)
+        self._adaptive = AdaptiveDelay(self.config.adaptive, self.config.max_queue_delay_ms, clock)
+        self._telemetry = SchedulerTelemetry(model or "-", version or "-", self.config.max_batch_size)
+        self._wakeup = asyncio.Event()
+        self._slots = asyncio.Semaphore(self.config.max_concurrent_batches)
+        self._batches: set[asyncio.Task[None]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._accepting = False
+        self._closing = False
+        self._last_sweep = -math.inf
+
+    async def start(self) -> None:
+        if self._loop_task is not None:
+            return
+        workers = self.config.max_concurrent_batches
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mcp-batch")
+        self._loop_task = asyncio.create_task(self._run(), name="mcp-batcher")
+        self._accepting = True
+        self._telemetry.window(self.window_ms)
+
+    @property
+    def window_ms(self) -> float:
+        """The current batching window (adaptive when batching is on)."""
+        return self._adaptive.delay_ms if self.config.batching else 0.0
+
+    @property
+    def backlog(self) -> int:
+        return self._queues.backlog
+
+    async def submit(
+        self,
+        inputs: Tensors,
+        outputs: Sequence[str] | None,
+        *,
+        sla_class: SLAClass,
+        deadline: float | None,
+    ) -> dict[str, np.ndarray]:
+        """Queue one request and await its outputs; ``deadline`` is an instant on the executor's clock."""
+        if not self._accepting:
+            raise ModelNotReadyError("model version is not accepting requests")
+        pending = self._admit(inputs, outputs, sla_class, deadline)
+        self._enqueue(pending)
+        self._telemetry.queue_depths(self._queues)
+        self._wakeup.set()
+        return await pending.future
+
+    def _admit(
+        self, inputs: Tensors, outputs: Sequence[str] | None, sla_class: SLAClass, deadline: float | None
+    ) -> Pending:
+        validate_inputs(self.backend.signature, inputs)
+        if outputs:
+            validate_output_names(self.backend.signature, outputs)
+        rows = request_rows(inputs) if self.config.batch_dim else 1
+        if rows > self.config.max_batch_size:
+            raise InvalidInputError(f"request has {rows} rows; max_batch_size is {self.config.max_batch_size}")
+        now = self._clock()
+        limit = effective_deadline(now, self.config.classes[sla_class].deadline_ms, deadline)
+        future: asyncio.Future[dict[str, np.ndarray]] = asyncio.get_running_loop().create_future()
+        key = shape_key(inputs) if self.config.batch_dim else None
+        return Pending(inputs, outputs, sla_class, rows, key, now, limit, future)
+
+    def _enqueue(self, pending: Pending) -> None:
+        """Queue ``pending``, or refuse it (counted) when already expired or its class queue is full."""
+        if pending.expired(pending.enqueued_at):
+            self._telemetry.rejected(pending.sla_class, "deadline")
+            raise DeadlineExceededError(DEADLINE_MESSAGE)
+        try:
+            self._queues.push(pending)
+        except OverloadedError:
+            self._telemetry.rejected(pending.sla_class, "overloaded")
+            raise
+
+    async def stop(self, drain_timeout_s: float) -> None:
+        """Stop accepting; run what is queued within the timeout, fail the rest with ModelNotReadyError."""
+        self._accepting = False
+        self._closing = True
+        self._wakeup.set()
+        task = self._loop_task
+        if task is None:
+            return
+        loop = asyncio.get_running_loop()
+        end = loop.time() + max(0.0, drain_timeout_s)
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, drain_timeout_s))
+        if not done:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+        leftovers = self._queues.drain()
+        self._telemetry.rejected_all(leftovers, "shutdown")
+        self._fail(leftovers, lambda: ModelNotReadyError("model version shut down before the request ran"))
+        self._telemetry.queue_depths(self._queues)
+        remaining = end - loop.time()
+        if self._batches and remaining > 0:
+            await asyncio.wait(set(self._batches), timeout=remaining)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                await self._slots.acquire()
+                batch = await self._next_batch()
+                if batch is None:
+                    self._slots.release()
+                    return
+                task = asyncio.create_task(self._execute(batch))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.exception("batcher loop failed")
+            self._accepting = False
+            message = f"scheduler failed: {type(exc).__name__}: {exc}"
+            self._fail(self._queues.drain(), lambda: InferenceFailedError(message))
+
+    async def _next_batch(self) -> list[Pending] | None:
+        while True:
+            self._wakeup.clear()
+            now = self._clock()
+            self._sweep(now)
+            run, more_waiting = self._queues.head_run(self.config.max_batch_size)
+            if not run:
+                if self._closing:
+                    return None
+                await self._wakeup.wait()
+                continue
+            due = dispatch_due(run, self._current_window_s())
+            count = choose_batch(
+                [pending.rows for pending in run],
+                self.config.max_batch_size,
+                self.config.preferred_batch_sizes,
+                more_waiting=more_waiting,
+                window_elapsed=self._closing or now >= due,
+            )
+            if count:
+                batch = self._live(self._queues.take(count), now)
+                self._telemetry.queue_depths(self._queues)
+                if batch:
+                    return batch
+                continue
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), timeout=due - now)
+
+    def _current_window_s(self) -> float:
+        if not self.config.batching:
+            return 0.0
+        before = self._adaptive.delay_ms
+        after = self._adaptive.update(self._queues.backlog)
+        if after != before:
+            self._telemetry.window(after)
+        return after / 1000.0
+
+    def _sweep(self, now: float) -> None:
+        """Reject expired requests anywhere in the queues (at most every SWEEP_INTERVAL_S: it is O(backlog))."""
+        if now - self._last_sweep < SWEEP_INTERVAL_S:
+            return
+        self._last_sweep = now
+        expired, abandoned = self._queues.sweep(now)
+        if expired or abandoned:
+            self._reject_expired(expired)
+            self._telemetry.queue_depths(self._queues)
+
+    def _live(self, batch: list[Pending], now: float) -> list[Pending]:
+        """The members still worth running: expired ones are rejected, abandoned ones dropped."""
+        live = [pending for pending in batch if not pending.future.done() and not pending.expired(now)]
+        if len(live) < len(batch):
+            self._reject_expired([p for p in batch if not p.future.done() and p.expired(now)])
+        return live
+
+    def _reject_expired(self, expired: list[Pending]) -> None:
+        self._telemetry.rejected_all(expired, "deadline")
+        self._fail(expired, lambda: DeadlineExceededError(DEADLINE_MESSAGE))
+
+    async def _execute(self, batch: list[Pending]) -> None:
+        try:
+            self._telemetry.dispatched(batch, self._clock())
+            results = await self._infer(batch)
+        except MCPError as exc:
+            shared: MCPError = exc
+            self._fail(batch, lambda: shared)
+        except Exception as exc:
+            logger.exception("batch of %d requests failed", len(batch))
+            error = InferenceFailedError(f"batch failed: {type(exc).__name__}: {exc}")
+            self._fail(batch, lambda: error)
+        else:
+            for pending, outputs in zip(batch, results, strict=True):
+                if not pending.future.done():
+                    pending.future.set_result(outputs)
+        finally:
+            self._observe_latency(batch)
+            self._slots.release()
+            self._wakeup.set()
+
+    async def _infer(self, batch: list[Pending]) -> list[dict[str, np.ndarray]]:
+        loop = asyncio.get_running_loop()
+        wanted = [pending.outputs for pending in batch]
+        if len(batch) == 1:
+            outputs = await loop.run_in_executor(self._pool, self.backend.infer, batch[0].inputs, batch[0].outputs)
+            return [select_outputs(outputs, batch[0].outputs)]
+        inputs, offsets = merge_inputs([pending.inputs for pending in batch])
+        outputs = await loop.run_in_executor(self._pool, self.backend.infer, inputs, union_outputs(wanted))
+        return split_outputs(outputs, offsets, wanted)
+
+    def _observe_latency(self, batch: list[Pending]) -> None:
+        now = self._clock()
+        for pending in batch:
+            self._adaptive.observe((now - pending.enqueued_at) * 1000.0)
+
+    @staticmethod
+    def _fail(pendings: Sequence[Pending], error: Callable[[], BaseException]) -> None:
+        for pending in pendings:
+            if not pending.future.done():
+                pending.future.set_exception(error())

@@ -1,0 +1,88 @@
+"""Test helpers for the scheduler: a bounded event-loop runner, a fake clock, a gated backend."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.ir.signature import Signature
+from mcp2026ai.observability.metrics import REGISTRY
+from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.scheduling.config import ClassPolicy, default_classes
+
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T], timeout_s: float = 60.0) -> T:
+    """Run a test coroutine on a fresh event loop, bounded so a bug cannot hang the suite."""
+
+    async def bounded() -> T:
+        return await asyncio.wait_for(coro, timeout_s)
+
+    return asyncio.run(bounded())
+
+
+class FakeClock:
+    """An injected monotonic clock that only moves when told to."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class GatedBackend:
+    """A real backend whose ``infer`` waits for ``gate`` and records the rows of every call."""
+
+    def __init__(self, inner: OnnxRuntimeBackend) -> None:
+        self.inner = inner
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self.calls: list[Tensors] = []
+
+    @property
+    def signature(self) -> Signature:
+        return self.inner.signature
+
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
+
+    def load(self) -> None:
+        self.inner.load()
+
+    def unload(self) -> None:
+        self.inner.unload()
+
+    def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        self.calls.append(dict(inputs))
+        self.entered.set()
+        if not self.gate.wait(timeout=30):
+            raise TimeoutError("test gate was never opened")
+        return self.inner.infer(inputs, outputs)
+
+    @property
+    def rows(self) -> list[int]:
+        return [int(next(iter(call.values())).shape[0]) for call in self.calls]
+
+    async def wait_entered(self) -> None:
+        assert await asyncio.to_thread(self.entered.wait, 30), "backend was never called"
+
+
+def metric(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def no_deadlines() -> dict[SLAClass, ClassPolicy]:
+    """The default class weights and capacities without deadlines (for tests on the real clock)."""
+    return {cls: policy.model_copy(update={"deadline_ms": None}) for cls, policy in default_classes().items()}
