@@ -16,6 +16,9 @@ from mcp2026ai.inference import InferenceRequest, InferenceResponse
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.ir.signature import TensorSpec
 from mcp2026ai.runtime.repository import ModelRepository, ServedModel
+from mcp2026ai.routing.diff import Observation
+from mcp2026ai.routing.outcome import Outcome
+from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
 SERVER_NAME = "mcp2026ai"
@@ -31,9 +34,15 @@ _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 
 
 class DataPlane:
-    def __init__(self, repository: ModelRepository, default_models: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        repository: ModelRepository,
+        default_models: list[str] | None = None,
+        traffic: TrafficController | None = None,
+    ) -> None:
         self.repository = repository
         self.default_models = default_models or []
+        self.traffic = traffic or TrafficController(repository.registry)
         self._accepting = True
 
     # health ---------------------------------------------------------------------------------
@@ -68,7 +77,7 @@ class DataPlane:
         """Triton-compatible model configuration (what perf_analyzer reads)."""
         served = self.repository.get(name, version)
         signature = served.record.signature
-        max_batch = served.plan.max_batch_size if signature.batchable else 0
+        max_batch = served.max_batch_size if signature.batchable else 0
         config: dict[str, Any] = {
             "name": name,
             "platform": "onnxruntime_onnx",
@@ -80,10 +89,11 @@ class DataPlane:
             "instance_group": [{"name": name, "kind": "KIND_CPU", "count": 1}],
             "parameters": {"mcp_plan": {"string_value": served.plan.describe()}},
         }
-        if max_batch > 0:
+        batching = served.batching
+        if max_batch > 0 and batching is not None and batching.batching:
             config["dynamic_batching"] = {
-                "max_queue_delay_microseconds": int(served.plan.max_queue_delay_ms * 1000),
-                "preferred_batch_size": [],
+                "max_queue_delay_microseconds": int(batching.max_queue_delay_ms * 1000),
+                "preferred_batch_size": list(batching.preferred_batch_sizes),
             }
         return config
 
@@ -112,28 +122,51 @@ class DataPlane:
 
     # inference ------------------------------------------------------------------------------
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
+        """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror."""
         if not self._accepting:
             raise UnavailableError("server is shutting down")
         started = time.perf_counter_ns()
-        served = self.repository.get(request.model, request.version)
+        default = self.repository.get(request.model)
+        choice = self.traffic.choose(request, default.record.version)
+        served = self.repository.get(choice.target.model, choice.target.version)
+        error: MCPError | None = None
         try:
-            outputs = await self._run(served, request)
-        except MCPError:
+            outputs = await self._run(served, request)  # no await before submit: swaps stay atomic
+        except MCPError as exc:
+            error = exc
             served.stats.record_failure(time.perf_counter_ns() - started)
             raise
+        finally:
+            elapsed_ms = (time.perf_counter_ns() - started) / 1e6
+            self.traffic.observe(choice, request.model, served.record.version, error, elapsed_ms)
         served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
-        return InferenceResponse(
-            model=request.model, version=served.record.version, id=request.id, outputs=outputs
-        )
+        if choice.decision.shadow_version:
+            self._mirror(request, served, outputs, elapsed_ms, choice.decision.shadow_version)
+        return InferenceResponse(model=request.model, version=served.record.version, id=request.id, outputs=outputs)
 
-    async def _run(self, served: ServedModel, request: InferenceRequest) -> dict[str, Any]:
+    def _mirror(
+        self, request: InferenceRequest, served: ServedModel, outputs: dict[str, Any], ms: float, version: str
+    ) -> None:
+        async def run_shadow() -> dict[str, Any]:
+            shadow = self.repository.get(request.model, version)
+            return await self._run(shadow, request, SLAClass.BEST_EFFORT)
+
+        primary = Observation(Outcome.OK, ms, outputs)
+        self.traffic.shadow(request.model, served.record.version, primary, version, run_shadow)
+
+    async def _run(
+        self, served: ServedModel, request: InferenceRequest, sla_class: SLAClass | None = None
+    ) -> dict[str, Any]:
         signature = served.record.signature
         validate_inputs(signature, request.inputs)
         names = request.output_names
         if names:
             validate_output_names(signature, names)
         return await served.executor.submit(
-            request.inputs, names, sla_class=self._sla_class(served, request), deadline=_deadline(request)
+            request.inputs,
+            names,
+            sla_class=sla_class or self._sla_class(served, request),
+            deadline=_deadline(request),
         )
 
     @staticmethod

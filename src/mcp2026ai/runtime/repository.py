@@ -13,13 +13,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp2026ai.errors import MCPError, ModelNotReadyError, NotFoundError
+from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError
 from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
+from mcp2026ai.scheduling.batcher import BatchingExecutor
+from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,16 @@ def direct_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: M
     return DirectExecutor(backend, stats)
 
 
+def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
+    """Dynamic batching with SLA-class queues; batch limits from the contract, or the plan if larger."""
+    config = BatchingConfig.from_contract(record.contract, record.signature)
+    if config.batch_dim and plan.max_batch_size > 1:
+        config = config.model_copy(
+            update={"max_batch_size": plan.max_batch_size, "max_queue_delay_ms": plan.max_queue_delay_ms}
+        )
+    return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
+
+
 def default_plan(record: ModelVersion) -> Plan:
     return DEFAULT_PLAN
 
@@ -51,6 +63,16 @@ class ServedModel:
     plan: Plan
     stats: ModelStats
     load_seconds: float = 0.0
+
+    @property
+    def batching(self) -> BatchingConfig | None:
+        config = getattr(self.executor, "config", None)
+        return config if isinstance(config, BatchingConfig) else None
+
+    @property
+    def max_batch_size(self) -> int:
+        """Most rows one request may carry: the executor's batch limit (Triton's max_batch_size)."""
+        return self.batching.max_batch_size if self.batching else self.plan.max_batch_size
 
 
 @dataclass
@@ -66,7 +88,7 @@ class ModelRepository:
     def __init__(
         self,
         registry: ModelRegistry,
-        executor_factory: ExecutorFactory = direct_executor,
+        executor_factory: ExecutorFactory = batching_executor,
         plan_resolver: PlanResolver = default_plan,
         drain_timeout_s: float = 30.0,
     ) -> None:
@@ -77,8 +99,8 @@ class ModelRepository:
         self._models: dict[str, _ModelEntry] = {}
         self._lock = asyncio.Lock()
 
-    async def load(self, name: str, version: str | None = None) -> ServedModel:
-        """Load (or reload) a version and make it the model's default."""
+    async def load(self, name: str, version: str | None = None, make_default: bool = True) -> ServedModel:
+        """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False."""
         async with self._lock:
             record = self.registry.resolve(name, version)
             try:
@@ -88,9 +110,36 @@ class ModelRepository:
             except Exception as exc:  # a broken artifact must not take the server down  # noqa: BLE001
                 self._set_failure(name, f"failed to load {record.ref}: {exc}")
                 raise ModelNotReadyError(f"failed to load {record.ref}: {exc}") from None
-            retired = self._install(served)
+            retired = self._install(served, make_default)
         await self._retire(retired)
         return served
+
+    def set_default(self, name: str, version: str) -> None:
+        """Point unpinned traffic at another loaded version (one atomic swap)."""
+        entry = self._models.get(name)
+        if entry is None or version not in entry.versions:
+            raise NotFoundError(f"model {name!r} has no loaded version {version}")
+        models = dict(self._models)
+        models[name] = _ModelEntry(versions=entry.versions, default=version)
+        self._models = models
+
+    def default_version(self, name: str) -> str | None:
+        entry = self._models.get(name)
+        return entry.default if entry else None
+
+    async def unload_version(self, name: str, version: str) -> None:
+        """Retire one non-default version after its in-flight requests finish."""
+        async with self._lock:
+            entry = self._models.get(name)
+            if entry is None or version not in entry.versions:
+                return
+            if entry.default == version:
+                raise InvalidArgumentError(f"{name}:{version} is the default version; set another default first")
+            versions = {v: m for v, m in entry.versions.items() if v != version}
+            models = dict(self._models)
+            models[name] = _ModelEntry(versions=versions, default=entry.default)
+            self._models = models
+        await self._retire([entry.versions[version]])
 
     async def unload(self, name: str) -> None:
         async with self._lock:
@@ -153,13 +202,14 @@ class ModelRepository:
         log.info("loaded %s with plan %s in %.3f s", record.ref, plan.describe(), seconds)
         return ServedModel(record, backend, executor, plan, stats, seconds)
 
-    def _install(self, served: ServedModel) -> list[ServedModel]:
+    def _install(self, served: ServedModel, make_default: bool) -> list[ServedModel]:
         name, version = served.record.name, served.record.version
         old = self._models.get(name, _ModelEntry())
         retired = [old.versions[version]] if version in old.versions else []
         versions = {**old.versions, version: served}
         models = dict(self._models)
-        models[name] = _ModelEntry(versions=versions, default=version)
+        default = version if make_default or old.default is None else old.default
+        models[name] = _ModelEntry(versions=versions, default=default)
         self._models = models
         return retired
 

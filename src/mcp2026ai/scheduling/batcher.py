@@ -28,6 +28,7 @@ from mcp2026ai.errors import (
     ModelNotReadyError,
     OverloadedError,
 )
+from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay
@@ -72,8 +73,10 @@ class BatchingExecutor:
         model: str = "",
         version: str = "",
         clock: Clock = time.monotonic,
+        stats: ModelStats | None = None,
     ) -> None:
         self.backend = backend
+        self.stats = stats
         self.config = config or BatchingConfig.from_contract(None, backend.signature)
         self._clock = clock
         self._queues = ClassQueues(self.config.classes, self.config.retry_after_s)
@@ -253,7 +256,10 @@ class BatchingExecutor:
 
     async def _execute(self, batch: list[Pending]) -> None:
         try:
-            self._telemetry.dispatched(batch, self._clock())
+            now = self._clock()
+            self._telemetry.dispatched(batch, now)
+            if self.stats is not None:
+                self.stats.record_queue(len(batch), int(sum(now - p.enqueued_at for p in batch) * 1e9))
             results = await self._infer(batch)
         except MCPError as exc:
             shared: MCPError = exc
@@ -274,12 +280,22 @@ class BatchingExecutor:
     async def _infer(self, batch: list[Pending]) -> list[dict[str, np.ndarray]]:
         loop = asyncio.get_running_loop()
         wanted = [pending.outputs for pending in batch]
+        started = time.perf_counter_ns()
         if len(batch) == 1:
             outputs = await loop.run_in_executor(self._pool, self.backend.infer, batch[0].inputs, batch[0].outputs)
+            self._record_execution(started, started, time.perf_counter_ns())
             return [select_outputs(outputs, batch[0].outputs)]
         inputs, offsets = merge_inputs([pending.inputs for pending in batch])
+        merged = time.perf_counter_ns()
         outputs = await loop.run_in_executor(self._pool, self.backend.infer, inputs, union_outputs(wanted))
-        return split_outputs(outputs, offsets, wanted)
+        ran = time.perf_counter_ns()
+        results = split_outputs(outputs, offsets, wanted)
+        self._record_execution(started, merged, ran)
+        return results
+
+    def _record_execution(self, started: int, merged: int, ran: int) -> None:
+        if self.stats is not None:
+            self.stats.record_execution(ran - merged, input_ns=merged - started, output_ns=time.perf_counter_ns() - ran)
 
     def _observe_latency(self, batch: list[Pending]) -> None:
         now = self._clock()
