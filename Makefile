@@ -17,8 +17,10 @@ $(BASE): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 
-$(TESTS): $(BASE)
+# Test extras, plus Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38).
+$(TESTS): $(BASE) scripts/install-perf-analyzer.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	bash scripts/install-perf-analyzer.sh $(VENV)
 	touch $@
 
 demo: $(BASE)

@@ -11,7 +11,7 @@ import typer
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json
 from mcp2026ai.cli.tensors_io import read_inputs
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, InvalidInputError
 from mcp2026ai.imaging import decode_image, image_to_tensor, top_k
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.runtime import OnnxRuntimeBackend
@@ -49,9 +49,12 @@ def _inputs(record: ModelVersion, input: Path | None, image: Path | None) -> dic
     assert image is not None
     if record.preprocessing is None:
         raise InvalidArgumentError(f"{record.ref} has no preprocessing settings; register it with --preprocessing")
-    if not image.exists():
+    if not image.is_file():
         raise InvalidArgumentError(f"{image}: no such image file")
-    tensor = image_to_tensor(decode_image(image.read_bytes()), record.preprocessing)
+    try:
+        tensor = image_to_tensor(decode_image(image.read_bytes()), record.preprocessing)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{image}: {exc}") from None
     return {record.signature.inputs[0].name: tensor}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,24 @@ def read_inputs(path: Path, signature: Signature) -> dict[str, np.ndarray]:
     if not path.exists():
         raise InvalidArgumentError(f"{path}: no such input file")
     suffix = path.suffix.lower()
-    if suffix == ".npy":
-        return _single_input(np.load(path, allow_pickle=False), signature, path)
-    if suffix == ".npz":
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
+    if suffix in (".npy", ".npz"):
+        return _from_numpy(path, signature)
     if suffix == ".json":
         return _from_json(path, signature)
     raise InvalidArgumentError(f"{path}: unsupported input file type {suffix!r} (use .npy, .npz or .json)")
+
+
+def _from_numpy(path: Path, signature: Signature) -> dict[str, np.ndarray]:
+    """One array (.npy) for a single-input model, or named arrays (.npz); pickled data is refused."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            return _single_input(loaded, signature, path)
+        with loaded:
+            return {name: loaded[name] for name in loaded.files}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidArgumentError(f"{path}: not a readable numpy file ({reason})") from None
 
 
 def _single_input(array: np.ndarray, signature: Signature, path: Path) -> dict[str, np.ndarray]:
@@ -65,6 +76,9 @@ def _v2_request_inputs(items: list[Any], path: Path) -> dict[str, Any]:
     for index, item in enumerate(items):
         if not isinstance(item, dict) or "name" not in item or "data" not in item:
             raise InvalidArgumentError(f"{path}: inputs[{index}] needs 'name' and 'data'")
-        data = np.asarray(item["data"])
-        named[item["name"]] = data.reshape(item["shape"]) if "shape" in item else data
+        try:
+            data = np.asarray(item["data"])
+            named[item["name"]] = data.reshape(item["shape"]) if "shape" in item else data
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(f"{path}: inputs[{index}] {item['name']!r}: {exc}") from None
     return named

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mcp2026ai.contract import InferenceContract
-from mcp2026ai.errors import InvalidArgumentError, NotFoundError
+from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from mcp2026ai.ir import import_model
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
@@ -48,6 +48,8 @@ class ModelRegistry:
         validate_model_name(name)
         existing = [record.version for record in self.catalog.versions(name)]
         chosen = str(SemVer.parse(version)) if version else next_version(existing)
+        if chosen in existing:  # before the artifact is stored, so a rejected file leaves no orphan
+            raise AlreadyExistsError(f"model {name!r} already has version {chosen}")
         imported = import_model(path, self.home / "tmp")
         digest = self.store.put(imported.onnx_path)
         record = ModelVersion(
