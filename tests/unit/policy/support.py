@@ -1,0 +1,32 @@
+"""Tiny generated ONNX models for policy tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def write_mlp(path: Path, width: int = 32, batch_dim: int | str = "N") -> Path:
+    """y = relu(x @ W1) @ W2 with x [batch, width] FP32; ``batch_dim`` int makes the batch fixed."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((width, 4)).astype(np.float32), "w2")
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"]),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("MatMul", ["r", "w2"], ["y"]),
+        ],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch_dim, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch_dim, 4])],
+        initializer=[w1, w2],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
