@@ -20,7 +20,7 @@ from mcp2026ai.cli.policy_views import (
     when,
 )
 from mcp2026ai.errors import NotFoundError
-from mcp2026ai.policy.orchestrator import NoFeasiblePlanError
+from mcp2026ai.policy.orchestrator import NoFeasiblePlanError, fmt
 from mcp2026ai.policy.probe import probe_hardware
 from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.policy.records import Decision
@@ -137,7 +137,9 @@ def _runner_up(decision: Decision) -> str:
     best = min(others, key=lambda e: e.expected_p99_ms or 0.0)
     figures = best.figures
     assert figures is not None
-    return f"{best.candidate.describe()} (p99 {best.expected_p99_ms:.4g} ms, {figures.throughput_rps:.4g} rows/s)"
+    return (
+        f"{best.candidate.describe()} (p99 {fmt(best.expected_p99_ms or 0.0)} ms, {fmt(figures.throughput_rps)} rows/s)"
+    )
 
 
 def _print_decision(decision: Decision) -> None:

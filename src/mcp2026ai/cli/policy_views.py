@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp2026ai.contract import InferenceContract
-from mcp2026ai.policy.orchestrator import Evaluation
+from mcp2026ai.policy.orchestrator import Evaluation, fmt
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.records import Decision, StoredPlan
 
@@ -19,8 +19,8 @@ def when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
 
 
-def _num(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
+def _num(value: float | None) -> str:
+    return "-" if value is None else fmt(value)
 
 
 def hardware_rows(profile: HardwareProfile) -> list[dict[str, Any]]:
@@ -69,7 +69,7 @@ def candidate_rows(
                 "p50 ms": _num(figures.p50_ms if figures else None),
                 "p99 ms": _num(figures.p99_ms if figures else None),
                 "exp p99": _num(evaluation.expected_p99_ms),
-                "rows/s": _num(figures.throughput_rps if figures else None, 5),
+                "rows/s": _num(figures.throughput_rps if figures else None),
                 "MiB": _num(figures.memory_mb if figures else None),
                 "verdict": verdict(evaluation),
             }
@@ -134,12 +134,12 @@ def constraint_rows(contract: InferenceContract, stored: StoredPlan) -> list[dic
 
 def _row(name: str, limit: float, actual: float | None, bound: str, unit: str) -> dict[str, Any]:
     if actual is None:
-        return {"constraint": name, "contract": f"{limit:g}{unit}", "plan": "-", "margin": "-", "ok": "?"}
+        return {"constraint": name, "contract": f"{fmt(limit)}{unit}", "plan": "-", "margin": "-", "ok": "?"}
     margin = limit - actual if bound == "max" else actual - limit
     return {
         "constraint": name,
-        "contract": f"{'<=' if bound == 'max' else '>='} {limit:g}{unit}",
-        "plan": f"{actual:.4g}{unit}",
-        "margin": f"{margin:+.4g}{unit}",
+        "contract": f"{'<=' if bound == 'max' else '>='} {fmt(limit)}{unit}",
+        "plan": f"{fmt(actual)}{unit}",
+        "margin": f"{'+' if margin >= 0 else '-'}{fmt(abs(margin))}{unit}",
         "ok": "yes" if margin >= 0 else "NO",
     }

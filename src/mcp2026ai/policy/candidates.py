@@ -27,6 +27,7 @@ class Variant(BaseModel):
 
     version: str
     digest: str
+    name: str = Field("", description="Model name of a child registered under another name; empty: same model.")
     precision: Precision = Precision.FP32
     drift: float | None = Field(None, description="Verified relative L2 drift against FP32; None if not verified.")
 
@@ -90,7 +91,10 @@ def registry_variants(registry: ModelRegistry) -> VariantLookup:
                 continue
             precision, drift = _verified_drift(registry, child)
             if precision is not None and precision in contract.precision.allowed:
-                variants.append(Variant(version=child.version, digest=child.digest, precision=precision, drift=drift))
+                name = child.name if child.name != record.name else ""
+                variants.append(
+                    Variant(version=child.version, digest=child.digest, name=name, precision=precision, drift=drift)
+                )
         return variants
 
     return lookup

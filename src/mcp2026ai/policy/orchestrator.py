@@ -24,6 +24,11 @@ from mcp2026ai.policy.profiler import Figures, Measurement
 _UNMEASURED_PENALTY = 1e6
 
 
+def fmt(value: float) -> str:
+    """A figure for people: 4 significant digits, whole numbers from 1000 up (48210, not 4.821e+04)."""
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 class Miss(BaseModel):
     """One constraint a candidate fails; numeric misses say by how much."""
 
@@ -55,7 +60,7 @@ class Miss(BaseModel):
         if by is None:
             return name
         sign = "+" if self.bound == "max" else "-"
-        return f"{name} {sign}{by:.3g}{' ' + self.unit if self.unit else ''}"
+        return f"{name} {sign}{fmt(by)}{' ' + self.unit if self.unit else ''}"
 
     def describe(self) -> str:
         by = self.by
@@ -63,7 +68,7 @@ class Miss(BaseModel):
             return f"{self.constraint} ({self.detail})"
         unit = f" {self.unit}" if self.unit else ""
         op = ">" if self.bound == "max" else "<"
-        return f"{self.constraint} by {by:.4g}{unit} ({self.actual:.4g} {op} {self.limit:.4g})"
+        return f"{self.constraint} by {fmt(by)}{unit} ({fmt(self.actual)} {op} {fmt(self.limit or 0.0)})"
 
 
 class Evaluation(BaseModel):
@@ -209,11 +214,11 @@ def chosen_reason(contract: InferenceContract, chosen: Evaluation, evaluations: 
     feasible = sum(1 for evaluation in evaluations if evaluation.feasible)
     figures = chosen.figures
     assert figures is not None
+    memory = f", {fmt(figures.memory_mb)} MiB" if figures.memory_mb is not None else ""
     return (
         f"best {contract.objective} of {feasible} feasible / {len(evaluations)} candidates: "
-        f"p99 {chosen.expected_p99_ms:.3g} ms <= {contract.latency.p99_ms:g}, "
-        f"{figures.throughput_rps:.4g} rows/s >= {contract.throughput.min_rps:g}"
-        + (f", {figures.memory_mb:.4g} MiB" if figures.memory_mb is not None else "")
+        f"p99 {fmt(chosen.expected_p99_ms or 0.0)} ms <= {fmt(contract.latency.p99_ms)}, "
+        f"{fmt(figures.throughput_rps)} rows/s >= {fmt(contract.throughput.min_rps)}{memory}"
     )
 
 

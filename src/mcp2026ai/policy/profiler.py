@@ -72,19 +72,20 @@ def group_by_session(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
 
 
 class Profiler:
-    """Measures candidates of one model; ``model_path`` maps a variant to its ONNX file."""
+    """Measures candidates of one model; ``model_path`` maps a variant to its ONNX file, ``signature`` to
+    its signature (one signature for all, or a callable: an FP16 variant may take FP16 inputs)."""
 
     def __init__(
         self,
         model_path: Callable[[Variant], Path],
-        signature: Signature,
+        signature: Signature | Callable[[Variant], Signature],
         budget: ProfileBudget | None = None,
         shapes: SyntheticShapes | None = None,
         preprocessing: Preprocessing | None = None,
         clock: Clock = time.perf_counter,
     ) -> None:
         self.model_path = model_path
-        self.signature = signature
+        self.signature_for = signature if callable(signature) else lambda _: signature
         self.budget = budget or ProfileBudget()
         self.shapes = shapes or SyntheticShapes()
         self.preprocessing = preprocessing
@@ -108,10 +109,11 @@ class Profiler:
 
     def _prime(self, candidate: Candidate) -> None:
         """One untimed load and run, so one-time costs (code pages, thread pools) hit no candidate's figures."""
-        backend = OnnxRuntimeBackend(self.model_path(candidate.variant), self.signature, candidate.plan)
+        signature = self.signature_for(candidate.variant)
+        backend = OnnxRuntimeBackend(self.model_path(candidate.variant), signature, candidate.plan)
         try:
             backend.load()
-            backend.infer(synthetic_inputs(self.signature, 1, self.shapes, self.preprocessing))
+            backend.infer(synthetic_inputs(signature, 1, self.shapes, self.preprocessing))
         except Exception:  # noqa: BLE001 - the measured load reports any failure
             return
         finally:
@@ -123,7 +125,7 @@ class Profiler:
         meter = MemoryMeter()
         meter.start()
         started = self.clock()
-        backend = OnnxRuntimeBackend(self.model_path(first.variant), self.signature, first.plan)
+        backend = OnnxRuntimeBackend(self.model_path(first.variant), self.signature_for(first.variant), first.plan)
         try:
             backend.load()
         except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
@@ -152,7 +154,7 @@ class Profiler:
         return results
 
     def _time_runs(self, backend: OnnxRuntimeBackend, batch: int, max_runs: int, seconds: float) -> list[float]:
-        inputs = synthetic_inputs(self.signature, batch, self.shapes, self.preprocessing)
+        inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)
         for _ in range(self.budget.warmup_runs):
             backend.infer(inputs)
         times: list[float] = []

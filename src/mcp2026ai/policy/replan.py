@@ -16,7 +16,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp2026ai.policy.orchestrator import Evaluation, evaluate, select_plan
+from mcp2026ai.policy.orchestrator import Evaluation, evaluate, fmt, select_plan
 from mcp2026ai.policy.profiler import Measurement
 from mcp2026ai.policy.records import Decision, new_decision_id
 
@@ -34,7 +34,7 @@ def _penalized(decision: Decision, current: Evaluation, observed_p99_ms: float) 
     updated = evaluate(
         decision.contract, current.candidate, Measurement(figures=current.figures), observed_p99_ms=observed_p99_ms
     )
-    updated = updated.model_copy(update={"note": f"observed p99 {observed_p99_ms:.4g} ms while serving"})
+    updated = updated.model_copy(update={"note": f"observed p99 {fmt(observed_p99_ms)} ms while serving"})
     return [updated if e.candidate == current.candidate else e for e in decision.evaluations]
 
 
@@ -49,11 +49,11 @@ def reselect(previous: Decision, observed_p99_ms: float, now: datetime) -> Decis
     else:
         evaluations = _penalized(previous, current, observed_p99_ms)
         chosen = select_plan(previous.contract, evaluations)
-        head = f"observed p99 {observed_p99_ms:.4g} ms > {budget:g} ms on {current.candidate.describe()}"
+        head = f"observed p99 {fmt(observed_p99_ms)} ms > {fmt(budget)} ms on {current.candidate.describe()}"
         if chosen is None:
             reason = f"{head}; no other measured plan meets the contract, keeping it"
         else:
-            reason = f"{head}; switching to {chosen.candidate.describe()} (p99 {chosen.expected_p99_ms:.4g} ms)"
+            reason = f"{head}; switching to {chosen.candidate.describe()} (p99 {fmt(chosen.expected_p99_ms or 0.0)} ms)"
     return previous.model_copy(
         update={
             "id": new_decision_id(),

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from mcp2026ai.contract import BatchingSpec, InferenceContract, LatencySpec
+from mcp2026ai.ir.signature import Signature
 from mcp2026ai.policy.cache import OptimizedModelCache
-from mcp2026ai.policy.candidates import Candidate, VariantLookup, enumerate_candidates, registry_variants
+from mcp2026ai.policy.candidates import Candidate, Variant, VariantLookup, enumerate_candidates, registry_variants
 from mcp2026ai.policy.orchestrator import (
     NoFeasiblePlanError,
     chosen_reason,
@@ -138,7 +139,15 @@ class PolicyOrchestrator:
         """An (unloaded) backend running the stored plan's variant from the optimized-model cache."""
         stored = stored or self.ensure_plan(record)
         source = self.registry.store.path_for(stored.variant.digest)
-        return self.cache.backend(source, stored.variant.digest, stored.plan, record.signature)
+        return self.cache.backend(
+            source, stored.variant.digest, stored.plan, self.variant_signature(record, stored.variant)
+        )
+
+    def variant_signature(self, record: ModelVersion, variant: Variant) -> Signature:
+        """The signature of the artifact a variant runs (a quantized child may differ in datatypes)."""
+        if variant.digest == record.digest:
+            return record.signature
+        return self.registry.resolve(variant.name or record.name, variant.version).signature
 
     def decisions(self, name: str, since: datetime | None = None, version: str | None = None) -> list[Decision]:
         return self.log.decisions(name, since=since, version=version)
@@ -172,7 +181,7 @@ class PolicyOrchestrator:
     def _profile(self, record: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
         profiler = Profiler(
             lambda variant: self.registry.store.path_for(variant.digest),
-            record.signature,
+            lambda variant: self.variant_signature(record, variant),
             self.budget,
             self.shapes,
             record.preprocessing,

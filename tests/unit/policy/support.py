@@ -9,11 +9,12 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def write_mlp(path: Path, width: int = 32, batch_dim: int | str = "N") -> Path:
-    """y = relu(x @ W1) @ W2 with x [batch, width] FP32; ``batch_dim`` int makes the batch fixed."""
-    rng = np.random.default_rng(0)
-    w1 = numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32), "w1")
-    w2 = numpy_helper.from_array(rng.standard_normal((width, 4)).astype(np.float32), "w2")
+def write_mlp(path: Path, width: int = 32, batch_dim: int | str = "N", seed: int = 0, fp16: bool = False) -> Path:
+    """y = relu(x @ W1) @ W2 with x [batch, width] FP32 (FP16 with ``fp16``); an int ``batch_dim`` fixes the batch."""
+    dtype, elem = (np.float16, TensorProto.FLOAT16) if fp16 else (np.float32, TensorProto.FLOAT)
+    rng = np.random.default_rng(seed)
+    w1 = numpy_helper.from_array(rng.standard_normal((width, width)).astype(dtype), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((width, 4)).astype(dtype), "w2")
     graph = helper.make_graph(
         [
             helper.make_node("MatMul", ["x", "w1"], ["h"]),
@@ -21,8 +22,8 @@ def write_mlp(path: Path, width: int = 32, batch_dim: int | str = "N") -> Path:
             helper.make_node("MatMul", ["r", "w2"], ["y"]),
         ],
         "mlp",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch_dim, width])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch_dim, 4])],
+        [helper.make_tensor_value_info("x", elem, [batch_dim, width])],
+        [helper.make_tensor_value_info("y", elem, [batch_dim, 4])],
         initializer=[w1, w2],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
