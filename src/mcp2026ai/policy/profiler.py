@@ -131,12 +131,25 @@ class Profiler:
         except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
             return dict.fromkeys(group, Measurement(note=f"failed to load: {str(exc).splitlines()[0][:200]}"))
         load_ms = (self.clock() - started) * 1000
+        try:
+            return self._time_group(backend, group, meter, load_ms)
+        finally:
+            backend.unload()
+
+    def _time_group(
+        self, backend: OnnxRuntimeBackend, group: list[Candidate], meter: MemoryMeter, load_ms: float
+    ) -> dict[Candidate, Measurement]:
         phase_s = self.budget.seconds_per_plan / 2
         single = self._time_runs(backend, 1, self.budget.latency_runs, phase_s)
         meter.sample()
         results: dict[Candidate, Measurement] = {}
         for size in sorted({candidate.plan.max_batch_size for candidate in group}):
-            batch = single if size == 1 else self._time_runs(backend, size, self.budget.batch_runs, phase_s)
+            members = [c for c in group if c.plan.max_batch_size == size]
+            try:
+                batch = single if size == 1 else self._time_runs(backend, size, self.budget.batch_runs, phase_s)
+            except MCPError as exc:
+                results.update(dict.fromkeys(members, Measurement(note=f"failed at batch {size}: {exc}")))
+                continue
             meter.sample()
             figures = Figures(
                 p50_ms=_ms(np.percentile(single, 50)),
@@ -149,8 +162,7 @@ class Profiler:
                 runs=len(single) + (len(batch) if size > 1 else 0),
                 load_ms=round(load_ms, 2),
             )
-            results.update({c: Measurement(figures=figures) for c in group if c.plan.max_batch_size == size})
-        backend.unload()
+            results.update(dict.fromkeys(members, Measurement(figures=figures)))
         return results
 
     def _time_runs(self, backend: OnnxRuntimeBackend, batch: int, max_runs: int, seconds: float) -> list[float]:

@@ -31,3 +31,19 @@ def write_mlp(path: Path, width: int = 32, batch_dim: int | str = "N", seed: int
     onnx.checker.check_model(model)
     onnx.save(model, path)
     return path
+
+
+def write_batch_one_only(path: Path, width: int = 8) -> Path:
+    """Takes a dynamic batch but reshapes to [1, width]: any batch above 1 fails at run time."""
+    target = numpy_helper.from_array(np.array([1, width], dtype=np.int64), "target")
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "target"], ["y"])],
+        "batch_one_only",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", width])],
+        initializer=[target],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path

@@ -26,7 +26,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mlp_path: Path) -> Ite
     monkeypatch.setenv("COLUMNS", "200")  # tables unwrapped
     context.settings.cache_clear()
     registry = ModelRegistry(home)
-    registry.register("mlp", mlp_path, contract=InferenceContract.model_validate({"batching": {"max_batch_size": 4}}))
+    relaxed = InferenceContract.model_validate({"latency": {"p99_ms": 1000}, "batching": {"max_batch_size": 4}})
+    registry.register("mlp", mlp_path, contract=relaxed)
     impossible = InferenceContract.model_validate({"latency": {"p99_ms": 0.0001}, "batching": {"max_batch_size": 2}})
     registry.register("tight", mlp_path, contract=impossible)
     yield home

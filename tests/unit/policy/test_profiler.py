@@ -13,6 +13,8 @@ from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.profiler import ProfileBudget, Profiler, group_by_session
 from mcp2026ai.registry import ModelRegistry
 
+from .support import write_batch_one_only
+
 TIGHT = ProfileBudget(seconds_per_plan=0.02, latency_runs=8, batch_runs=4, warmup_runs=1, min_runs=2, total_seconds=10)
 TWO_CORES = HardwareProfile(cpu_model="t", logical_cores=2, online_cpus=2, ort_providers=["CPUExecutionProvider"])
 
@@ -84,3 +86,13 @@ def test_memory_meter_sees_an_allocation() -> None:
     unreadable = MemoryMeter(Path("/nonexistent"))
     unreadable.start()
     assert unreadable.peak_mb() is None
+
+
+def test_a_batch_size_that_fails_spares_the_others(registry: ModelRegistry, tmp_path: Path) -> None:
+    record = registry.register("one", write_batch_one_only(tmp_path / "one.onnx"))
+    variant = Variant(version=record.version, digest=record.digest, drift=0.0)
+    candidates = [Candidate(plan=Plan(intra_op_threads=1, max_batch_size=b), variant=variant) for b in (1, 2)]
+    results = Profiler(lambda v: registry.store.path_for(v.digest), record.signature, TIGHT)(candidates)
+    assert results[candidates[0]].figures is not None
+    failed = results[candidates[1]]
+    assert failed.figures is None and failed.note.startswith("failed at batch 2: onnxruntime failed")
