@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import contract, model, rollout
+from mcp2026ai.cli import contract, model, policy, rollout
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
 from mcp2026ai.cli.serve import serve
@@ -22,6 +22,8 @@ app.add_typer(model.app, name="model")
 app.add_typer(contract.app, name="contract")
 app.add_typer(rollout.app, name="rollout")
 app.add_typer(rollout.shadow_app, name="shadow")
+app.add_typer(policy.app, name="policy")
+app.command()(policy.probe)
 app.command()(predict)
 app.command()(serve)
 

@@ -1,0 +1,145 @@
+"""Rows and tables for ``mcp probe`` and ``mcp policy``: decisions, candidates, constraints vs figures."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from mcp2026ai.contract import InferenceContract
+from mcp2026ai.policy.orchestrator import Evaluation, fmt
+from mcp2026ai.policy.probe import HardwareProfile
+from mcp2026ai.policy.records import Decision, StoredPlan
+
+CANDIDATE_COLUMNS = ["", "plan", "p50 ms", "p99 ms", "exp p99", "rows/s", "MiB", "verdict"]
+DECISION_COLUMNS = ["time", "trigger", "version", "feasible", "chosen", "planning s"]
+CONSTRAINT_COLUMNS = ["constraint", "contract", "plan", "margin", "ok"]
+
+
+def when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else fmt(value)
+
+
+def hardware_rows(profile: HardwareProfile) -> list[dict[str, Any]]:
+    gpus = "; ".join(f"#{g.index} {g.name} ({g.memory_mb:.0f} MiB, driver {g.driver})" for g in profile.gpus)
+    return [
+        {"property": "cpu", "value": profile.cpu_model},
+        {"property": "cores (usable / online)", "value": f"{profile.logical_cores} / {profile.online_cpus}"},
+        {"property": "isa flags", "value": " ".join(profile.cpu_flags) or "-"},
+        {"property": "amx", "value": "yes" if profile.amx else "no"},
+        {"property": "numa nodes", "value": profile.numa_nodes},
+        {
+            "property": "memory total / available",
+            "value": f"{profile.memory_total_mb:.0f} / {profile.memory_available_mb:.0f} MiB",
+        },
+        {"property": "onnxruntime", "value": profile.ort_version},
+        {"property": "ort providers", "value": ", ".join(profile.ort_providers)},
+        {"property": "plan providers", "value": ", ".join(p.value for p in profile.providers)},
+        {"property": "gpus", "value": gpus or "none (nvidia-smi not found or no device)"},
+        {"property": "fingerprint", "value": profile.fingerprint()},
+    ]
+
+
+def plan_label(evaluation: Evaluation, version: str | None = None) -> str:
+    plan, variant = evaluation.plan, evaluation.candidate.variant
+    label = f"{plan.provider.value}/{plan.precision.value} t={plan.intra_op_threads} b={plan.max_batch_size}"
+    return label if variant.version == version else f"{label} @{variant.version}"
+
+
+def verdict(evaluation: Evaluation) -> str:
+    if evaluation.feasible:
+        return "ok"
+    missed = "; ".join(miss.short() for miss in evaluation.misses)
+    return missed or evaluation.note or "not measured"
+
+
+def candidate_rows(
+    evaluations: list[Evaluation], chosen: Evaluation | None, version: str | None = None
+) -> list[dict[str, Any]]:
+    rows = []
+    for evaluation in evaluations:
+        figures = evaluation.figures
+        rows.append(
+            {
+                "": "*" if chosen is not None and evaluation.candidate == chosen.candidate else "",
+                "plan": plan_label(evaluation, version),
+                "p50 ms": _num(figures.p50_ms if figures else None),
+                "p99 ms": _num(figures.p99_ms if figures else None),
+                "exp p99": _num(evaluation.expected_p99_ms),
+                "rows/s": _num(figures.throughput_rps if figures else None),
+                "MiB": _num(figures.memory_mb if figures else None),
+                "verdict": verdict(evaluation),
+            }
+        )
+    return rows
+
+
+def decision_row(decision: Decision) -> dict[str, Any]:
+    chosen = decision.chosen
+    return {
+        "time": when(decision.time),
+        "trigger": decision.trigger,
+        "version": decision.version,
+        "feasible": f"{decision.feasible_count}/{len(decision.evaluations)}",
+        "chosen": plan_label(chosen, decision.version) if chosen else "none",
+        "planning s": f"{decision.planning_s:.2f}",
+    }
+
+
+def constraint_rows(contract: InferenceContract, stored: StoredPlan) -> list[dict[str, Any]]:
+    """Each contract constraint next to the stored plan's figure and the margin left."""
+    figures, variant = stored.figures, stored.variant
+    rows = [_row("latency.p99_ms (expected)", contract.latency.p99_ms, stored.expected_p99_ms, "max", " ms")]
+    if contract.latency.p95_ms is not None and figures is not None:
+        p95 = (
+            figures.p95_ms if stored.plan.max_batch_size == 1 else stored.plan.max_queue_delay_ms + figures.batch_p95_ms
+        )
+        rows.append(_row("latency.p95_ms (expected)", contract.latency.p95_ms, p95, "max", " ms"))
+    rows.append(
+        _row(
+            "throughput.min_rps",
+            contract.throughput.min_rps,
+            figures.throughput_rps if figures else None,
+            "min",
+            " rows/s",
+        )
+    )
+    if contract.resources.memory_mb is not None:
+        rows.append(
+            _row(
+                "resources.memory_mb",
+                contract.resources.memory_mb,
+                figures.memory_mb if figures else None,
+                "max",
+                " MiB",
+            )
+        )
+    rows.append(_row("accuracy.max_drift", contract.accuracy.max_drift, variant.drift, "max", ""))
+    allowed = [p.value for p in contract.precision.allowed]
+    precision_ok = variant.precision.value in allowed
+    rows.append(
+        {
+            "constraint": "precision.allowed",
+            "contract": ", ".join(allowed),
+            "plan": variant.precision.value,
+            "margin": "",
+            "ok": "yes" if precision_ok else "NO",
+        }
+    )
+    return rows
+
+
+def _row(name: str, limit: float, actual: float | None, bound: str, unit: str) -> dict[str, Any]:
+    if actual is None:
+        return {"constraint": name, "contract": f"{fmt(limit)}{unit}", "plan": "-", "margin": "-", "ok": "?"}
+    margin = limit - actual if bound == "max" else actual - limit
+    return {
+        "constraint": name,
+        "contract": f"{'<=' if bound == 'max' else '>='} {fmt(limit)}{unit}",
+        "plan": f"{fmt(actual)}{unit}",
+        "margin": f"{'+' if margin >= 0 else '-'}{fmt(abs(margin))}{unit}",
+        "ok": "yes" if margin >= 0 else "NO",
+    }

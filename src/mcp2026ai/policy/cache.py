@@ -1,0 +1,74 @@
+"""Cache of onnxruntime-optimized models, so that reloading a planned model skips graph optimization.
+
+The first load of ``(artifact digest, plan)`` runs onnxruntime's optimizer and saves the result via
+``SessionOptions.optimized_model_filepath`` to ``<root>/<digest>-<plan hash>.onnx``; later loads open
+that file with optimization disabled. The plan hash covers the plan and the hardware fingerprint
+(CPU, ISA flags, onnxruntime version), because an optimized graph may use machine-specific kernels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import onnxruntime as ort
+
+from mcp2026ai.errors import InferenceFailedError
+from mcp2026ai.ir.signature import Signature
+from mcp2026ai.policy.plan import Plan, Provider
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend, session_options
+
+# TensorRT keeps its own engine cache; an ORT-optimized graph is not portable to it.
+_UNCACHED_PROVIDERS = (Provider.TENSORRT,)
+
+
+def plan_hash(plan: Plan, hardware_fingerprint: str) -> str:
+    document = {"plan": plan.model_dump(mode="json"), "hardware": hardware_fingerprint, "ort": ort.__version__}
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class OptimizedModelCache:
+    """``root/<digest>-<plan hash>.onnx`` files written atomically, one per artifact, plan and machine."""
+
+    def __init__(self, root: Path, hardware_fingerprint: str) -> None:
+        self.root = root
+        self.hardware_fingerprint = hardware_fingerprint
+
+    def path_for(self, digest: str, plan: Plan) -> Path:
+        return self.root / f"{digest}-{plan_hash(plan, self.hardware_fingerprint)}.onnx"
+
+    def cacheable(self, plan: Plan) -> bool:
+        return plan.provider not in _UNCACHED_PROVIDERS and plan.graph_optimization != "disable"
+
+    def ensure(self, source: Path, digest: str, plan: Plan) -> Path | None:
+        """The cached optimized model for ``plan``, writing it first if absent; None if not cacheable."""
+        if not self.cacheable(plan):
+            return None
+        target = self.path_for(digest, plan)
+        if target.exists():
+            return target
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=self.root, prefix=".optimizing-", suffix=".onnx")
+        os.close(fd)
+        try:
+            options = session_options(plan, Path(tmp_name))
+            available = set(ort.get_available_providers())
+            providers = [name for name in plan.ort_providers() if name in available]
+            ort.InferenceSession(str(source), options, providers=providers)
+            os.replace(tmp_name, target)
+        except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
+            raise InferenceFailedError(f"{source.name}: cannot write optimized model ({str(exc)[:300]})") from None
+        finally:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
+        return target
+
+    def backend(self, source: Path, digest: str, plan: Plan, signature: Signature) -> OnnxRuntimeBackend:
+        """A backend for ``plan`` that loads the cached optimized model (creating it on first use)."""
+        cached = self.ensure(source, digest, plan)
+        if cached is None:
+            return OnnxRuntimeBackend(source, signature, plan)
+        return OnnxRuntimeBackend(cached, signature, plan.model_copy(update={"graph_optimization": "disable"}))

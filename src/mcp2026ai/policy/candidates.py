@@ -1,0 +1,148 @@
+"""Candidate plans: every (variant, provider, threads, batch) the hardware and the contract allow.
+
+A *variant* is a model artifact at one precision: the registered FP32 model itself, or a verified
+quantized/FP16 child version. Which children exist is answered by a :data:`VariantLookup`; the default,
+:func:`registry_variants`, reads child versions (``ModelVersion.parent``) and their latest
+``verification`` annotation from the registry catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp2026ai.contract import InferenceContract, Precision
+from mcp2026ai.policy.plan import Plan, Provider
+from mcp2026ai.policy.probe import HardwareProfile
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+
+GPU_PROVIDERS = (Provider.CUDA, Provider.TENSORRT)
+
+
+class Variant(BaseModel):
+    """A model artifact a plan can run: which version, at which precision, how far it drifts from FP32."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: str
+    digest: str
+    name: str = Field("", description="Model name of a child registered under another name; empty: same model.")
+    precision: Precision = Precision.FP32
+    drift: float | None = Field(None, description="Verified relative L2 drift against FP32; None if not verified.")
+
+    def label(self) -> str:
+        return f"{self.precision.value}@{self.version}"
+
+
+class Candidate(BaseModel):
+    """One plan to measure, bound to the variant whose artifact it runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: Plan
+    variant: Variant
+
+    def describe(self) -> str:
+        return f"{self.plan.describe()} [{self.variant.version}]"
+
+    def session_key(self) -> tuple[str, Provider, int, int, str]:
+        """Candidates sharing this key can share one onnxruntime session (only the batch differs)."""
+        plan = self.plan
+        return (
+            self.variant.digest,
+            plan.provider,
+            plan.intra_op_threads,
+            plan.inter_op_threads,
+            plan.graph_optimization,
+        )
+
+
+VariantLookup = Callable[[ModelVersion, InferenceContract], list[Variant]]
+
+
+def base_variant(record: ModelVersion) -> Variant:
+    """The registered artifact itself (FP32 unless tagged ``precision=...``)."""
+    precision = Precision(record.tags.get("precision", Precision.FP32.value))
+    return Variant(version=record.version, digest=record.digest, precision=precision, drift=0.0)
+
+
+def _verified_drift(registry: ModelRegistry, child: ModelVersion) -> tuple[Precision | None, float | None]:
+    rows = registry.catalog.annotations(child.name, "verification", version=child.version)
+    if not rows:
+        return None, None
+    payload = rows[-1][2]
+    drift = payload.get("drift", payload.get("rel_l2"))
+    precision = payload.get("precision", child.tags.get("precision"))
+    if not isinstance(drift, int | float) or precision not in {p.value for p in Precision}:
+        return None, None
+    return Precision(str(precision)), float(drift)
+
+
+def registry_variants(registry: ModelRegistry) -> VariantLookup:
+    """Verified child versions of a record (``parent`` = its ref, its version, or its digest)."""
+
+    def lookup(record: ModelVersion, contract: InferenceContract) -> list[Variant]:
+        parents = {record.ref, record.digest}
+        variants = []
+        for child in registry.catalog.versions():
+            is_child = child.parent in parents or (child.name == record.name and child.parent == record.version)
+            if not is_child or (child.name, child.version) == (record.name, record.version):
+                continue
+            precision, drift = _verified_drift(registry, child)
+            if precision is not None and precision in contract.precision.allowed:
+                name = child.name if child.name != record.name else ""
+                variants.append(
+                    Variant(version=child.version, digest=child.digest, name=name, precision=precision, drift=drift)
+                )
+        return variants
+
+    return lookup
+
+
+def thread_counts(cores: int) -> list[int]:
+    """1, 2, 4, ... up to and including ``cores``."""
+    counts, n = [], 1
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    return [*counts, max(1, cores)]
+
+
+def batch_sizes(contract: InferenceContract, batchable: bool) -> list[int]:
+    """1, powers of two and the contract's preferred sizes, up to ``batching.max_batch_size``."""
+    if not batchable:
+        return [1]
+    limit = contract.batching.max_batch_size
+    sizes = {1, limit, *contract.batching.preferred_batch_sizes}
+    n = 2
+    while n < limit:
+        sizes.add(n)
+        n *= 2
+    return sorted(size for size in sizes if 1 <= size <= limit)
+
+
+def enumerate_candidates(
+    record: ModelVersion,
+    contract: InferenceContract,
+    hardware: HardwareProfile,
+    variants: list[Variant],
+) -> list[Candidate]:
+    """Cartesian product of variants x providers x thread counts x batch sizes."""
+    sizes = batch_sizes(contract, record.signature.batchable)
+    candidates = []
+    for variant in [base_variant(record), *variants]:
+        for provider in hardware.providers:
+            threads = [hardware.logical_cores] if provider in GPU_PROVIDERS else thread_counts(hardware.logical_cores)
+            for intra in threads:
+                for size in sizes:
+                    plan = Plan(
+                        provider=provider,
+                        precision=variant.precision,
+                        intra_op_threads=intra,
+                        inter_op_threads=1,
+                        max_batch_size=size,
+                        max_queue_delay_ms=contract.batching.max_queue_delay_ms if size > 1 else 0.0,
+                    )
+                    candidates.append(Candidate(plan=plan, variant=variant))
+    return candidates

@@ -1,0 +1,76 @@
+"""Peak resident-memory growth of this process while a plan is measured (Linux ``/proc``, no psutil).
+
+``start()`` records the current RSS and resets the kernel's high-water mark (``VmHWM``) by writing
+``5`` to ``/proc/self/clear_refs``; ``peak_mb()`` is then ``VmHWM - baseline``. Where the reset is not
+permitted, RSS sampled after each run stands in for the high-water mark. Sessions measured one after
+another in one process share the heap, so :func:`release_freed_memory` runs between them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+from pathlib import Path
+
+_SELF = Path("/proc/self")
+
+
+def release_freed_memory() -> None:
+    """Return freed heap pages to the OS (glibc ``malloc_trim``) so the next baseline is honest."""
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)
+
+
+def _status_kb(status: Path, key: str) -> int | None:
+    try:
+        text = status.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(key + ":"):
+            fields = line.split()
+            return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    return None
+
+
+class MemoryMeter:
+    """Measures how much resident memory was added at peak since :meth:`start`."""
+
+    def __init__(self, proc_self: Path = _SELF) -> None:
+        self._status = proc_self / "status"
+        self._clear_refs = proc_self / "clear_refs"
+        self._baseline_kb: int | None = None
+        self._peak_kb = 0
+        self._hwm_reset = False
+
+    def start(self) -> None:
+        self._baseline_kb = _status_kb(self._status, "VmRSS")
+        self._peak_kb = self._baseline_kb or 0
+        try:
+            self._clear_refs.write_text("5", encoding="ascii")
+            self._hwm_reset = True
+        except OSError:
+            self._hwm_reset = False
+
+    def sample(self) -> None:
+        rss = _status_kb(self._status, "VmRSS")
+        if rss is not None:
+            self._peak_kb = max(self._peak_kb, rss)
+
+    def peak_mb(self) -> float | None:
+        """Peak growth in MiB since start(), or None where /proc is not readable."""
+        if self._baseline_kb is None:
+            return None
+        self.sample()
+        peak = self._peak_kb
+        if self._hwm_reset:
+            peak = max(peak, _status_kb(self._status, "VmHWM") or 0)
+        return round(max(0, peak - self._baseline_kb) / 1024, 2)

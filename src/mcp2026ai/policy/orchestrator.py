@@ -1,0 +1,228 @@
+"""Plan selection against a contract: pure, given candidates and their measurements.
+
+A candidate is feasible when it keeps every constraint: precision allowed, verified drift within
+``accuracy.max_drift``, expected p99 (and p95) within the latency budget, throughput at or above the
+floor, memory within budget. The expected latency of a batched plan is its queue delay plus the p99 of
+one full batch; of an unbatched plan, its p99 at batch 1. Among feasible candidates the contract's
+objective decides. When none is feasible, :class:`NoFeasiblePlanError` names the nearest candidate and
+every constraint it missed, by how much.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mcp2026ai.contract import InferenceContract
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.policy.candidates import Candidate
+from mcp2026ai.policy.plan import Plan
+from mcp2026ai.policy.profiler import Figures, Measurement
+
+_UNMEASURED_PENALTY = 1e6
+
+
+def fmt(value: float) -> str:
+    """A figure for people: 4 significant digits, whole numbers from 1000 up (48210, not 4.821e+04)."""
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+class Miss(BaseModel):
+    """One constraint a candidate fails; numeric misses say by how much."""
+
+    model_config = ConfigDict(frozen=True)
+
+    constraint: str
+    bound: Literal["max", "min", "set"]
+    limit: float | None = None
+    actual: float | None = None
+    unit: str = ""
+    detail: str = ""
+
+    @property
+    def by(self) -> float | None:
+        if self.limit is None or self.actual is None:
+            return None
+        return abs(self.actual - self.limit)
+
+    @property
+    def relative(self) -> float:
+        """Shortfall relative to the limit (1.0 for a miss that has no size)."""
+        by = self.by
+        return 1.0 if by is None or not self.limit else by / abs(self.limit)
+
+    def short(self) -> str:
+        """A compact form for tables, e.g. ``p99_ms +7 ms`` or ``min_rps -75.2 rows/s``."""
+        name = self.constraint.split(".")[-1]
+        by = self.by
+        if by is None:
+            return name
+        sign = "+" if self.bound == "max" else "-"
+        return f"{name} {sign}{fmt(by)}{' ' + self.unit if self.unit else ''}"
+
+    def describe(self) -> str:
+        by = self.by
+        if by is None or self.actual is None:
+            return f"{self.constraint} ({self.detail})"
+        unit = f" {self.unit}" if self.unit else ""
+        op = ">" if self.bound == "max" else "<"
+        return f"{self.constraint} by {fmt(by)}{unit} ({fmt(self.actual)} {op} {fmt(self.limit or 0.0)})"
+
+
+class Evaluation(BaseModel):
+    """A candidate, its figures (None if it could not be measured) and the constraints it misses."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: Candidate
+    figures: Figures | None = None
+    expected_p99_ms: float | None = None
+    misses: list[Miss] = []
+    note: str = ""
+
+    @property
+    def feasible(self) -> bool:
+        return self.figures is not None and not self.misses
+
+    @property
+    def plan(self) -> Plan:
+        return self.candidate.plan
+
+
+def expected_latency_ms(plan: Plan, figures: Figures, quantile: Literal[95, 99] = 99) -> float:
+    if plan.max_batch_size == 1:
+        return figures.p99_ms if quantile == 99 else figures.p95_ms
+    batch = figures.batch_p99_ms if quantile == 99 else figures.batch_p95_ms
+    return round(plan.max_queue_delay_ms + batch, 3)
+
+
+def static_misses(contract: InferenceContract, candidate: Candidate) -> list[Miss]:
+    """Constraints decided before measuring: precision and verified drift."""
+    variant = candidate.variant
+    misses = []
+    if variant.precision not in contract.precision.allowed:
+        allowed = ", ".join(p.value for p in contract.precision.allowed)
+        misses.append(
+            Miss(constraint="precision.allowed", bound="set", detail=f"{variant.precision.value} not in [{allowed}]")
+        )
+    if variant.drift is None:
+        misses.append(
+            Miss(constraint="accuracy.max_drift", bound="max", detail=f"{variant.label()} has no verified drift")
+        )
+    elif variant.drift > contract.accuracy.max_drift:
+        misses.append(
+            Miss(constraint="accuracy.max_drift", bound="max", limit=contract.accuracy.max_drift, actual=variant.drift)
+        )
+    return misses
+
+
+def measured_misses(
+    contract: InferenceContract, plan: Plan, figures: Figures, observed_p99_ms: float | None = None
+) -> list[Miss]:
+    """Constraints checked against figures; ``observed_p99_ms`` (from serving) overrides the p99 estimate."""
+    misses = []
+    p99 = expected_latency_ms(plan, figures) if observed_p99_ms is None else observed_p99_ms
+    if p99 > contract.latency.p99_ms:
+        misses.append(
+            Miss(constraint="latency.p99_ms", bound="max", limit=contract.latency.p99_ms, actual=p99, unit="ms")
+        )
+    p95_budget = contract.latency.p95_ms
+    if p95_budget is not None and (p95 := expected_latency_ms(plan, figures, 95)) > p95_budget:
+        misses.append(Miss(constraint="latency.p95_ms", bound="max", limit=p95_budget, actual=p95, unit="ms"))
+    floor = contract.throughput.min_rps
+    if figures.throughput_rps < floor:
+        misses.append(
+            Miss(
+                constraint="throughput.min_rps", bound="min", limit=floor, actual=figures.throughput_rps, unit="rows/s"
+            )
+        )
+    memory = contract.resources.memory_mb
+    if memory is not None and figures.memory_mb is not None and figures.memory_mb > memory:
+        misses.append(
+            Miss(constraint="resources.memory_mb", bound="max", limit=memory, actual=figures.memory_mb, unit="MiB")
+        )
+    return misses
+
+
+def evaluate(
+    contract: InferenceContract,
+    candidate: Candidate,
+    measurement: Measurement | None,
+    observed_p99_ms: float | None = None,
+) -> Evaluation:
+    misses = static_misses(contract, candidate)
+    figures = measurement.figures if measurement else None
+    note = measurement.note if measurement else "not measured"
+    if figures is None:
+        return Evaluation(candidate=candidate, misses=misses, note=note)
+    misses += measured_misses(contract, candidate.plan, figures, observed_p99_ms)
+    p99 = expected_latency_ms(candidate.plan, figures) if observed_p99_ms is None else observed_p99_ms
+    return Evaluation(candidate=candidate, figures=figures, expected_p99_ms=p99, misses=misses, note=note)
+
+
+def evaluate_all(
+    contract: InferenceContract, candidates: Sequence[Candidate], measurements: Mapping[Candidate, Measurement]
+) -> list[Evaluation]:
+    return [evaluate(contract, candidate, measurements.get(candidate)) for candidate in candidates]
+
+
+def rank_key(objective: str, evaluation: Evaluation) -> tuple[float, ...]:
+    """Smaller is better; ties go to fewer threads, smaller batches and lower drift."""
+    figures = evaluation.figures
+    assert figures is not None and evaluation.expected_p99_ms is not None
+    plan, drift = evaluation.plan, evaluation.candidate.variant.drift or 0.0
+    tail = (float(plan.intra_op_threads), float(plan.max_batch_size), drift)
+    memory = figures.memory_mb if figures.memory_mb is not None else float("inf")
+    if objective == "throughput":
+        return (-figures.throughput_rps, evaluation.expected_p99_ms, *tail)
+    if objective == "memory":
+        return (memory, evaluation.expected_p99_ms, *tail)
+    return (evaluation.expected_p99_ms, *tail)
+
+
+def shortfall(evaluation: Evaluation) -> float:
+    """How far a candidate is from feasible (sum of relative misses); unmeasured ones are farthest."""
+    penalty = _UNMEASURED_PENALTY if evaluation.figures is None else 0.0
+    return penalty + sum(miss.relative for miss in evaluation.misses)
+
+
+def nearest(evaluations: Sequence[Evaluation]) -> Evaluation | None:
+    return min(evaluations, key=shortfall, default=None)
+
+
+class NoFeasiblePlanError(InvalidArgumentError):
+    """No candidate keeps every constraint; names the nearest candidate and what it missed."""
+
+    def __init__(self, subject: str, evaluations: Sequence[Evaluation]) -> None:
+        self.nearest = nearest(evaluations)
+        self.evaluations = list(evaluations)
+        super().__init__(infeasible_message(subject, evaluations))
+
+
+def infeasible_message(subject: str, evaluations: Sequence[Evaluation]) -> str:
+    near = nearest(evaluations)
+    head = f"no plan meets the contract of {subject} on this machine ({len(evaluations)} candidates)"
+    if near is None:
+        return head + ": no candidate plan (no usable provider?)"
+    missed = "; ".join(miss.describe() for miss in near.misses) or near.note or "not measured"
+    return f"{head}; nearest: {near.candidate.describe()} misses {missed}"
+
+
+def chosen_reason(contract: InferenceContract, chosen: Evaluation, evaluations: Sequence[Evaluation]) -> str:
+    feasible = sum(1 for evaluation in evaluations if evaluation.feasible)
+    figures = chosen.figures
+    assert figures is not None
+    memory = f", {fmt(figures.memory_mb)} MiB" if figures.memory_mb is not None else ""
+    return (
+        f"best {contract.objective} of {feasible} feasible / {len(evaluations)} candidates: "
+        f"p99 {fmt(chosen.expected_p99_ms or 0.0)} ms <= {fmt(contract.latency.p99_ms)}, "
+        f"{fmt(figures.throughput_rps)} rows/s >= {fmt(contract.throughput.min_rps)}{memory}"
+    )
+
+
+def select_plan(contract: InferenceContract, evaluations: Sequence[Evaluation]) -> Evaluation | None:
+    """The feasible evaluation best on the contract's objective, or None."""
+    feasible = [evaluation for evaluation in evaluations if evaluation.feasible]
+    return min(feasible, key=lambda e: rank_key(contract.objective, e), default=None)

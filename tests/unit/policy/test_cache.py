@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp2026ai.errors import InferenceFailedError
+from mcp2026ai.ir import import_model
+from mcp2026ai.policy.cache import OptimizedModelCache
+from mcp2026ai.policy.plan import Plan, Provider
+from mcp2026ai.runtime import OnnxRuntimeBackend
+
+
+def test_optimized_model_written_once_and_gives_the_same_outputs(tmp_path: Path, mlp_path: Path) -> None:
+    cache = OptimizedModelCache(tmp_path / "cache", "hw1")
+    plan = Plan(intra_op_threads=1)
+    first = cache.ensure(mlp_path, "digest", plan)
+    assert first is not None and first.exists() and first.name.startswith("digest-")
+    written_at = first.stat().st_mtime_ns
+    assert cache.ensure(mlp_path, "digest", plan) == first
+    assert first.stat().st_mtime_ns == written_at
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [first.name]  # no temp files left
+
+    signature = import_model(mlp_path, tmp_path / "tmp").signature
+    x = np.random.default_rng(1).standard_normal((2, 32)).astype(np.float32)
+    reference = OnnxRuntimeBackend(mlp_path, signature, plan)
+    reference.load()
+    cached = cache.backend(mlp_path, "digest", plan, signature)
+    assert cached.model_path == first and cached.plan.graph_optimization == "disable"
+    cached.load()
+    np.testing.assert_allclose(cached.infer({"x": x})["y"], reference.infer({"x": x})["y"], rtol=1e-5)
+
+
+def test_cache_key_depends_on_plan_and_hardware(tmp_path: Path) -> None:
+    cache = OptimizedModelCache(tmp_path, "hw1")
+    one, two = Plan(intra_op_threads=1), Plan(intra_op_threads=2)
+    assert cache.path_for("d", one) != cache.path_for("d", two)
+    assert cache.path_for("d", one) != OptimizedModelCache(tmp_path, "hw2").path_for("d", one)
+    assert cache.path_for("d", one) == OptimizedModelCache(tmp_path, "hw1").path_for("d", one)
+
+
+def test_uncacheable_plans_use_the_source(tmp_path: Path, mlp_path: Path) -> None:
+    cache = OptimizedModelCache(tmp_path / "cache", "hw")
+    assert cache.ensure(mlp_path, "d", Plan(provider=Provider.TENSORRT)) is None
+    assert cache.ensure(mlp_path, "d", Plan(graph_optimization="disable")) is None
+    signature = import_model(mlp_path, tmp_path / "tmp").signature
+    assert cache.backend(mlp_path, "d", Plan(graph_optimization="disable"), signature).model_path == mlp_path
+
+
+def test_broken_model_fails_with_a_domain_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"nope")
+    with pytest.raises(InferenceFailedError, match=r"broken\.onnx: cannot write optimized model"):
+        OptimizedModelCache(tmp_path / "cache", "hw").ensure(broken, "d", Plan())
+    assert list((tmp_path / "cache").iterdir()) == []

@@ -1,0 +1,98 @@
+"""Real measurement of a tiny generated model with onnxruntime, under a tight budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from mcp2026ai.contract import InferenceContract
+from mcp2026ai.policy.candidates import Candidate, Variant, enumerate_candidates
+from mcp2026ai.policy.memory import MemoryMeter
+from mcp2026ai.policy.plan import Plan
+from mcp2026ai.policy.probe import HardwareProfile
+from mcp2026ai.policy.profiler import ProfileBudget, Profiler, group_by_session
+from mcp2026ai.registry import ModelRegistry
+
+from .support import write_batch_one_only
+
+TIGHT = ProfileBudget(seconds_per_plan=0.02, latency_runs=8, batch_runs=4, warmup_runs=1, min_runs=2, total_seconds=10)
+TWO_CORES = HardwareProfile(cpu_model="t", logical_cores=2, online_cpus=2, ort_providers=["CPUExecutionProvider"])
+
+
+def _candidates(registry: ModelRegistry, mlp_path: Path) -> tuple[Profiler, list[Candidate]]:
+    contract = InferenceContract.model_validate({"batching": {"max_batch_size": 4}})
+    record = registry.register("mlp", mlp_path, contract=contract)
+    candidates = enumerate_candidates(record, contract, TWO_CORES, [])
+    profiler = Profiler(lambda v: registry.store.path_for(v.digest), record.signature, TIGHT)
+    return profiler, candidates
+
+
+def test_candidates_differing_only_in_batch_share_a_session() -> None:
+    variant = Variant(version="1", digest="d")
+    candidates = [
+        Candidate(plan=Plan(intra_op_threads=t, max_batch_size=b), variant=variant) for t in (1, 2) for b in (1, 4)
+    ]
+    assert [[c.plan.max_batch_size for c in g] for g in group_by_session(candidates)] == [[1, 4], [1, 4]]
+
+
+def test_profiler_measures_every_candidate_within_bounds(registry: ModelRegistry, mlp_path: Path) -> None:
+    profiler, candidates = _candidates(registry, mlp_path)
+    results = profiler(candidates)
+    assert set(results) == set(candidates)
+    for candidate, measurement in results.items():
+        figures = measurement.figures
+        assert figures is not None, measurement.note
+        assert 0 < figures.p50_ms <= figures.p95_ms <= figures.p99_ms
+        assert figures.batch_p99_ms > 0 and figures.throughput_rps > 0
+        assert figures.memory_mb is not None and figures.memory_mb >= 0
+        assert figures.load_ms > 0
+        timed_batch = 0 if candidate.plan.max_batch_size == 1 else TIGHT.batch_runs
+        assert TIGHT.min_runs <= figures.runs <= TIGHT.latency_runs + timed_batch
+    same_session = [results[c].figures for c in candidates if c.plan.intra_op_threads == 1]
+    assert len({f.p99_ms for f in same_session if f}) == 1  # batch-1 latency measured once per session
+
+
+def test_total_budget_leaves_later_sessions_unmeasured(registry: ModelRegistry, mlp_path: Path) -> None:
+    profiler, candidates = _candidates(registry, mlp_path)
+    ticks: Iterator[float] = iter(float(i) for i in range(10_000))
+    profiler.clock = lambda: next(ticks)  # every reading advances one "second"
+    profiler.budget = TIGHT.model_copy(update={"total_seconds": 3})
+    results = profiler(candidates)
+    notes = {c.plan.intra_op_threads: results[c].note for c in candidates}
+    assert results[candidates[0]].figures is not None
+    assert notes[2] == "not measured: planning budget of 3 s spent"
+
+
+def test_a_session_that_cannot_load_is_reported_not_raised(
+    registry: ModelRegistry, mlp_path: Path, tmp_path: Path
+) -> None:
+    profiler, candidates = _candidates(registry, mlp_path)
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not onnx")
+    profiler.model_path = lambda v: broken
+    results = profiler(candidates[:1])
+    assert results[candidates[0]].figures is None
+    assert results[candidates[0]].note.startswith("failed to load:")
+
+
+def test_memory_meter_sees_an_allocation() -> None:
+    meter = MemoryMeter()
+    meter.start()
+    block = bytearray(64 * 1024 * 1024)
+    block[::4096] = b"x" * len(block[::4096])  # touch every page
+    peak = meter.peak_mb()
+    del block
+    assert peak is not None and peak >= 60
+    unreadable = MemoryMeter(Path("/nonexistent"))
+    unreadable.start()
+    assert unreadable.peak_mb() is None
+
+
+def test_a_batch_size_that_fails_spares_the_others(registry: ModelRegistry, tmp_path: Path) -> None:
+    record = registry.register("one", write_batch_one_only(tmp_path / "one.onnx"))
+    variant = Variant(version=record.version, digest=record.digest, drift=0.0)
+    candidates = [Candidate(plan=Plan(intra_op_threads=1, max_batch_size=b), variant=variant) for b in (1, 2)]
+    results = Profiler(lambda v: registry.store.path_for(v.digest), record.signature, TIGHT)(candidates)
+    assert results[candidates[0]].figures is not None
+    failed = results[candidates[1]]
+    assert failed.figures is None and failed.note.startswith("failed at batch 2: onnxruntime failed")
