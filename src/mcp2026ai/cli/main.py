@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import contract, model
+from mcp2026ai.cli import audit, contract, keys, model, tokens
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
 from mcp2026ai.errors import MCPError
@@ -19,6 +19,9 @@ app = typer.Typer(
 )
 app.add_typer(model.app, name="model")
 app.add_typer(contract.app, name="contract")
+app.add_typer(keys.app, name="keys")
+app.add_typer(tokens.app, name="token")
+app.add_typer(audit.app, name="audit")
 app.command()(predict)
 
 
