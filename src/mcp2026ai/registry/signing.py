@@ -35,7 +35,7 @@ class ModelSignature(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     algorithm: Literal["ed25519"] = "ed25519"
-    payload_format: Literal["mcp2026ai/model-signature/v1"] = PAYLOAD_FORMAT
+    payload_format: Literal["mcp2026ai/model-signature/v1"] = "mcp2026ai/model-signature/v1"
     key_id: str
     signer: str
     digest: str
