@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.security import AuditLog, SecurityPaths
+from mcp2026ai.security.encryption import cipher_from_settings
 from mcp2026ai.settings import Settings, load_settings
 
 
@@ -18,7 +19,8 @@ def settings() -> Settings:
 
 
 def registry() -> ModelRegistry:
-    return ModelRegistry(settings().home)
+    """The registry; new artifacts are encrypted at rest when an artifact key is configured."""
+    return ModelRegistry(settings().home, cipher_from_settings(settings()))
 
 
 def security_paths() -> SecurityPaths:

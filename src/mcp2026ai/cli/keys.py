@@ -11,6 +11,7 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.model import key_passphrase
 from mcp2026ai.cli.output import console, print_table
 from mcp2026ai.security import KeyRing, TrustedKeys, load_public_key, trust_key_file
+from mcp2026ai.security.encryption import write_new_key
 
 app = typer.Typer(help="Ed25519 signing keys and trusted public keys.", no_args_is_help=True)
 
@@ -42,6 +43,18 @@ def trust(
     key = trust_key_file(path, context.security_paths().trusted_dir, name)
     context.audit("keys.trust", key.name, {"key_id": key.key_id, "source": str(path)})
     console.print(f"trusted key [bold]{key.name}[/] ({key.key_id})", highlight=False)
+
+
+@app.command("data-key")
+def data_key(
+    out: Annotated[Path, typer.Option(help="Where to write the key (keep it off the artifacts' disk).")],
+    force: Annotated[bool, typer.Option(help="Replace an existing key file.")] = False,
+) -> None:
+    """Create a random AES-256 key for encrypting artifacts at rest (enable with MCP_ARTIFACT_KEY_FILE)."""
+    write_new_key(out, overwrite=force)
+    context.audit("keys.data-key", str(out), {})
+    console.print(f"wrote artifact key {out} (mode 0600)", highlight=False)
+    console.print(f"enable with: export MCP_ARTIFACT_KEY_FILE={out}", highlight=False)
 
 
 @app.command("list")

@@ -18,10 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mcp2026ai.errors import SignatureError
+from mcp2026ai.errors import NotFoundError, SignatureError
 from mcp2026ai.registry.records import ModelVersion
 from mcp2026ai.registry.service import ModelRegistry
-from mcp2026ai.registry.store import sha256_of
 from mcp2026ai.security.keys import SigningKey
 from mcp2026ai.security.trust import TrustedKeys
 
@@ -60,12 +59,7 @@ def signing_payload(record: ModelVersion, digest: str) -> bytes:
 
 def disk_digest(registry: ModelRegistry, record: ModelVersion) -> str:
     """sha256 of the stored artifact as it is on disk now; refuses a missing or modified file."""
-    path = registry.artifact_path(record)
-    if not path.is_file():
-        raise SignatureError(f"{record.ref}: artifact {path} is missing")
-    digest = sha256_of(path)
-    _check_digest(record, digest, str(path))
-    return digest
+    return _read_checked(registry, record)[1]
 
 
 def sign_version(registry: ModelRegistry, record: ModelVersion, key: SigningKey) -> ModelSignature:
@@ -96,19 +90,13 @@ def signatures(registry: ModelRegistry, record: ModelVersion) -> list[ModelSigna
 
 
 def verify_artifact(registry: ModelRegistry, record: ModelVersion, trusted_keys: TrustedKeys) -> ModelSignature:
-    """Recompute the artifact digest from disk and check a trusted signature; raise SignatureError if not."""
+    """Re-read and re-hash the artifact from disk and check a trusted signature; SignatureError if not."""
     return verify_digest(registry, record, disk_digest(registry, record), trusted_keys)
 
 
 def read_verified_artifact(registry: ModelRegistry, record: ModelVersion, trusted_keys: TrustedKeys) -> bytes:
     """The artifact's bytes, read once and verified: load these (no window to swap the file after the check)."""
-    path = registry.artifact_path(record)
-    try:
-        data = path.read_bytes()
-    except OSError:
-        raise SignatureError(f"{record.ref}: artifact {path} is missing or unreadable") from None
-    digest = hashlib.sha256(data).hexdigest()
-    _check_digest(record, digest, str(path))
+    data, digest = _read_checked(registry, record)
     verify_digest(registry, record, digest, trusted_keys)
     return data
 
@@ -137,12 +125,19 @@ def verify_digest(
     )
 
 
-def _check_digest(record: ModelVersion, digest: str, where: str) -> None:
+def _read_checked(registry: ModelRegistry, record: ModelVersion) -> tuple[bytes, str]:
+    """The artifact's plaintext and its sha256, which must equal the registered digest."""
+    try:
+        data = registry.artifact_bytes(record)
+    except (NotFoundError, OSError):
+        raise SignatureError(f"{record.ref}: artifact {record.digest[:12]} is missing or unreadable") from None
+    digest = hashlib.sha256(data).hexdigest()
     if digest != record.digest:
         raise SignatureError(
-            f"{record.ref}: artifact {where} was modified on disk "
+            f"{record.ref}: artifact {registry.store.path_for(record.digest)} was modified on disk "
             f"(sha256 {digest[:12]}, registered {record.digest[:12]})"
         )
+    return data, digest
 
 
 def _decode(value: str) -> bytes:
