@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -43,7 +43,15 @@ def show(
     if as_json:
         print_json(entries)
         return
-    rows = [
-        {**entry, "hash": str(entry.get("hash", ""))[:12], "details": entry.get("details") or ""} for entry in entries
-    ]
+    rows = [_row(entry) for entry in entries]
     print_table("audit", rows, ["seq", "time", "actor", "action", "target", "details", "hash"])
+
+
+def _row(entry: dict[str, Any]) -> dict[str, Any]:
+    details = entry.get("details") or {}
+    return {
+        **entry,
+        "time": str(entry.get("time", ""))[:19].replace("T", " "),
+        "details": " ".join(f"{key}={str(value)[:16]}" for key, value in sorted(details.items())),
+        "hash": str(entry.get("hash", ""))[:12],
+    }

@@ -10,6 +10,7 @@ import typer
 from mcp2026ai.cli import context
 from mcp2026ai.cli.model import key_passphrase
 from mcp2026ai.cli.output import console, print_table
+from mcp2026ai.errors import AlreadyExistsError
 from mcp2026ai.security import KeyRing, TrustedKeys, load_public_key, trust_key_file
 from mcp2026ai.security.encryption import write_new_key
 
@@ -25,9 +26,12 @@ def init(
     """Create a key pair under MCP_HOME/keys (private key 0600; encrypted if MCP_KEY_PASSPHRASE is set)."""
     paths = context.security_paths()
     ring = KeyRing(paths.keys_dir)
+    trusted_copy = paths.trusted_dir / f"{name}.pub"
+    if trust and trusted_copy.exists() and not force and not ring.private_path(name).exists():
+        raise AlreadyExistsError(f"{trusted_copy}: a key named {name!r} is already trusted (choose another --name)")
     key = ring.create(name, passphrase=key_passphrase(), overwrite=force)
     if trust:
-        trust_key_file(ring.public_path(name), paths.trusted_dir)
+        trust_key_file(ring.public_path(name), paths.trusted_dir, replace=True)
     context.audit("keys.init", name, {"key_id": key.key_id, "trusted": trust})
     console.print(f"created key [bold]{name}[/] ({key.key_id})", highlight=False)
     console.print(f"private {ring.private_path(name)}", highlight=False)

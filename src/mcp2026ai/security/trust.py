@@ -52,13 +52,16 @@ class TrustedKeys:
         return len(self._keys)
 
 
-def trust_key_file(source: Path, trusted_dir: Path, name: str | None = None) -> PublicKey:
-    """Validate a public key file and copy it into ``trusted_dir`` as ``NAME.pub``."""
+def trust_key_file(source: Path, trusted_dir: Path, name: str | None = None, *, replace: bool = False) -> PublicKey:
+    """Validate a public key file and copy it into ``trusted_dir`` as ``NAME.pub``.
+
+    A different key already trusted under that name is only replaced when ``replace`` is set.
+    """
     key = load_public_key(source, validate_key_name(name) if name else None)
     validate_key_name(key.name)
     trusted_dir.mkdir(parents=True, exist_ok=True)
     target = trusted_dir / f"{key.name}{PUBLIC_SUFFIX}"
-    if target.exists() and load_public_key(target).key_id != key.key_id:
+    if not replace and target.exists() and load_public_key(target).key_id != key.key_id:
         raise AlreadyExistsError(f"{target}: a different key is already trusted as {key.name!r} (use --name)")
     if target.resolve() != source.resolve():
         shutil.copyfile(source, target)

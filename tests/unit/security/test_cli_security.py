@@ -127,3 +127,27 @@ def test_audit_verify_and_show(cli: Cli, home: Path, relu_model: Path) -> None:
     broken = cli("audit", "verify", "--path", str(log))
     assert broken.code == 2
     assert "audit chain broken at line 2" in broken.err and broken.err.count("\n") == 1
+
+
+def test_keys_init_force_replaces_the_trusted_copy_and_old_signatures_stop_verifying(
+    cli: Cli, home: Path, relu_model: Path
+) -> None:
+    cli("keys", "init")
+    cli("model", "register", "--name", "relu", "--path", str(relu_model))
+    cli("model", "sign", "--name", "relu")
+    again = cli("keys", "init")
+    assert again.code == 2 and "already exists" in again.err
+    assert cli("keys", "init", "--force").code == 0
+    stale = cli("model", "verify", "--name", "relu")
+    assert stale.code == 2 and "signed only by untrusted key" in stale.err
+    cli("model", "sign", "--name", "relu")
+    assert cli("model", "verify", "--name", "relu").code == 0
+
+
+def test_keys_init_does_not_shadow_a_trusted_key_of_the_same_name(cli: Cli, home: Path, tmp_path: Path) -> None:
+    KeyRing(tmp_path / "ci").create("default")
+    assert cli("keys", "trust", str(tmp_path / "ci" / "default.pub")).code == 0
+    clash = cli("keys", "init")
+    assert clash.code == 2 and "already trusted" in clash.err
+    assert not (home / "keys" / "default.key").exists()
+    assert cli("keys", "init", "--name", "local").code == 0
