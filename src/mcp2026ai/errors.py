@@ -16,6 +16,7 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
     │   └── DeadlineExceededError   request timeout expired before it ran
     ├── UnauthenticatedError
     ├── PermissionDeniedError
+    │   └── SignatureError          an unsigned, untrusted or tampered model artifact
     └── InferenceFailedError        the runtime failed on valid input (a server fault)
 
 This module imports nothing from HTTP or gRPC: the transports map these classes to status codes
@@ -83,6 +84,14 @@ class UnauthenticatedError(MCPError):
 
 class PermissionDeniedError(MCPError):
     """Credentials are valid but lack the needed scope."""
+
+
+class SignatureError(PermissionDeniedError):
+    """A model version is unsigned, signed by an untrusted key, or its artifact/metadata were altered.
+
+    A subclass of :class:`PermissionDeniedError` so that transports refuse it (403 /
+    PERMISSION_DENIED) without a table entry of their own; the message names the model version.
+    """
 
 
 class InferenceFailedError(MCPError):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
@@ -16,6 +17,28 @@ class Settings(BaseSettings):
         description="Where the registry keeps artifacts and its SQLite catalog (MCP_HOME).",
     )
     log_level: str = Field("info", description="Logging level (MCP_LOG_LEVEL).")
+    trusted_keys: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list,
+        description="Extra trusted Ed25519 public key files, comma-separated (MCP_TRUSTED_KEYS); "
+        "MCP_HOME/trusted/*.pub are always trusted.",
+    )
+    audit_log: Path | None = Field(
+        default=None, description="Audit log file (MCP_AUDIT_LOG); MCP_HOME/audit.jsonl if unset."
+    )
+    artifact_key_file: Path | None = Field(
+        default=None,
+        description="Base64 AES-256 key file; when set, new artifacts are encrypted at rest (MCP_ARTIFACT_KEY_FILE).",
+    )
+    artifact_key: SecretStr | None = Field(
+        default=None, description="The same key inline, base64 (MCP_ARTIFACT_KEY); the file wins if both are set."
+    )
+
+    @field_validator("trusted_keys", mode="before")
+    @classmethod
+    def _split_paths(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [Path(part.strip()) for part in value.split(",") if part.strip()]
+        return value
 
 
 def load_settings() -> Settings:

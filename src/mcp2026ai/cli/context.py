@@ -1,10 +1,15 @@
-"""Objects CLI commands share: settings and the registry they open."""
+"""Objects CLI commands share: settings, the registry, security paths and the audit hook."""
 
 from __future__ import annotations
 
+import getpass
+import os
 from functools import lru_cache
+from typing import Any
 
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.security import AuditLog, SecurityPaths
+from mcp2026ai.security.encryption import cipher_from_settings
 from mcp2026ai.settings import Settings, load_settings
 
 
@@ -14,4 +19,22 @@ def settings() -> Settings:
 
 
 def registry() -> ModelRegistry:
-    return ModelRegistry(settings().home)
+    """The registry; new artifacts are encrypted at rest when an artifact key is configured."""
+    return ModelRegistry(settings().home, cipher_from_settings(settings()))
+
+
+def security_paths() -> SecurityPaths:
+    return SecurityPaths.from_settings(settings())
+
+
+def actor() -> str:
+    """``cli:<os user>`` — who ran a management command."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return f"cli:uid-{os.getuid()}"
+
+
+def audit(action: str, target: str, details: dict[str, Any] | None = None) -> None:
+    """Record a management action done from the CLI in the audit log."""
+    AuditLog(security_paths().audit_log).record(action, actor(), target, details)

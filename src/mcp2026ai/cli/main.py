@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import contract, model, policy, rollout
+from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
 from mcp2026ai.cli.serve import serve
@@ -24,6 +24,9 @@ app.add_typer(rollout.app, name="rollout")
 app.add_typer(rollout.shadow_app, name="shadow")
 app.add_typer(policy.app, name="policy")
 app.command()(policy.probe)
+app.add_typer(keys.app, name="keys")
+app.add_typer(tokens.app, name="token")
+app.add_typer(audit.app, name="audit")
 app.command()(predict)
 app.command()(serve)
 

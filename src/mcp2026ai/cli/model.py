@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,8 @@ from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelVersion, Preprocessing, Stage
+from mcp2026ai.registry.signing import sign_version, verify_artifact
+from mcp2026ai.security import KeyRing, TrustedKeys
 
 app = typer.Typer(help="Register and manage model versions.", no_args_is_help=True)
 
@@ -60,6 +63,7 @@ def register(
         tags=parse_tags(tag or []),
         preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
     )
+    context.audit("model.register", record.ref, {"digest": record.digest, "source": str(path)})
     if as_json:
         print_json(record.model_dump(mode="json"))
         return
@@ -101,6 +105,7 @@ def promote(
 ) -> None:
     """Move a version to another stage (dev, staging, production, archived)."""
     record = context.registry().promote(name, version, stage)
+    context.audit("model.promote", record.ref, {"stage": record.stage.value})
     console.print(f"{record.ref} is now {record.stage.value}")
 
 
@@ -111,7 +116,43 @@ def remove(
 ) -> None:
     """Remove a version (or the whole model) and its unreferenced artifacts."""
     removed = context.registry().remove(name, version)
+    for record in removed:
+        context.audit("model.rm", record.ref, {"digest": record.digest})
     console.print(f"removed {', '.join(record.ref for record in removed)}")
+
+
+@app.command()
+def sign(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    version: Annotated[str | None, typer.Option(help="Version; the default version if omitted.")] = None,
+    key: Annotated[str, typer.Option(help="Signing key name under MCP_HOME/keys.")] = "default",
+) -> None:
+    """Sign a version's artifact digest and metadata with an Ed25519 key (passphrase: MCP_KEY_PASSPHRASE)."""
+    registry = context.registry()
+    record = registry.resolve(name, version)
+    signing_key = KeyRing(context.security_paths().keys_dir).load(key, passphrase=key_passphrase())
+    signature = sign_version(registry, record, signing_key)
+    context.audit("model.sign", record.ref, {"key_id": signature.key_id, "signer": signature.signer})
+    console.print(f"signed [bold]{record.ref}[/] with key {signature.signer} ({signature.key_id})")
+
+
+@app.command()
+def verify(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    version: Annotated[str | None, typer.Option(help="Version; the default version if omitted.")] = None,
+) -> None:
+    """Re-hash the artifact on disk and check a trusted signature; exits 2 with the reason if not."""
+    registry = context.registry()
+    record = registry.resolve(name, version)
+    trusted = TrustedKeys.from_config(context.security_paths().trust_config())
+    signature = verify_artifact(registry, record, trusted)
+    who = f"key {signature.signer} {signature.key_id}"
+    console.print(f"{record.ref}: signature ok ({who}, sha256 {record.digest[:12]})", highlight=False)
+
+
+def key_passphrase() -> bytes | None:
+    value = os.environ.get("MCP_KEY_PASSPHRASE")
+    return value.encode("utf-8") if value else None
 
 
 def _print_record(record: ModelVersion) -> None:

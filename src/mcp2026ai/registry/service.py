@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
@@ -13,6 +14,9 @@ from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.versioning import SemVer, next_version
+
+if TYPE_CHECKING:
+    from mcp2026ai.security.encryption import ArtifactCipher
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -28,9 +32,9 @@ def validate_model_name(name: str) -> str:
 class ModelRegistry:
     """Facade over the artifact store and the SQLite catalog under ``home``."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, cipher: ArtifactCipher | None = None) -> None:
         self.home = home
-        self.store = ArtifactStore(home / "artifacts")
+        self.store = ArtifactStore(home / "artifacts", cipher)
         self.catalog = Catalog(home / "registry.db")
 
     def register(
@@ -116,7 +120,16 @@ class ModelRegistry:
         return doomed
 
     def artifact_path(self, record: ModelVersion) -> Path:
+        """The plaintext file; an artifact encrypted at rest has none: use :meth:`artifact_bytes`."""
+        if self.store.is_encrypted(record.digest):
+            raise InvalidArgumentError(
+                f"{record.ref} is encrypted at rest and has no plaintext file; load it from artifact_bytes()"
+            )
         return self.store.path_for(record.digest)
+
+    def artifact_bytes(self, record: ModelVersion) -> bytes:
+        """The artifact's plaintext bytes (decrypted when stored encrypted)."""
+        return self.store.read(record.digest)
 
 
 def _normalize(version: str) -> str:

@@ -1,4 +1,4 @@
-"""Content-addressed artifact store: files kept under their sha256 digest."""
+"""Content-addressed artifact store: files kept under their sha256 digest, optionally encrypted."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mcp2026ai.errors import NotFoundError, SignatureError
+
+if TYPE_CHECKING:
+    from mcp2026ai.security.encryption import ArtifactCipher
 
 _CHUNK = 1 << 20
+ENCRYPTED_SUFFIX = ".enc"
 
 
 def sha256_of(path: Path) -> str:
@@ -20,35 +27,69 @@ def sha256_of(path: Path) -> str:
 
 
 class ArtifactStore:
-    """``root/objects/ab/abcdef....onnx``: immutable, deduplicated, written atomically."""
+    """``root/objects/ab/abcdef....onnx``: immutable, deduplicated, written atomically.
 
-    def __init__(self, root: Path) -> None:
+    With a ``cipher``, new artifacts are written encrypted as ``....onnx.enc`` (the digest stays
+    that of the plaintext) and must be read with :meth:`read`; plaintext artifacts stored earlier
+    stay readable.
+    """
+
+    def __init__(self, root: Path, cipher: ArtifactCipher | None = None) -> None:
         self.root = root
+        self.cipher = cipher
         (root / "objects").mkdir(parents=True, exist_ok=True)
 
     def path_for(self, digest: str, suffix: str = ".onnx") -> Path:
         return self.root / "objects" / digest[:2] / f"{digest}{suffix}"
 
+    def encrypted_path_for(self, digest: str, suffix: str = ".onnx") -> Path:
+        return self.path_for(digest, suffix + ENCRYPTED_SUFFIX)
+
     def put(self, source: Path, suffix: str = ".onnx") -> str:
         """Copy ``source`` in (if not already there) and return its sha256 digest."""
         digest = sha256_of(source)
-        target = self.path_for(digest, suffix)
-        if target.exists():
+        if self.exists(digest, suffix):
             return digest
+        if self.cipher is not None:
+            self._write(self.encrypted_path_for(digest, suffix), self.cipher.encrypt(source.read_bytes(), digest))
+        else:
+            self._write(self.path_for(digest, suffix), source)
+        return digest
+
+    def read(self, digest: str, suffix: str = ".onnx") -> bytes:
+        """The artifact's plaintext bytes, decrypting when it is stored encrypted."""
+        encrypted = self.encrypted_path_for(digest, suffix)
+        if encrypted.exists():
+            if self.cipher is None:
+                raise SignatureError(f"{encrypted}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE")
+            return self.cipher.decrypt(encrypted.read_bytes(), digest)
+        try:
+            return self.path_for(digest, suffix).read_bytes()
+        except FileNotFoundError:
+            raise NotFoundError(f"artifact {digest[:12]} is missing from {self.root}") from None
+
+    def is_encrypted(self, digest: str, suffix: str = ".onnx") -> bool:
+        return self.encrypted_path_for(digest, suffix).exists()
+
+    def exists(self, digest: str, suffix: str = ".onnx") -> bool:
+        return self.path_for(digest, suffix).exists() or self.is_encrypted(digest, suffix)
+
+    def delete(self, digest: str, suffix: str = ".onnx") -> None:
+        self.path_for(digest, suffix).unlink(missing_ok=True)
+        self.encrypted_path_for(digest, suffix).unlink(missing_ok=True)
+
+    @staticmethod
+    def _write(target: Path, source: Path | bytes) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
         os.close(fd)
         try:
-            shutil.copyfile(source, tmp_name)
+            if isinstance(source, bytes):
+                Path(tmp_name).write_bytes(source)
+            else:
+                shutil.copyfile(source, tmp_name)
             os.chmod(tmp_name, 0o444)
             os.replace(tmp_name, target)
         finally:
             if os.path.exists(tmp_name):
                 os.unlink(tmp_name)
-        return digest
-
-    def exists(self, digest: str, suffix: str = ".onnx") -> bool:
-        return self.path_for(digest, suffix).exists()
-
-    def delete(self, digest: str, suffix: str = ".onnx") -> None:
-        self.path_for(digest, suffix).unlink(missing_ok=True)

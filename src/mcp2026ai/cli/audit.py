@@ -1,0 +1,57 @@
+"""``mcp audit``: check the audit log's hash chain and show recent entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from mcp2026ai.cli import context
+from mcp2026ai.cli.output import console, print_json, print_table
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.security import AuditLog
+
+app = typer.Typer(help="The append-only audit log of management actions.", no_args_is_help=True)
+
+PathOption = Annotated[Path | None, typer.Option("--path", help="Audit log; MCP_HOME/audit.jsonl if omitted.")]
+
+
+def _log(path: Path | None) -> AuditLog:
+    return AuditLog(path or context.security_paths().audit_log)
+
+
+@app.command()
+def verify(path: PathOption = None) -> None:
+    """Check the hash chain; exits 2 naming the first broken line."""
+    log = _log(path)
+    report = log.verify()
+    if not report.ok:
+        raise InvalidArgumentError(f"{log.path}: audit chain broken at {report.reason}")
+    console.print(f"{log.path}: ok, {report.entries} entries, head {report.head_hash}", highlight=False)
+
+
+@app.command()
+def show(
+    path: PathOption = None,
+    last: Annotated[int, typer.Option(help="Show the last N entries (0: all).", min=0)] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show the most recent entries."""
+    entries = _log(path).entries()
+    entries = entries[-last:] if last else entries
+    if as_json:
+        print_json(entries)
+        return
+    rows = [_row(entry) for entry in entries]
+    print_table("audit", rows, ["seq", "time", "actor", "action", "target", "details", "hash"])
+
+
+def _row(entry: dict[str, Any]) -> dict[str, Any]:
+    details = entry.get("details") or {}
+    return {
+        **entry,
+        "time": str(entry.get("time", ""))[:19].replace("T", " "),
+        "details": " ".join(f"{key}={str(value)[:16]}" for key, value in sorted(details.items())),
+        "hash": str(entry.get("hash", ""))[:12],
+    }
