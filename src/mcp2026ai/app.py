@@ -8,21 +8,27 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.repository import ModelRepository
+from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 
 log = logging.getLogger(__name__)
 
 
-def register_paths(registry: ModelRegistry, paths: list[Path]) -> list[str]:
-    """`mcp serve --model-path`: register each file under its stem (reusing an identical version)."""
-    return [registry.register_or_reuse(path.stem, path).name for path in paths]
+def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path]:
+    """`mcp serve --model-path`: register each file under its stem (reusing an identical version).
+
+    Returns name -> path; the serving sync re-registers a file when its content changes (hot reload).
+    """
+    return {registry.register_or_reuse(path.stem, path).name: path.resolve() for path in paths}
 
 
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
-    repository = ModelRepository(registry, drain_timeout_s=config.drain_timeout_s)
+    backends = PolicyOrchestrator(registry).backend_for if config.plan_with_policy else None
+    repository = ModelRepository(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
     return DataPlane(repository, default_models=names)
 
 
@@ -35,11 +41,12 @@ async def run_server(
     names: list[str],
     config: ServerConfig,
     on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
+    watched: dict[str, Path] | None = None,
 ) -> None:
     """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
     plane = build_plane(registry, names, config)
     loaded = await load_models(plane, names)
-    server = InferenceServer(plane, config)
+    server = InferenceServer(plane, config, ServingSync(plane, config.sync_interval_s, watched))
     ports = await server.start()
     server.install_signal_handlers()
     if on_ready is not None:
@@ -52,5 +59,6 @@ def serve_blocking(
     names: list[str],
     config: ServerConfig,
     on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
+    watched: dict[str, Path] | None = None,
 ) -> None:
-    asyncio.run(run_server(registry, names, config, on_ready))
+    asyncio.run(run_server(registry, names, config, on_ready, watched))

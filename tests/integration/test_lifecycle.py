@@ -74,6 +74,17 @@ def mcp_command() -> list[str]:
     return [sys.executable, "-m", "mcp2026ai.cli"]
 
 
+def listening_line(process: subprocess.Popen[str]) -> str:
+    """Skip the plan lines `mcp serve` prints and return its `listening ...` line."""
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:
+        seen.append(line)
+        if line.startswith("listening"):
+            return line
+    return "".join(seen)
+
+
 def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
     model = mlp_model(tmp_path / "tiny-mlp.onnx")
@@ -85,8 +96,7 @@ def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
         text=True,
     )
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+        line = listening_line(process)
         match = re.search(r"http=(\d+) grpc=(\d+) models=tiny-mlp:1\.0\.0", line)
         assert match, line + (process.stderr.read() if process.poll() is not None else "")
         http_port, grpc_port = match.groups()
@@ -105,6 +115,12 @@ def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
     assert "Traceback" not in err
     listed = subprocess.run([*mcp_command(), "model", "list", "--json"], env=env, capture_output=True, text=True)
     assert '"name": "tiny-mlp"' in listed.stdout
+    trace = subprocess.run(
+        [*mcp_command(), "policy", "trace", "--model", "tiny-mlp", "--last", "1h", "--json"],
+        env=env, capture_output=True, text=True,
+    )
+    assert trace.returncode == 0, trace.stderr
+    assert '"trigger": "serve"' in trace.stdout  # serve measured and stored the plan it runs
 
 
 def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
@@ -126,8 +142,7 @@ def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+        line = listening_line(process)
         match = re.search(r"http=(\d+) grpc=(\d+) models=mlp:1\.0\.0 workers=2", line)
         assert match, line
         http_port, grpc_port = match.groups()

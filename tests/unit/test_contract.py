@@ -33,8 +33,8 @@ def test_example_contract_loads_every_section() -> None:
     contract = load_contract(EXAMPLE)
     assert contract.sla_class is SLAClass.LATENCY_CRITICAL
     assert contract.objective == "latency"
-    assert contract.latency.p99_ms == 25
-    assert contract.throughput.min_rps == 200
+    assert contract.latency.p99_ms == 100
+    assert contract.throughput.min_rps == 50
     assert contract.accuracy.max_drift == 0.02
     assert contract.precision.allowed == [Precision.FP32, Precision.FP16, Precision.INT8]
     assert contract.resources.memory_mb == 1024

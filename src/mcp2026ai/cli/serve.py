@@ -12,7 +12,8 @@ from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.registry import ModelVersion
+from mcp2026ai.policy.service import PolicyOrchestrator
+from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
 from mcp2026ai.server.workers import run_workers, wait_workers
@@ -29,13 +30,18 @@ def serve(
     max_request_mb: Annotated[float, typer.Option(help="Largest request body in MiB (413 above).")] = 64.0,
     drain_timeout: Annotated[float, typer.Option(help="Seconds to drain in-flight requests on shutdown.")] = 30.0,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the ports.")] = 1,
+    policy: Annotated[
+        bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
+    ] = True,
+    sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     registry = context.registry()
     names = list(name or [])
-    names += register_paths(registry, list(model_path or []))
+    watched = register_paths(registry, list(model_path or []))
+    names += list(watched)
     if not names:
         names = registry.model_names()
     if not names:
@@ -47,10 +53,14 @@ def serve(
         max_request_bytes=int(max_request_mb * (1 << 20)),
         drain_timeout_s=drain_timeout,
         log_level=log_level,
+        plan_with_policy=policy,
+        sync_interval_s=sync_interval,
     )
     names = list(dict.fromkeys(names))
+    if policy:
+        _plan(registry, names)
     if workers == 1:
-        serve_blocking(registry, names, config, on_ready=_announce)
+        serve_blocking(registry, names, config, on_ready=_announce, watched=watched)
     else:
         ports = run_workers(registry.home, names, config, workers)
         _announce(ports, [registry.resolve(name) for name in names], workers)
@@ -62,3 +72,11 @@ def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -
     models = ",".join(record.ref for record in loaded)
     grpc_text = f"grpc={ports.grpc}" if ports.grpc is not None else "grpc=off"
     print(f"listening http={ports.http} {grpc_text} models={models} workers={workers}", flush=True)
+
+
+def _plan(registry: ModelRegistry, names: list[str]) -> None:
+    """Measure (or reuse) each model's plan up front, so workers start from the stored plan."""
+    orchestrator = PolicyOrchestrator(registry)
+    for model in names:
+        stored = orchestrator.ensure_plan(registry.resolve(model), trigger="serve")
+        console.print(f"plan for {model}: {stored.plan.describe()}", highlight=False)

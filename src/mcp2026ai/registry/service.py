@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,8 +96,9 @@ class ModelRegistry:
     def resolve(self, name: str, version: str | None = None) -> ModelVersion:
         """An exact version, or the default: highest production, else highest non-archived."""
         if version is not None:
-            if version.isdigit():
-                return self.catalog.get_by_number(name, int(version))
+            if version.isdigit():  # Triton-style integer alias first, then the short semver form
+                with contextlib.suppress(NotFoundError):
+                    return self.catalog.get_by_number(name, int(version))
             return self.catalog.get(name, _normalize(version))
         records = self.versions(name)
         for wanted in ({Stage.PRODUCTION}, {Stage.DEV, Stage.STAGING}):

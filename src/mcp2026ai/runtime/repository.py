@@ -27,7 +27,8 @@ from mcp2026ai.scheduling.direct import DirectExecutor
 log = logging.getLogger(__name__)
 
 ExecutorFactory = Callable[[ModelVersion, Backend, Plan, ModelStats], Executor]
-PlanResolver = Callable[[ModelVersion], Plan]
+BackendFactory = Callable[[ModelVersion], OnnxRuntimeBackend]
+"""Builds an unloaded backend for a version (blocking: may measure plans); runs off the event loop."""
 
 
 def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
@@ -51,8 +52,13 @@ def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats:
     return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
 
 
-def default_plan(record: ModelVersion) -> Plan:
-    return DEFAULT_PLAN
+def default_backends(registry: ModelRegistry) -> BackendFactory:
+    """onnxruntime with the default plan, no policy measurement."""
+
+    def build(record: ModelVersion) -> OnnxRuntimeBackend:
+        return OnnxRuntimeBackend(registry.artifact_path(record), record.signature, DEFAULT_PLAN)
+
+    return build
 
 
 @dataclass
@@ -89,12 +95,12 @@ class ModelRepository:
         self,
         registry: ModelRegistry,
         executor_factory: ExecutorFactory = batching_executor,
-        plan_resolver: PlanResolver = default_plan,
+        backend_factory: BackendFactory | None = None,
         drain_timeout_s: float = 30.0,
     ) -> None:
         self.registry = registry
         self.executor_factory = executor_factory
-        self.plan_resolver = plan_resolver
+        self.backend_factory = backend_factory or default_backends(registry)
         self.drain_timeout_s = drain_timeout_s
         self._models: dict[str, _ModelEntry] = {}
         self._lock = asyncio.Lock()
@@ -191,9 +197,9 @@ class ModelRepository:
         return rows
 
     async def _build(self, record: ModelVersion) -> ServedModel:
-        plan = self.plan_resolver(record)
-        backend = OnnxRuntimeBackend(self.registry.artifact_path(record), record.signature, plan)
         started = time.perf_counter()
+        backend = await asyncio.to_thread(self.backend_factory, record)
+        plan = backend.plan
         await asyncio.to_thread(backend.load)
         stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
         executor = self.executor_factory(record, backend, plan, stats)

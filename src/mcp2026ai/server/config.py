@@ -15,4 +15,6 @@ class ServerConfig(BaseModel):
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_max_workers: int = Field(16, ge=1, description="Concurrent gRPC RPCs handled.")
     log_level: str = Field("warning", description="uvicorn / grpc log level.")
+    sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
+    plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
     reuse_port: bool = Field(False, description="SO_REUSEPORT on both listeners (set for --workers > 1).")

@@ -20,6 +20,7 @@ import uvicorn
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
@@ -42,9 +43,10 @@ class BoundPorts:
 
 
 class InferenceServer:
-    def __init__(self, plane: DataPlane, config: ServerConfig) -> None:
+    def __init__(self, plane: DataPlane, config: ServerConfig, sync: ServingSync | None = None) -> None:
         self.plane = plane
         self.config = config
+        self.sync = sync or ServingSync(plane, config.sync_interval_s)
         self._http: _HttpServer | None = None
         self._http_task: asyncio.Task[None] | None = None
         self._grpc: grpc.aio.Server | None = None
@@ -53,6 +55,7 @@ class InferenceServer:
 
     async def start(self) -> BoundPorts:
         self.ports = BoundPorts(http=await self._start_http(), grpc=await self._start_grpc())
+        self.sync.start()
         log.info("serving HTTP on %s:%s, gRPC on %s", self.config.host, self.ports.http, self.ports.grpc)
         return self.ports
 
@@ -106,6 +109,7 @@ class InferenceServer:
         if self._stopped.is_set():
             return
         self.plane.stop_accepting()
+        await self.sync.stop()
         waits = []
         if self._grpc is not None:
             waits.append(self._grpc.stop(grace=self.config.drain_timeout_s))
@@ -113,6 +117,7 @@ class InferenceServer:
             self._http.should_exit = True
             waits.append(self._http_task)
         await asyncio.gather(*waits, return_exceptions=True)
+        await self.plane.traffic.drain(timeout_s=min(5.0, self.config.drain_timeout_s))
         await self.plane.repository.unload_all()
         self._stopped.set()
 

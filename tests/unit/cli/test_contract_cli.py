@@ -18,7 +18,7 @@ def test_schema_is_json_with_every_section(cli: Invoke) -> None:
 
 
 def test_validate_good_file(cli: Invoke) -> None:
-    assert ok(cli("contract", "validate", CONTRACT)).strip() == f"{CONTRACT}: valid (latency-critical, p99 <= 25 ms)"
+    assert ok(cli("contract", "validate", CONTRACT)).strip() == f"{CONTRACT}: valid (latency-critical, p99 <= 100 ms)"
 
 
 def test_validate_bad_file(cli: Invoke, tmp_path: Path) -> None:

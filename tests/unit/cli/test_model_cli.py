@@ -30,7 +30,7 @@ def test_register_json_with_every_option(cli: Invoke, mlp_path: Path) -> None:
     assert record["name"] == "mlp" and record["version"] == "2.1.0" and record["stage"] == "staging"
     assert len(record["digest"]) == 64
     assert record["tags"] == {"team": "vision", "source": "test"}
-    assert record["contract"]["latency"]["p99_ms"] == 25
+    assert record["contract"]["latency"]["p99_ms"] == 100
     assert record["preprocessing"]["labels"] == ["0", "180"]
     assert record["signature"]["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]
 

@@ -1,0 +1,94 @@
+"""Keep what is served in step with the registry and rollouts: hot reload, canary loading, ticks.
+
+Every ``interval_s`` the sync (1) re-registers watched model files whose content changed,
+(2) re-reads rollouts, and (3) for each served model loads the versions it should serve — the
+registry default (highest production, else highest non-archived) or the rollout's stable, plus
+canary and shadow — swaps the default atomically, and retires versions no longer wanted after
+their in-flight requests finish. Every second it also lets canary analysis roll back a failing
+canary. Errors are logged; serving goes on with what is loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.errors import MCPError
+from mcp2026ai.registry.store import sha256_of
+
+log = logging.getLogger(__name__)
+
+
+class ServingSync:
+    def __init__(self, plane: DataPlane, interval_s: float = 2.0, watched: dict[str, Path] | None = None) -> None:
+        self.plane = plane
+        self.interval_s = interval_s
+        self.watched = dict(watched or {})
+        self._digests: dict[str, str] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="mcp-serving-sync")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        elapsed = self.interval_s
+        while True:
+            self.plane.traffic.tick()
+            if elapsed >= self.interval_s:
+                elapsed = 0.0
+                await self.sync_once()
+            await asyncio.sleep(1.0 if self.interval_s >= 1.0 else self.interval_s)
+            elapsed += 1.0 if self.interval_s >= 1.0 else self.interval_s
+
+    async def sync_once(self) -> None:
+        """One reconciliation pass (also callable directly, e.g. right after a registry change)."""
+        await asyncio.to_thread(self._reregister_changed_files)
+        self.plane.traffic.refresh()
+        for name in self.plane.repository.loaded_names():
+            try:
+                await self._reconcile(name)
+            except MCPError as exc:
+                log.warning("could not sync model %s: %s", name, exc)
+            except Exception:
+                log.exception("unexpected error while syncing model %s", name)
+
+    def _reregister_changed_files(self) -> None:
+        registry = self.plane.repository.registry
+        for name, path in self.watched.items():
+            if not path.is_file():
+                continue
+            digest = sha256_of(path)
+            if self._digests.get(name) not in (None, digest):
+                record = registry.register_or_reuse(name, path)
+                log.info("model file %s changed: registered %s", path, record.ref)
+            self._digests[name] = digest
+
+    async def _reconcile(self, name: str) -> None:
+        repository = self.plane.repository
+        rollout = self.plane.traffic.rollout(name)
+        default = rollout.stable if rollout and rollout.stable else repository.registry.resolve(name).version
+        extras = [rollout.canary, rollout.shadow] if rollout else []
+        wanted = {default} | {version for version in extras if version}
+        loaded = {served.record.version for served in repository.served_versions(name)}
+        for version in sorted(wanted - loaded):
+            await repository.load(name, version, make_default=(version == default))
+            log.info("loaded %s:%s", name, version)
+        if repository.default_version(name) != default:
+            repository.set_default(name, default)
+            log.info("%s now serves %s by default", name, default)
+        for version in sorted(loaded - wanted):
+            await repository.unload_version(name, version)
+            log.info("retired %s:%s", name, version)
+        fallback = rollout.fallback_model if rollout else None
+        if fallback and fallback not in repository.loaded_names():
+            await repository.load(fallback)
