@@ -11,6 +11,7 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.repository import ModelRepository
+from mcp2026ai.runtime.replanning import ReplanSupervisor
 from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
@@ -46,7 +47,10 @@ async def run_server(
     """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
     plane = build_plane(registry, names, config)
     loaded = await load_models(plane, names)
-    server = InferenceServer(plane, config, ServingSync(plane, config.sync_interval_s, watched))
+    replanner = None
+    if config.plan_with_policy:
+        replanner = ReplanSupervisor(plane.repository, PolicyOrchestrator(registry))
+    server = InferenceServer(plane, config, ServingSync(plane, config.sync_interval_s, watched, replanner))
     ports = await server.start()
     server.install_signal_handlers()
     if on_ready is not None:

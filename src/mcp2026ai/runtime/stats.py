@@ -34,10 +34,21 @@ class ModelStats:
     inference_count: int = 0
     execution_count: int = 0
     last_inference_ms: int = 0
+    _window_ms: list[float] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    WINDOW_LIMIT = 10_000
+
+    def take_window(self) -> list[float]:
+        """End-to-end latencies (ms) of successful requests since the last call (bounded sample)."""
+        with self._lock:
+            window, self._window_ms = self._window_ms, []
+        return window
 
     def record_success(self, rows: int, total_ns: int) -> None:
         with self._lock:
+            if len(self._window_ms) < self.WINDOW_LIMIT:
+                self._window_ms.append(total_ns / 1e6)
             self.success.add(total_ns)
             self.inference_count += rows
             self.last_inference_ms = int(time.time() * 1000)

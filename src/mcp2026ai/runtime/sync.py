@@ -18,13 +18,21 @@ from pathlib import Path
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError
 from mcp2026ai.registry.store import sha256_of
+from mcp2026ai.runtime.replanning import ReplanSupervisor
 
 log = logging.getLogger(__name__)
 
 
 class ServingSync:
-    def __init__(self, plane: DataPlane, interval_s: float = 2.0, watched: dict[str, Path] | None = None) -> None:
+    def __init__(
+        self,
+        plane: DataPlane,
+        interval_s: float = 2.0,
+        watched: dict[str, Path] | None = None,
+        replanner: ReplanSupervisor | None = None,
+    ) -> None:
         self.plane = plane
+        self.replanner = replanner
         self.interval_s = interval_s
         self.watched = dict(watched or {})
         self._digests: dict[str, str] = {}
@@ -54,6 +62,8 @@ class ServingSync:
         """One reconciliation pass (also callable directly, e.g. right after a registry change)."""
         await asyncio.to_thread(self._reregister_changed_files)
         self.plane.traffic.refresh()
+        if self.replanner is not None:
+            self.replanner.observe_windows()
         for name in self.plane.repository.loaded_names():
             try:
                 await self._reconcile(name)

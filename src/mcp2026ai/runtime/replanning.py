@@ -1,0 +1,68 @@
+"""Run-time re-planning: feed each served version's p99 per window to its ReplanMonitor and swap the
+re-planned backend in (a fresh load of the same version; in-flight requests finish on the old one)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from mcp2026ai.policy.records import Decision
+from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy
+from mcp2026ai.policy.service import PolicyOrchestrator
+from mcp2026ai.runtime.repository import ModelRepository, ServedModel
+
+log = logging.getLogger(__name__)
+MIN_WINDOW_REQUESTS = 20
+
+
+class ReplanSupervisor:
+    def __init__(
+        self, repository: ModelRepository, orchestrator: PolicyOrchestrator, policy: ReplanPolicy | None = None
+    ) -> None:
+        self.repository = repository
+        self.orchestrator = orchestrator
+        self.policy = policy or ReplanPolicy()
+        self._monitors: dict[tuple[str, str], ReplanMonitor] = {}
+        self._swaps: set[asyncio.Task[object]] = set()
+
+    def observe_windows(self) -> list[Decision]:
+        """Close the current window of every served version with a contract; returns re-plan decisions."""
+        decisions = []
+        for name in self.repository.loaded_names():
+            for served in self.repository.served_versions(name):
+                decision = self._observe(served)
+                if decision is not None:
+                    decisions.append(decision)
+        return decisions
+
+    def _observe(self, served: ServedModel) -> Decision | None:
+        latencies = served.stats.take_window()
+        if served.record.contract is None or len(latencies) < MIN_WINDOW_REQUESTS:
+            return None
+        p99 = float(np.percentile(latencies, 99))
+        return self._monitor(served).observe(p99)
+
+    def _monitor(self, served: ServedModel) -> ReplanMonitor:
+        key = (served.record.name, served.record.version)
+        if key not in self._monitors:
+            self._monitors[key] = self.orchestrator.monitor(served.record, self._swap_in(served), self.policy)
+        return self._monitors[key]
+
+    def _swap_in(self, served: ServedModel) -> Callable[[Decision], None]:
+        name, version = served.record.name, served.record.version
+
+        def swap(decision: Decision) -> None:
+            was_default = self.repository.default_version(name) == version
+            log.info("re-planned %s:%s: %s", name, version, decision.reason)
+            task = asyncio.get_running_loop().create_task(self.repository.load(name, version, was_default))
+            self._swaps.add(task)
+            task.add_done_callback(self._swaps.discard)
+
+        return swap
+
+    async def wait_swaps(self) -> None:
+        if self._swaps:
+            await asyncio.gather(*self._swaps, return_exceptions=True)
