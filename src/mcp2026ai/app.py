@@ -10,8 +10,8 @@ from pathlib import Path
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.runtime.repository import ModelRepository
 from mcp2026ai.runtime.replanning import ReplanSupervisor
+from mcp2026ai.runtime.repository import ModelRepository
 from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer

@@ -15,10 +15,10 @@ from mcp2026ai.errors import InvalidInputError, MCPError, UnavailableError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.ir.signature import TensorSpec
-from mcp2026ai.runtime.repository import ModelRepository, ServedModel
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
+from mcp2026ai.runtime.repository import ModelRepository, ServedModel
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
 SERVER_NAME = "mcp2026ai"

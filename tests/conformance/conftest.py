@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
-from support.models import add_sub_model, int_identity_model, mlp_model, string_identity_model
 
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.registry import ModelRegistry, Preprocessing
 from mcp2026ai.testing import BackgroundServer
+from support.models import add_sub_model, int_identity_model, mlp_model, string_identity_model
 
 MODELS = ["ocr-cls", "add_sub", "mlp", "int_identity", "string_identity"]
 
@@ -23,9 +23,13 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> ModelRegistry:
     home = tmp_path_factory.mktemp("mcp-home")
     models = tmp_path_factory.mktemp("models")
     registry = ModelRegistry(home)
-    registry.register("ocr-cls", bundled_model_path("ocr-cls"), preprocessing=Preprocessing(
-        height=48, width=192, mean=[0.5] * 3, std=[0.5] * 3, color="BGR", resize="pad", labels=["0", "180"]
-    ))
+    registry.register(
+        "ocr-cls",
+        bundled_model_path("ocr-cls"),
+        preprocessing=Preprocessing(
+            height=48, width=192, mean=[0.5] * 3, std=[0.5] * 3, color="BGR", resize="pad", labels=["0", "180"]
+        ),
+    )
     registry.register("add_sub", add_sub_model(Path(models) / "add_sub.onnx"))
     registry.register("mlp", mlp_model(Path(models) / "mlp.onnx"))
     registry.register("int_identity", int_identity_model(Path(models) / "int_identity.onnx"))

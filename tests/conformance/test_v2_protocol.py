@@ -169,7 +169,9 @@ class TestErrors:
     def test_wrong_shape(self, client: Any, module: Any, protocol: str) -> None:
         x = np.ones((1, 5), np.float32)
         message = error_of(
-            lambda: client.infer("add_sub", [infer_input(module, "INPUT0", x, "FP32"), infer_input(module, "INPUT1", x, "FP32")])
+            lambda: client.infer(
+                "add_sub", [infer_input(module, "INPUT0", x, "FP32"), infer_input(module, "INPUT1", x, "FP32")]
+            )
         )
         assert ("400" in message) if protocol == "http" else ("INVALID_ARGUMENT" in message)
         assert "INPUT0" in message and "shape" in message

@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.models import add_sub_model, mlp_model
 
 from mcp2026ai.bundled import OCR_CLS_PREPROCESSING, bundled_model_path
 from mcp2026ai.registry import ModelRegistry, Preprocessing
+from support.models import add_sub_model, mlp_model
 
 
 @pytest.fixture()

@@ -102,7 +102,10 @@ class TestErrors:
             (b'{"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32", "data": [1]}]}', "1 values"),
             (b'{"inputs": [{"name": "INPUT0", "shape": [-1, 4], "datatype": "FP32", "data": []}]}', "negative"),
             (b'{"inputs": [{"name": "INPUT0", "shape": "x", "datatype": "FP32", "data": []}]}', "'shape' list"),
-            (b'{"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32", "data": ["a","b","c","d"]}]}', "FP32"),
+            (
+                b'{"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32", "data": ["a","b","c","d"]}]}',
+                "FP32",
+            ),
         ],
     )
     def test_malformed_requests_are_400(self, http: httpx.Client, body: bytes, fragment: str) -> None:

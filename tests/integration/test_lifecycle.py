@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
-from support.models import mlp_model, slow_matmul_model
 
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from support.models import mlp_model, slow_matmul_model
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -117,7 +117,9 @@ def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
     assert '"name": "tiny-mlp"' in listed.stdout
     trace = subprocess.run(
         [*mcp_command(), "policy", "trace", "--model", "tiny-mlp", "--last", "1h", "--json"],
-        env=env, capture_output=True, text=True,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert trace.returncode == 0, trace.stderr
     assert '"trigger": "serve"' in trace.stdout  # serve measured and stored the plan it runs
@@ -127,7 +129,10 @@ def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
     done = subprocess.run(
         [*mcp_command(), "serve", "--name", "ghost", "--port", "0", "--grpc-port", "0"],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert "unknown model 'ghost'" in done.stderr
@@ -139,7 +144,10 @@ def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
     model = mlp_model(tmp_path / "mlp.onnx")
     process = subprocess.Popen(
         [*mcp_command(), "serve", "--model-path", str(model), "--port", "0", "--grpc-port", "0", "--workers", "2"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = listening_line(process)
@@ -156,6 +164,6 @@ def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
         assert grpc.is_model_ready("mlp")
     finally:
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=90)
+        _, err = process.communicate(timeout=90)
     assert process.returncode == 0, err
     assert "Traceback" not in err

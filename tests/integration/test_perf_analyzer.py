@@ -32,9 +32,12 @@ def server(registry: ModelRegistry) -> Iterator[BackgroundServer]:
 
 def run_perf_analyzer(tool: str, *args: str) -> str:
     command = [
-        tool, *args,
-        "--request-count", "150",  # one bounded measurement: this shared machine is too noisy for stability
-        "--concurrency-range", "2",
+        tool,
+        *args,
+        "--request-count",
+        "150",  # one bounded measurement: this shared machine is too noisy for stability
+        "--concurrency-range",
+        "2",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     output = done.stdout + done.stderr

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.models import mlp_model
 
 from mcp2026ai.app import build_plane
 from mcp2026ai.contract import parse_contract
@@ -16,6 +15,7 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.runtime.replanning import ReplanSupervisor
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from support.models import mlp_model
 
 pytestmark = pytest.mark.timeout(180)
 BODY = {"inputs": [{"name": "x", "shape": [2, 16], "datatype": "FP32", "data": [0.5] * 32}]}

@@ -12,12 +12,12 @@ import httpx
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-from support.models import mlp_model
 
 from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.routing import RolloutConfig, RolloutStore, shadow_report
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from support.models import mlp_model
 
 pytestmark = pytest.mark.timeout(180)
 BODY = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.25] * 16}]}
@@ -89,7 +89,9 @@ class Load:
                 self.failures.append(f"grpc {exc}")
 
 
-def test_hot_reload_swaps_under_load_without_failures(server: BackgroundServer, registry: ModelRegistry, tmp_path: Path) -> None:
+def test_hot_reload_swaps_under_load_without_failures(
+    server: BackgroundServer, registry: ModelRegistry, tmp_path: Path
+) -> None:
     def latest_served(version: str) -> Callable[[], bool]:
         return lambda: server.plane.repository.default_version("mlp") == version and load.versions[version] > 5
 
@@ -106,7 +108,9 @@ def test_hot_reload_swaps_under_load_without_failures(server: BackgroundServer, 
     assert {s.record.version for s in server.plane.repository.served_versions("mlp")} == {"1.2.0"}
 
 
-def test_canary_split_header_override_and_shadow(server: BackgroundServer, registry: ModelRegistry, tmp_path: Path) -> None:
+def test_canary_split_header_override_and_shadow(
+    server: BackgroundServer, registry: ModelRegistry, tmp_path: Path
+) -> None:
     registry.register("mlp", mlp_model(tmp_path / "v2.onnx", seed=2), version="2.0.0")
     registry.promote("mlp", "1.0.0", Stage.PRODUCTION)
     RolloutStore(registry).put(
@@ -119,7 +123,10 @@ def test_canary_split_header_override_and_shadow(server: BackgroundServer, regis
             response = client.post("/v2/models/mlp/infer", json=BODY, headers={"X-User-Id": f"user-{user}"})
             assert response.status_code == 200, response.text
             served[response.json()["model_version"]] += 1
-        sticky = {client.post("/v2/models/mlp/infer", json=BODY, headers={"X-User-Id": "user-7"}).json()["model_version"] for _ in range(5)}
+        sticky = {
+            client.post("/v2/models/mlp/infer", json=BODY, headers={"X-User-Id": "user-7"}).json()["model_version"]
+            for _ in range(5)
+        }
         forced = client.post("/v2/models/mlp/infer", json=BODY, headers={"X-Model-Version": "2.0.0"}).json()
     assert 30 <= served["2.0.0"] <= 90, served  # ~30% of 200 users
     assert len(sticky) == 1

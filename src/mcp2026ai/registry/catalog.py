@@ -38,9 +38,7 @@ CREATE TABLE IF NOT EXISTS annotations (
 CREATE INDEX IF NOT EXISTS annotations_by_version ON annotations (name, version, kind);
 """
 
-_COLUMNS = (
-    "name, version, number, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
-)
+_COLUMNS = "name, version, number, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
 
 
 class Catalog:
@@ -129,7 +127,9 @@ class Catalog:
                 (name, version, kind, at.isoformat(), json.dumps(payload, sort_keys=True)),
             )
 
-    def annotations(self, name: str, kind: str, version: str | None = None) -> list[tuple[str, datetime, dict[str, object]]]:
+    def annotations(
+        self, name: str, kind: str, version: str | None = None
+    ) -> list[tuple[str, datetime, dict[str, object]]]:
         """``(version, time, payload)`` rows of one kind for a model, oldest first."""
         query = "SELECT version, created_at, payload FROM annotations WHERE name = ? AND kind = ?"
         args: tuple[str, ...] = (name, kind)

@@ -25,7 +25,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 def validate_model_name(name: str) -> str:
     if not _NAME.match(name):
         raise InvalidArgumentError(
-            f"model name {name!r} is invalid: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            f"model name {name!r} is invalid: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
         )
     return name
 

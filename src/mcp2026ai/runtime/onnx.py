@@ -85,5 +85,7 @@ def _ort_value(array: np.ndarray) -> np.ndarray:
     """onnxruntime wants str elements for string tensors; the v2 protocol carries bytes."""
     if array.dtype != np.object_:
         return array
-    decode = np.vectorize(lambda item: item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item), otypes=[object])
+    decode = np.vectorize(
+        lambda item: item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item), otypes=[object]
+    )
     return decode(array) if array.size else array

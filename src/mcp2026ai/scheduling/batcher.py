@@ -28,8 +28,8 @@ from mcp2026ai.errors import (
     ModelNotReadyError,
     OverloadedError,
 )
-from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay
 from mcp2026ai.scheduling.assemble import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 
@@ -58,7 +59,5 @@ class DirectExecutor:
 
     async def stop(self, drain_timeout_s: float) -> None:
         self._accepting = False
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), drain_timeout_s)
-        except TimeoutError:
-            pass

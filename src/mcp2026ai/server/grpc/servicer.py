@@ -124,5 +124,3 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
                 yield pb.ModelStreamInferResponse(infer_response=encode_response(response))
             except MCPError as exc:
                 yield pb.ModelStreamInferResponse(error_message=str(exc))
-
-

@@ -79,9 +79,7 @@ def _json_length(header_length: str | None, body_length: int) -> int:
     except ValueError:
         raise InvalidInputError(f"Inference-Header-Content-Length {header_length!r} is not an integer") from None
     if not 0 < length <= body_length:
-        raise InvalidInputError(
-            f"Inference-Header-Content-Length {length} is outside the body's {body_length} bytes"
-        )
+        raise InvalidInputError(f"Inference-Header-Content-Length {length} is outside the body's {body_length} bytes")
     return length
 
 

@@ -16,7 +16,9 @@ from mcp2026ai.inference import InferenceRequest
 MAX_TOP_K = 1000
 
 
-async def classify_image(plane: DataPlane, document: Any, model_hint: str | None, headers: dict[str, str]) -> dict[str, Any]:
+async def classify_image(
+    plane: DataPlane, document: Any, model_hint: str | None, headers: dict[str, str]
+) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise InvalidInputError("request body must be a JSON object with an 'image' field")
     model = document.get("model") or model_hint or _only_model(plane)
