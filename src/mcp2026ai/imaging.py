@@ -31,7 +31,8 @@ def image_to_tensor(image: Image.Image, prep: Preprocessing) -> np.ndarray:
     pixels = np.asarray(image.resize((width, prep.height), Image.Resampling.BILINEAR), dtype=np.float32)
     if prep.color == "BGR":
         pixels = pixels[..., ::-1]
-    pixels = (pixels * prep.scale - np.asarray(prep.mean, np.float32)) / np.asarray(prep.std, np.float32)
+    mean, std = np.asarray(prep.mean, np.float32), np.asarray(prep.std, np.float32)
+    pixels = ((pixels * np.float32(prep.scale) - mean) / std).astype(np.float32, copy=False)
     canvas = np.zeros((prep.height, prep.width, 3), dtype=np.float32)
     canvas[:, :width] = pixels
     tensor = canvas.transpose(2, 0, 1) if prep.layout == "NCHW" else canvas

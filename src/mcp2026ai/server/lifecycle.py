@@ -102,7 +102,7 @@ class InferenceServer:
         port = server.add_insecure_port(f"{self.config.host}:{self.config.grpc_port}")
         await server.start()
         self._grpc = server
-        return port
+        return int(port)
 
     async def stop(self) -> None:
         """Graceful: stop accepting, drain in-flight requests, unload models."""
