@@ -39,4 +39,6 @@ python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" 
 kill -TERM $server
 wait $server
 trap - EXIT
+echo "== mcp policy explain: why serve ran this plan"
+mcp policy explain --model ocr-cls
 echo "== demo done"

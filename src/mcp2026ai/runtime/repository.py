@@ -43,11 +43,18 @@ def direct_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: M
 
 
 def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
-    """Dynamic batching with SLA-class queues; batch limits from the contract, or the plan if larger."""
+    """Dynamic batching with SLA-class queues.
+
+    The contract bounds the rows a request may carry; a measured plan (anything but the default)
+    sets the batching window, since that is what the policy traded latency against throughput for.
+    """
     config = BatchingConfig.from_contract(record.contract, record.signature)
-    if config.batch_dim and plan.max_batch_size > 1:
+    if config.batch_dim and plan != DEFAULT_PLAN:
         config = config.model_copy(
-            update={"max_batch_size": plan.max_batch_size, "max_queue_delay_ms": plan.max_queue_delay_ms}
+            update={
+                "max_batch_size": max(config.max_batch_size, plan.max_batch_size),
+                "max_queue_delay_ms": plan.max_queue_delay_ms,
+            }
         )
     return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
 
