@@ -12,8 +12,8 @@ import yaml
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
-from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.registry import ModelVersion, Preprocessing, Stage
+from mcp2026ai.errors import InvalidArgumentError, MCPError
+from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.signing import sign_version, verify_artifact
 from mcp2026ai.security import KeyRing, TrustedKeys
 
@@ -51,10 +51,14 @@ def register(
     stage: Annotated[Stage, typer.Option(help="Lifecycle stage.")] = Stage.DEV,
     tag: Annotated[list[str] | None, typer.Option(help="key=value tag; repeatable.")] = None,
     preprocessing: Annotated[Path | None, typer.Option(help="Image preprocessing YAML for /v1/infer.")] = None,
+    plan: Annotated[
+        bool, typer.Option(help="Measure plans against the contract now; refuse the version if none meets it.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Import a model file, store it content-addressed and record its metadata."""
-    record = context.registry().register(
+    registry = context.registry()
+    record = registry.register(
         name,
         path,
         contract=load_contract(contract) if contract else None,
@@ -63,6 +67,8 @@ def register(
         tags=parse_tags(tag or []),
         preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
     )
+    if plan:
+        _plan_or_withdraw(registry, record)
     context.audit("model.register", record.ref, {"digest": record.digest, "source": str(path)})
     if as_json:
         print_json(record.model_dump(mode="json"))
@@ -168,3 +174,15 @@ def _print_record(record: ModelVersion) -> None:
     if record.contract is not None:
         console.print("contract:")
         console.print(yaml.safe_dump(record.contract.model_dump(mode="json"), sort_keys=False).rstrip())
+
+
+def _plan_or_withdraw(registry: ModelRegistry, record: ModelVersion) -> None:
+    """Plan the new version; if no plan meets its contract, remove it again and re-raise."""
+    from mcp2026ai.policy.service import PolicyOrchestrator
+
+    try:
+        decision = PolicyOrchestrator(registry).plan_for(record, "register")
+    except MCPError:
+        registry.remove(record.name, record.version)
+        raise
+    console.print(f"plan: {decision.reason}", highlight=False)
