@@ -100,7 +100,10 @@ class TestInference:
         # gRPC always carries raw bytes; over HTTP both Triton's binary extension and JSON tensors
         for binary in (True, False) if protocol == "http" else (True,):
             outputs = [requested(module, "OUTPUT0", binary), requested(module, "OUTPUT1", binary)]
-            inputs = [infer_input(module, "INPUT0", a, "FP32", binary), infer_input(module, "INPUT1", b, "FP32", binary)]
+            inputs = [
+                infer_input(module, "INPUT0", a, "FP32", binary),
+                infer_input(module, "INPUT1", b, "FP32", binary),
+            ]
             result = client.infer("add_sub", inputs, outputs=outputs)
             np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), a + b)
             np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
