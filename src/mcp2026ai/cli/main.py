@@ -6,8 +6,10 @@ import typer
 
 from mcp2026ai import __version__
 from mcp2026ai.cli import contract, model
+from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
+from mcp2026ai.cli.quantize import quantize, verify
 from mcp2026ai.errors import MCPError
 
 app = typer.Typer(
@@ -20,6 +22,9 @@ app = typer.Typer(
 app.add_typer(model.app, name="model")
 app.add_typer(contract.app, name="contract")
 app.command()(predict)
+app.command()(quantize)
+app.command()(verify)
+app.command()(convert)
 
 
 @app.command()
