@@ -17,8 +17,10 @@ $(BASE): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 
+# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5).
 $(TESTS): $(BASE)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21
 	touch $@
 
 demo: $(BASE)

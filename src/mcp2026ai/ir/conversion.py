@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,15 +104,14 @@ def ensure_equivalent(path: Path, checks: tuple[OutputCheck, ...], rtol: float, 
 
 @contextmanager
 def quiet_stdout() -> Iterator[None]:
-    """Silence file descriptor 1 (converters print whole graphs from C++ on failure)."""
+    """Silence stdout, Python's and file descriptor 1 (converters print whole graphs from C++)."""
     sys.stdout.flush()
     saved = os.dup(1)
-    with tempfile.TemporaryFile() as sink:
+    with tempfile.TemporaryFile() as sink, open(os.devnull, "w") as devnull, redirect_stdout(devnull):
         os.dup2(sink.fileno(), 1)
         try:
             yield
         finally:
-            sys.stdout.flush()
             os.dup2(saved, 1)
             os.close(saved)
 
