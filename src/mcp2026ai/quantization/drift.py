@@ -80,7 +80,8 @@ def probabilities(scores: np.ndarray, already: bool) -> np.ndarray:
     if already:
         return rows
     shifted = np.exp(rows - rows.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
+    normalized: np.ndarray = shifted / shifted.sum(axis=1, keepdims=True)
+    return normalized
 
 
 def confidence_shift(baseline: np.ndarray, candidate: np.ndarray) -> float:

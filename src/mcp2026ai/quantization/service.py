@@ -51,7 +51,7 @@ def quantize_version(
             preprocessing=parent.preprocessing,
             parent=parent.ref,
         )
-    details = {
+    details: dict[str, object] = {
         "parent": parent.ref,
         "scheme": options.scheme.value,
         "per_channel": options.per_channel,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -72,7 +72,7 @@ def run_version(registry: ModelRegistry, record: ModelVersion, batches: list[Fee
     return _concatenate(results)
 
 
-def _concatenate(results: list[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def _concatenate(results: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
     names = list(results[0])
     return {name: np.concatenate([result[name] for result in results]) for name in names}
 
