@@ -172,7 +172,10 @@ def bench_model(work: dict[str, object], tmp: Path, args: argparse.Namespace) ->
 
 
 def print_table(rows: list[Row]) -> None:
-    header = f"{'model':<14}{'variant':<16}{'batch':>6}{'items/s':>10}{'x fp32':>8}{'rel_l2':>9}{'top1':>7}{'conf':>9}{'KiB':>9}"
+    header = (
+        f"{'model':<14}{'variant':<16}{'batch':>6}{'items/s':>10}{'x fp32':>8}"
+        f"{'rel_l2':>9}{'top1':>7}{'conf':>9}{'KiB':>9}"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
