@@ -20,6 +20,7 @@ from mcp2026ai.errors import InvalidArgumentError
 
 MIN_OPSET = 13
 MIN_IR_VERSION = 7
+_LAYOUT_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Cast"}
 log = logging.getLogger(__name__)
 
 
@@ -36,7 +37,29 @@ def modernize(model: ModelProto) -> ModelProto:
     del model.graph.input[:]
     model.graph.input.extend(inputs)
     model.ir_version = max(model.ir_version, MIN_IR_VERSION)
+    for index, node in enumerate(model.graph.node):
+        node.name = node.name or f"{node.op_type}_{index}"  # the quantizer excludes nodes by name
     return model
+
+
+def output_nodes(path: Path) -> list[str]:
+    """Nodes that compute the graph outputs: the last real op (a Softmax, say) and any reshaping after it.
+
+    Quantizing them gains no speed but costs accuracy: onnxruntime quantizes a Softmax output over a
+    fixed [0, 1] range in steps of 1/255, which rounds small probabilities to zero.
+    """
+    graph = onnx.load(str(path), load_external_data=False).graph
+    producer = {output: node for node in graph.node for output in node.output}
+    kept: list[str] = []
+    pending = [producer[value.name] for value in graph.output if value.name in producer]
+    while pending:
+        node = pending.pop()
+        if node.name in kept:
+            continue
+        kept.append(node.name)
+        if node.op_type in _LAYOUT_OPS and node.input and node.input[0] in producer:
+            pending.append(producer[node.input[0]])
+    return kept
 
 
 def prepare(source: Path, target: Path) -> Path:

@@ -27,7 +27,7 @@ from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelImportError
 from mcp2026ai.extras import require
 from mcp2026ai.ir.conversion import first_line, quiet_stdout
 from mcp2026ai.quantization.calibration import Feed, FeedReader
-from mcp2026ai.quantization.preprocess import modernize, prepare
+from mcp2026ai.quantization.preprocess import modernize, output_nodes, prepare
 
 
 class Scheme(StrEnum):
@@ -100,6 +100,7 @@ def _to_int8(prepared: Path, target: Path, options: QuantizeOptions, calibration
         activation_type=QuantType.QInt8,
         weight_type=QuantType.QInt8,
         calibrate_method=_ORT_METHODS[options.calibrate_method],
+        nodes_to_exclude=output_nodes(prepared),
     )
 
 
