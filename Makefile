@@ -17,9 +17,11 @@ $(BASE): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 
-# Test extras, plus Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38).
+# Test extras, Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38), and
+# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5).
 $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21
 	bash scripts/install-perf-analyzer.sh $(VENV)
 	touch $@
 

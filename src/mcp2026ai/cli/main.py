@@ -6,8 +6,10 @@ import typer
 
 from mcp2026ai import __version__
 from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
+from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
+from mcp2026ai.cli.quantize import quantize, verify
 from mcp2026ai.cli.serve import serve
 from mcp2026ai.errors import MCPError
 
@@ -29,6 +31,9 @@ app.add_typer(tokens.app, name="token")
 app.add_typer(audit.app, name="audit")
 app.command()(predict)
 app.command()(serve)
+app.command()(quantize)
+app.command()(verify)
+app.command()(convert)
 
 
 @app.command()

@@ -42,9 +42,7 @@ ONNX_TO_V2: dict[int, str] = {
     TensorProto.STRING: "BYTES",
 }
 
-V2_ITEM_SIZE: dict[str, int] = {
-    name: dtype.itemsize for name, dtype in V2_TO_NUMPY.items() if name != "BYTES"
-}
+V2_ITEM_SIZE: dict[str, int] = {name: dtype.itemsize for name, dtype in V2_TO_NUMPY.items() if name != "BYTES"}
 
 
 def numpy_dtype(datatype: str) -> np.dtype:
