@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.policy.plan import Plan, Provider
 from mcp2026ai.policy.probe import HardwareProfile
+from mcp2026ai.quantization.verification_store import verified_drift, version_precision
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 
 GPU_PROVIDERS = (Provider.CUDA, Provider.TENSORRT)
@@ -68,15 +69,11 @@ def base_variant(record: ModelVersion) -> Variant:
 
 
 def _verified_drift(registry: ModelRegistry, child: ModelVersion) -> tuple[Precision | None, float | None]:
-    rows = registry.catalog.annotations(child.name, "verification", version=child.version)
-    if not rows:
+    """The child's precision and the drift of its latest *passing* verification (None if never passed)."""
+    drift = verified_drift(registry, child.name, child.version)
+    if drift is None:
         return None, None
-    payload = rows[-1][2]
-    drift = payload.get("drift", payload.get("rel_l2"))
-    precision = payload.get("precision", child.tags.get("precision"))
-    if not isinstance(drift, int | float) or precision not in {p.value for p in Precision}:
-        return None, None
-    return Precision(str(precision)), float(drift)
+    return version_precision(child), drift
 
 
 def registry_variants(registry: ModelRegistry) -> VariantLookup:

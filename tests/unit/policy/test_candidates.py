@@ -13,6 +13,7 @@ from mcp2026ai.policy.candidates import (
 )
 from mcp2026ai.policy.plan import Provider
 from mcp2026ai.policy.probe import HardwareProfile
+from mcp2026ai.quantization.verification_store import Verification, record_verification
 from mcp2026ai.registry import ModelRegistry
 
 from .support import write_mlp
@@ -80,17 +81,27 @@ def test_variants_multiply_candidates_with_their_precision(registry: ModelRegist
 def test_registry_variants_reads_verified_children(registry: ModelRegistry, tmp_path: Path) -> None:
     contract = InferenceContract.model_validate({"precision": {"allowed": ["fp32", "int8"]}})
     parent = registry.register("mlp", write_mlp(tmp_path / "a.onnx"), contract=contract)
-    verified = registry.register("mlp", write_mlp(tmp_path / "b.onnx", width=16), parent=parent.version)
-    unverified = registry.register("mlp", write_mlp(tmp_path / "c.onnx", width=8), parent=parent.version)
-    fp16 = registry.register("mlp-fp16", write_mlp(tmp_path / "d.onnx", width=4), parent=parent.ref)
+    int8 = {"precision": "int8"}
+    verified = registry.register("mlp", write_mlp(tmp_path / "b.onnx", width=16), parent=parent.version, tags=int8)
+    unverified = registry.register("mlp", write_mlp(tmp_path / "c.onnx", width=8), parent=parent.version, tags=int8)
+    failed = registry.register("mlp", write_mlp(tmp_path / "e.onnx", width=6), parent=parent.version, tags=int8)
+    fp16 = registry.register(
+        "mlp-fp16", write_mlp(tmp_path / "d.onnx", width=4), parent=parent.ref, tags={"precision": "fp16"}
+    )
     now = datetime.now(UTC)
-    registry.catalog.annotate("mlp", verified.version, "verification", {"precision": "int8", "drift": 0.003}, now)
-    registry.catalog.annotate("mlp-fp16", fp16.version, "verification", {"precision": "fp16", "drift": 0.001}, now)
+
+    def verification(drift: float, passed: bool, precision: str) -> Verification:
+        return Verification(baseline=parent.version, precision=precision, rel_l2=drift, tolerance=0.01, passed=passed)
+
+    record_verification(registry, "mlp", verified.version, verification(0.003, True, "int8"), now)
+    record_verification(registry, "mlp", failed.version, verification(0.3, False, "int8"), now)
+    record_verification(registry, "mlp-fp16", fp16.version, verification(0.001, True, "fp16"), now)
     variants = registry_variants(registry)(parent, contract)
     assert variants == [
         Variant(version=verified.version, digest=verified.digest, precision=Precision.INT8, drift=0.003)
     ]
     assert unverified.version not in {v.version for v in variants}
+    assert failed.version not in {v.version for v in variants}  # only passing verifications count
     widened = contract.model_copy(
         update={"precision": contract.precision.model_copy(update={"allowed": list(Precision)})}
     )

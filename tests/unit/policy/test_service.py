@@ -14,6 +14,7 @@ from mcp2026ai.policy.orchestrator import NoFeasiblePlanError
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.profiler import Figures, Measurement, ProfileBudget
 from mcp2026ai.policy.service import PolicyOrchestrator
+from mcp2026ai.quantization.verification_store import Verification, record_verification
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 
 from .support import write_mlp
@@ -209,10 +210,11 @@ def test_verified_fp16_child_with_fp16_inputs_is_measured_with_its_own_signature
 ) -> None:
     contract = _contract(precision={"allowed": ["fp32", "fp16"]}, batching={"max_batch_size": 2})
     record = registry.register("mlp", mlp_path, contract=contract)
-    child = registry.register("mlp-fp16", write_mlp(tmp_path / "fp16.onnx", fp16=True), parent=record.ref)
-    registry.catalog.annotate(
-        child.name, child.version, "verification", {"precision": "fp16", "drift": 0.002}, child.created_at
+    child = registry.register(
+        "mlp-fp16", write_mlp(tmp_path / "fp16.onnx", fp16=True), parent=record.ref, tags={"precision": "fp16"}
     )
+    passed = Verification(baseline=record.version, precision="fp16", rel_l2=0.002, tolerance=0.01, passed=True)
+    record_verification(registry, child.name, child.version, passed, child.created_at)
     one_core = FOUR_CORES.model_copy(update={"logical_cores": 1})
     orchestrator = PolicyOrchestrator(registry, hardware=one_core, budget=TIGHT)  # default lookup: the registry
     decision = orchestrator.plan_for(record)
