@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
-from support.models import add_sub_model, mlp_model
 from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 from tritonclient.utils import InferenceServerException
@@ -22,6 +21,7 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.security import AuditLog, AuthConfig, Scope, ServingSecurity, TokenStore
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from support.models import add_sub_model, mlp_model
 
 pytestmark = pytest.mark.timeout(120)
 

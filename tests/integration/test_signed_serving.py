@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
-from support.models import add_sub_model, mlp_model
 from tritonclient.utils import InferenceServerException
 
 from mcp2026ai.errors import SignatureError
@@ -33,6 +32,7 @@ from mcp2026ai.security import (
 from mcp2026ai.security.encryption import ArtifactCipher
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from support.models import add_sub_model, mlp_model
 from tests.support.cli import run_main
 from tests.support.pki import make_pki
 
@@ -79,7 +79,7 @@ def test_signed_models_serve_and_the_api_refuses_unsigned_ones(
         assert refused.status_code == 403
         assert refused.json()["error"].startswith("ocr-cls:1.0.0 is not signed")
         grpc = grpcclient.InferenceServerClient(server.grpc_url)
-        with pytest.raises(InferenceServerException, match="ocr-cls:1.0.0 is not signed") as denied:
+        with pytest.raises(InferenceServerException, match=r"ocr-cls:1\.0\.0 is not signed") as denied:
             grpc.load_model("ocr-cls")
         assert denied.value.status() == "StatusCode.PERMISSION_DENIED"
         index = {row["name"]: row for row in http.get_model_repository_index()}
@@ -210,6 +210,6 @@ def test_mcp_serve_with_signatures_auth_and_tls_end_to_end(tmp_path: Path) -> No
         grpc.close()
     finally:
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert "Traceback" not in err

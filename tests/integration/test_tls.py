@@ -77,9 +77,8 @@ def test_plaintext_http_to_the_tls_port_fails(server: BackgroundServer) -> None:
 
 
 def test_plaintext_grpc_to_the_tls_port_fails(server: BackgroundServer) -> None:
-    with grpc.insecure_channel(server.grpc_url) as channel:
-        with pytest.raises(grpc.RpcError) as caught:
-            pb_grpc.GRPCInferenceServiceStub(channel).ServerLive(pb.ServerLiveRequest(), timeout=5)
+    with grpc.insecure_channel(server.grpc_url) as channel, pytest.raises(grpc.RpcError) as caught:
+        pb_grpc.GRPCInferenceServiceStub(channel).ServerLive(pb.ServerLiveRequest(), timeout=5)
     assert caught.value.code() is grpc.StatusCode.UNAVAILABLE
 
 
