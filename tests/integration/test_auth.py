@@ -173,6 +173,10 @@ def test_grpc_health_is_open_and_the_rest_needs_a_token(secured: Secured) -> Non
         ]
         for call in calls:
             assert _grpc_code(call) is grpc.StatusCode.UNAUTHENTICATED
+        garbage = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")
+        assert _grpc_code(lambda: garbage(b"\xff\xff")) is grpc.StatusCode.UNAUTHENTICATED
+        token = (("authorization", f"Bearer {secured.tokens.infer}"),)
+        assert _grpc_code(lambda: garbage(b"\xff\xff", metadata=token)) is grpc.StatusCode.INVALID_ARGUMENT
         wrong = (("authorization", "Bearer not-a-token"),)
         assert _grpc_code(lambda: stub.ModelInfer(pb.ModelInferRequest(), metadata=wrong)) is (
             grpc.StatusCode.UNAUTHENTICATED

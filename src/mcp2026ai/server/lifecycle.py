@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import grpc
 import uvicorn
-from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.auth import AuthInterceptor
+from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
 
@@ -46,7 +46,8 @@ def bind_grpc(server: grpc.aio.Server, config: ServerConfig) -> int:
     """Listen on the configured port, over TLS when a certificate is configured."""
     address = f"{config.host}:{config.grpc_port}"
     tls = config.security.tls
-    return server.add_secure_port(address, tls.grpc_server_credentials()) if tls else server.add_insecure_port(address)
+    port = server.add_secure_port(address, tls.grpc_server_credentials()) if tls else server.add_insecure_port(address)
+    return int(port)
 
 
 @dataclass
@@ -111,9 +112,7 @@ class InferenceServer:
             maximum_concurrent_rpcs=None,
             interceptors=grpc_interceptors(self.config),
         )
-        pb_grpc.add_GRPCInferenceServiceServicer_to_server(
-            InferenceServicer(self.plane, self.config.max_request_bytes), server
-        )
+        add_inference_servicer(InferenceServicer(self.plane, self.config.max_request_bytes), server)
         port = bind_grpc(server, self.config)
         await server.start()
         self._grpc = server
