@@ -10,6 +10,7 @@ from pathlib import Path
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.runtime.artifacts import ArtifactBackends
 from mcp2026ai.runtime.replanning import ReplanSupervisor
 from mcp2026ai.runtime.repository import ModelRepository
 from mcp2026ai.runtime.sync import ServingSync
@@ -28,9 +29,10 @@ def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path
 
 
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
-    backends = PolicyOrchestrator(registry).backend_for if config.plan_with_policy else None
+    planner = PolicyOrchestrator(registry) if config.plan_with_policy else None
+    backends = ArtifactBackends(registry, config.security.trusted_keys(), planner)
     repository = ModelRepository(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
-    return DataPlane(repository, default_models=names)
+    return DataPlane(repository, default_models=names, audit=config.security.audit())
 
 
 async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:

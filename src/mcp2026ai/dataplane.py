@@ -6,12 +6,13 @@ they return; domain errors propagate and are mapped to status codes at the edge.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 from mcp2026ai import __version__
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.errors import InvalidInputError, MCPError, UnavailableError
+from mcp2026ai.errors import InvalidInputError, MCPError, PermissionDeniedError, UnavailableError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.ir.signature import TensorSpec
@@ -20,8 +21,11 @@ from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.runtime.repository import ModelRepository, ServedModel
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+from mcp2026ai.security.audit import AuditLog
 
 SERVER_NAME = "mcp2026ai"
+SYSTEM_ACTOR = "system"
+ROLLBACK_ACTOR = "system:canary-analysis"
 EXTENSIONS = [
     "binary_tensor_data",
     "model_repository",
@@ -39,10 +43,12 @@ class DataPlane:
         repository: ModelRepository,
         default_models: list[str] | None = None,
         traffic: TrafficController | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.repository = repository
         self.default_models = default_models or []
         self.traffic = traffic or TrafficController(repository.registry)
+        self.audit = audit
         self._accepting = True
 
     # health ---------------------------------------------------------------------------------
@@ -114,11 +120,36 @@ class DataPlane:
     def repository_index(self) -> list[dict[str, str]]:
         return self.repository.index()
 
-    async def load(self, name: str) -> None:
-        await self.repository.load(name)
+    async def load(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
+        """Load a model's default version; recorded in the audit log, refusals and failures included."""
+        try:
+            served = await self.repository.load(name)
+        except MCPError as exc:
+            await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
+            raise
+        outcome = {"result": "ok", "digest": served.record.digest}
+        await self._record("model.load", actor, served.record.ref, {**(details or {}), **outcome})
 
-    async def unload(self, name: str) -> None:
-        await self.repository.unload(name)
+    async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
+        try:
+            await self.repository.unload(name)
+        except MCPError as exc:
+            await self._record("model.unload", actor, name, {**(details or {}), **_refusal(exc)})
+            raise
+        await self._record("model.unload", actor, name, {**(details or {}), "result": "ok"})
+
+    def tick(self) -> None:
+        """Let canary analysis run; automatic rollbacks are recorded in the audit log."""
+        rollouts = {name: self.traffic.rollout(name) for name in self.repository.loaded_names()}
+        for model, verdict in self.traffic.tick().items():
+            canary = getattr(rollouts.get(model), "canary", None)
+            if verdict.rollback and self.audit is not None:
+                target = f"{model}:{canary}" if canary else model
+                self.audit.record("rollout.rollback", ROLLBACK_ACTOR, target, {"reason": verdict.reason})
+
+    async def _record(self, action: str, actor: str, target: str, details: dict[str, Any]) -> None:
+        if self.audit is not None:
+            await asyncio.to_thread(self.audit.record, action, actor, target, details)
 
     # inference ------------------------------------------------------------------------------
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
@@ -178,6 +209,10 @@ class DataPlane:
             return parse_sla_class(str(raw))
         contract = served.record.contract
         return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+def _refusal(error: MCPError) -> dict[str, str]:
+    return {"result": "denied" if isinstance(error, PermissionDeniedError) else "failed", "error": str(error)}
 
 
 def parse_sla_class(raw: str) -> SLAClass:

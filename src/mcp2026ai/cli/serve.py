@@ -11,6 +11,7 @@ import typer
 from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
+from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
@@ -35,6 +36,21 @@ def serve(
     ] = True,
     sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
+    require_signed: Annotated[
+        bool, typer.Option(help="Load only versions signed by a trusted key; refuse unsigned or tampered ones.")
+    ] = False,
+    trusted_key: Annotated[
+        list[Path] | None, typer.Option(help="Extra trusted public key file (with --require-signed); repeatable.")
+    ] = None,
+    auth: Annotated[
+        bool, typer.Option(help="Require bearer tokens (`mcp token create`) except on health probes.")
+    ] = False,
+    tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate chain: serve HTTPS and gRPC over TLS.")] = None,
+    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
+    tls_ca: Annotated[Path | None, typer.Option(help="PEM CA bundle that client certificates must chain to.")] = None,
+    tls_require_client_cert: Annotated[
+        bool, typer.Option(help="Mutual TLS: refuse clients without a certificate from --tls-ca.")
+    ] = False,
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -55,8 +71,12 @@ def serve(
         log_level=log_level,
         plan_with_policy=policy,
         sync_interval_s=sync_interval,
+        security=serving_security(
+            require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
+        ),
     )
     names = list(dict.fromkeys(names))
+    check_signatures(registry, names, config.security)
     if policy:
         _plan(registry, names)
     if workers == 1:
@@ -78,5 +98,9 @@ def _plan(registry: ModelRegistry, names: list[str]) -> None:
     """Measure (or reuse) each model's plan up front, so workers start from the stored plan."""
     orchestrator = PolicyOrchestrator(registry)
     for model in names:
-        stored = orchestrator.ensure_plan(registry.resolve(model), trigger="serve")
+        record = registry.resolve(model)
+        if registry.store.is_encrypted(record.digest):
+            console.print(f"plan for {model}: stored or default (encrypted at rest: not measured)", highlight=False)
+            continue
+        stored = orchestrator.ensure_plan(record, trigger="serve")
         console.print(f"plan for {model}: {stored.plan.describe()}", highlight=False)

@@ -21,6 +21,7 @@ from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.manager import RolloutManager
 from mcp2026ai.routing.outcome import Outcome, classify
 from mcp2026ai.routing.report import ShadowKey, ShadowReporter
+from mcp2026ai.routing.rollout import Verdict
 from mcp2026ai.routing.router import RouteDecision, Router, RouteReason, count_route
 from mcp2026ai.routing.shadow import ShadowMirror
 from mcp2026ai.routing.store import RolloutStore
@@ -69,8 +70,9 @@ class TrafficController:
     def shadow(self, model: str, primary_version: str, primary: Observation, version: str, run: ShadowCall) -> None:
         self.mirror.mirror(ShadowKey(model, primary_version, version), primary, run)
 
-    def tick(self) -> None:
-        self.manager.tick()
+    def tick(self) -> dict[str, Verdict]:
+        """Evaluate due canaries (rolling back failing ones); the verdicts by model."""
+        return self.manager.tick()
 
     def refresh(self) -> None:
         self.manager.refresh()

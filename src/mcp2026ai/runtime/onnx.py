@@ -34,16 +34,23 @@ def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort
 
 
 class OnnxRuntimeBackend:
-    """Runs one ONNX model with onnxruntime according to a Plan."""
+    """Runs one ONNX model with onnxruntime according to a Plan.
+
+    ``model`` is a file, or the model's bytes (a signature-verified or decrypted artifact: the
+    session is built from exactly those bytes, and they are released once it is).
+    """
 
     def __init__(
         self,
-        model_path: Path,
+        model: Path | bytes,
         signature: Signature,
         plan: Plan = DEFAULT_PLAN,
         optimized_model_path: Path | None = None,
+        label: str | None = None,
     ) -> None:
-        self.model_path = model_path
+        self.model_path = model if isinstance(model, Path) else None
+        self._model_bytes = model if isinstance(model, bytes) else None
+        self.label = label or (model.name if isinstance(model, Path) else "in-memory model")
         self._signature = signature
         self.plan = plan
         self.optimized_model_path = optimized_model_path
@@ -61,12 +68,19 @@ class OnnxRuntimeBackend:
         available = set(ort.get_available_providers())
         providers = [name for name in self.plan.ort_providers() if name in available]
         options = session_options(self.plan, self.optimized_model_path)
-        self._session = ort.InferenceSession(str(self.model_path), options, providers=providers)
+        if self.model_path is not None:
+            source: str | bytes = str(self.model_path)
+        elif self._model_bytes is not None:
+            source = self._model_bytes
+        else:
+            raise ModelNotReadyError(f"{self.label}: model bytes were released after the first load")
+        self._session = ort.InferenceSession(source, options, providers=providers)
+        self._model_bytes = None
 
     def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         session = self._session
         if session is None:
-            raise ModelNotReadyError(f"{self.model_path.name}: backend is not loaded")
+            raise ModelNotReadyError(f"{self.label}: backend is not loaded")
         validate_inputs(self._signature, inputs)
         names = list(outputs) if outputs else [spec.name for spec in self._signature.outputs]
         validate_output_names(self._signature, names)

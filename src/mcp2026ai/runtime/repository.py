@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError
-from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError, SignatureError
+from mcp2026ai.policy.plan import Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.runtime.artifacts import ArtifactBackends
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.stats import ModelStats
@@ -60,12 +61,8 @@ def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats:
 
 
 def default_backends(registry: ModelRegistry) -> BackendFactory:
-    """onnxruntime with the default plan, no policy measurement."""
-
-    def build(record: ModelVersion) -> OnnxRuntimeBackend:
-        return OnnxRuntimeBackend(registry.artifact_path(record), record.signature, DEFAULT_PLAN)
-
-    return build
+    """onnxruntime with the default plan, no policy measurement (encrypted artifacts load from memory)."""
+    return ArtifactBackends(registry)
 
 
 @dataclass
@@ -118,6 +115,9 @@ class ModelRepository:
             record = self.registry.resolve(name, version)
             try:
                 served = await self._build(record)
+            except SignatureError as exc:  # refused: the index shows why
+                self._set_failure(name, str(exc))
+                raise
             except MCPError:
                 raise
             except Exception as exc:  # a broken artifact must not take the server down  # noqa: BLE001

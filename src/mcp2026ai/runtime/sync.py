@@ -51,7 +51,7 @@ class ServingSync:
     async def _loop(self) -> None:
         elapsed = self.interval_s
         while True:
-            self.plane.traffic.tick()
+            self.plane.tick()
             if elapsed >= self.interval_s:
                 elapsed = 0.0
                 await self.sync_once()

@@ -9,6 +9,7 @@ from mcp2026ai.security.audit import AuditLog, AuditReport
 from mcp2026ai.security.auth import ANONYMOUS, AuthConfig, Authenticator, Principal, bearer_token
 from mcp2026ai.security.config import SecurityPaths
 from mcp2026ai.security.keys import KeyRing, PublicKey, SigningKey, load_public_key
+from mcp2026ai.security.serving import ServingSecurity
 from mcp2026ai.security.tls import TLSConfig, client_ssl_context, grpc_channel_credentials
 from mcp2026ai.security.tokens import IssuedToken, Scope, TokenRecord, TokenStore
 from mcp2026ai.security.trust import TrustConfig, TrustedKeys, trust_key_file
@@ -25,6 +26,7 @@ __all__ = [
     "PublicKey",
     "Scope",
     "SecurityPaths",
+    "ServingSecurity",
     "SigningKey",
     "TLSConfig",
     "TokenRecord",

@@ -41,6 +41,11 @@ class Principal:
     def allows(self, scope: Scope) -> bool:
         return scope in self.scopes
 
+    @property
+    def actor(self) -> str:
+        """How the audit log names this caller: ``token:<name>``, or ``anonymous`` with auth off."""
+        return f"token:{self.name}" if self.token_id else self.name
+
 
 ANONYMOUS = Principal("anonymous", frozenset(Scope))
 

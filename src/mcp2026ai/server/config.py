@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp2026ai.security.serving import ServingSecurity
+
 
 class ServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -18,3 +20,6 @@ class ServerConfig(BaseModel):
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
     reuse_port: bool = Field(False, description="SO_REUSEPORT on both listeners (set for --workers > 1).")
+    security: ServingSecurity = Field(
+        default_factory=ServingSecurity, description="Auth, TLS, signed-model loading and the audit log."
+    )

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 
 import grpc
 import uvicorn
-from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.grpc.auth import AuthInterceptor
+from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
 
@@ -34,6 +35,19 @@ class _HttpServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+def grpc_interceptors(config: ServerConfig) -> list[grpc.aio.ServerInterceptor]:
+    authenticator = config.security.authenticator()
+    return [AuthInterceptor(authenticator)] if authenticator else []
+
+
+def bind_grpc(server: grpc.aio.Server, config: ServerConfig) -> int:
+    """Listen on the configured port, over TLS when a certificate is configured."""
+    address = f"{config.host}:{config.grpc_port}"
+    tls = config.security.tls
+    port = server.add_secure_port(address, tls.grpc_server_credentials()) if tls else server.add_insecure_port(address)
+    return int(port)
 
 
 @dataclass
@@ -75,6 +89,7 @@ class InferenceServer:
             access_log=False,
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=30,
+            **(self.config.security.tls.uvicorn_kwargs() if self.config.security.tls else {}),
         )
         self._http = _HttpServer(uv_config)
         self._http_task = asyncio.create_task(self._http.serve(sockets=[sock]))
@@ -95,11 +110,10 @@ class InferenceServer:
                 ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
             ],
             maximum_concurrent_rpcs=None,
+            interceptors=grpc_interceptors(self.config),
         )
-        pb_grpc.add_GRPCInferenceServiceServicer_to_server(
-            InferenceServicer(self.plane, self.config.max_request_bytes), server
-        )
-        port = server.add_insecure_port(f"{self.config.host}:{self.config.grpc_port}")
+        add_inference_servicer(InferenceServicer(self.plane, self.config.max_request_bytes), server)
+        port = bind_grpc(server, self.config)
         await server.start()
         self._grpc = server
         return int(port)

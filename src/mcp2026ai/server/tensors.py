@@ -111,7 +111,21 @@ def _as_bytes(item: Any) -> bytes:
     return str(item).encode("utf-8")
 
 
+_END = object()
+
+
 def _flatten(data: Any) -> list[Any]:
-    if isinstance(data, list | tuple):
-        return [leaf for item in data for leaf in _flatten(item)]
-    return [data]
+    """The leaves of nested lists in order; iterative, since a hostile body may nest a thousand deep."""
+    if not isinstance(data, list | tuple):
+        return [data]
+    leaves: list[Any] = []
+    stack = [iter(data)]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+        elif isinstance(item, list | tuple):
+            stack.append(iter(item))
+        else:
+            leaves.append(item)
+    return leaves

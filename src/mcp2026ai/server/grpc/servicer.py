@@ -17,6 +17,7 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, PayloadTooLargeError
 from mcp2026ai.observability import metrics
+from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.codec import decode_request, encode_response
 from mcp2026ai.server.grpc.errors import grpc_status
 
@@ -44,6 +45,11 @@ def domain_errors(handler: Handler[Request, Reply]) -> Handler[Request, Reply]:
 
 def metadata_dict(context: grpc.aio.ServicerContext) -> dict[str, str]:
     return {key.lower(): value for key, value in (context.invocation_metadata() or ()) if isinstance(value, str)}
+
+
+def caller_details(context: grpc.aio.ServicerContext) -> dict[str, str]:
+    """What the audit log records about where a management call came from."""
+    return {"protocol": "grpc", "peer": str(context.peer() or "")}
 
 
 class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[misc]
@@ -89,12 +95,12 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     @domain_errors
     async def RepositoryModelLoad(self, request: pb.RepositoryModelLoadRequest, context: Any) -> Any:
-        await self.plane.load(request.model_name)
+        await self.plane.load(request.model_name, PRINCIPAL.get().actor, caller_details(context))
         return pb.RepositoryModelLoadResponse()
 
     @domain_errors
     async def RepositoryModelUnload(self, request: pb.RepositoryModelUnloadRequest, context: Any) -> Any:
-        await self.plane.unload(request.model_name)
+        await self.plane.unload(request.model_name, PRINCIPAL.get().actor, caller_details(context))
         return pb.RepositoryModelUnloadResponse()
 
     async def ModelInfer(self, request: pb.ModelInferRequest, context: grpc.aio.ServicerContext) -> Any:

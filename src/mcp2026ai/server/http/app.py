@@ -10,6 +10,7 @@ import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -18,6 +19,7 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, ModelNotReadyError
 from mcp2026ai.observability import metrics
 from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
 from mcp2026ai.server.http.body import read_body
 from mcp2026ai.server.http.codec import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.http.errors import error_response, plain_error
@@ -75,11 +77,11 @@ class HttpEndpoints:
         return json_response(self.plane.repository_index())
 
     async def repository_load(self, request: Request) -> Response:
-        await self.plane.load(request.path_params["model"])
+        await self.plane.load(request.path_params["model"], principal_of(request).actor, caller_details(request))
         return json_response({})
 
     async def repository_unload(self, request: Request) -> Response:
-        await self.plane.unload(request.path_params["model"])
+        await self.plane.unload(request.path_params["model"], principal_of(request).actor, caller_details(request))
         return json_response({})
 
     async def metrics(self, request: Request) -> Response:
@@ -167,9 +169,15 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
     return plain_error(f"internal server error: {type(exc).__name__}", 500)
 
 
+def _middleware(config: ServerConfig) -> list[Middleware]:
+    authenticator = config.security.authenticator()
+    return [Middleware(BearerAuthMiddleware, authenticator=authenticator)] if authenticator else []
+
+
 def build_http_app(plane: DataPlane, config: ServerConfig) -> Starlette:
     endpoints = HttpEndpoints(plane, config)
     return Starlette(
         routes=_routes(endpoints),
+        middleware=_middleware(config),
         exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},
     )

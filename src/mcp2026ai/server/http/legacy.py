@@ -25,7 +25,10 @@ async def classify_image(
     k = document.get("top_k", 5)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_TOP_K:
         raise InvalidInputError(f"top_k must be an integer in 1..{MAX_TOP_K}, got {k!r}")
-    served = plane.repository.get(str(model), document.get("version"))
+    version = document.get("version")
+    if version is not None and not isinstance(version, str):
+        raise InvalidInputError(f"'version' must be a string, got {version!r}"[:200])
+    served = plane.repository.get(str(model), version)
     prep = served.record.preprocessing
     if prep is None:
         raise InvalidInputError(f"model {served.record.ref} has no image preprocessing settings")

@@ -1,0 +1,73 @@
+"""The backend factory the servers use: plain files, signature-verified bytes, or decrypted bytes.
+
+With trusted keys (``--require-signed``) every version is read once, hashed and checked against a
+trusted Ed25519 signature, and the session is built from those very bytes: nothing can swap the
+file between the check and the load. An artifact encrypted at rest has no plaintext file, so it is
+decrypted into memory and loaded the same way. Otherwise the file (or, with a planner, the
+policy's cached optimized graph) is loaded directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.signing import read_verified_artifact
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.security.trust import TrustedKeys
+
+if TYPE_CHECKING:
+    from mcp2026ai.policy.service import PolicyOrchestrator
+
+log = logging.getLogger(__name__)
+
+
+class ArtifactBackends:
+    """``BackendFactory``: builds an unloaded backend for a registered version (blocking)."""
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        trusted_keys: TrustedKeys | None = None,
+        planner: PolicyOrchestrator | None = None,
+    ) -> None:
+        self.registry = registry
+        self.trusted_keys = trusted_keys
+        self.planner = planner
+
+    def __call__(self, record: ModelVersion) -> OnnxRuntimeBackend:
+        encrypted = self.registry.store.is_encrypted(record.digest)
+        if self.trusted_keys is None and not encrypted:
+            if self.planner is not None:
+                return self.planner.backend_for(record)
+            return OnnxRuntimeBackend(self.registry.artifact_path(record), record.signature, DEFAULT_PLAN)
+        # Check the requested version before anything (the planner's profiler included) opens it.
+        verified = self._read(record)
+        plan, source = self._plan(record, measure=not encrypted)
+        data = verified if source.digest == record.digest else self._read(source)
+        return OnnxRuntimeBackend(data, source.signature, plan, label=source.ref)
+
+    def _read(self, record: ModelVersion) -> bytes:
+        if self.trusted_keys is not None:
+            return read_verified_artifact(self.registry, record, self.trusted_keys)
+        return self.registry.artifact_bytes(record)
+
+    def _plan(self, record: ModelVersion, measure: bool) -> tuple[Plan, ModelVersion]:
+        """The plan to run and the version whose artifact it runs (a quantized child, maybe).
+
+        The policy's optimized-graph cache is not used here: it is not covered by the signature, and
+        for an encrypted artifact it would be plaintext on disk. An encrypted artifact is not measured
+        either (the profiler reads files): it runs its stored plan, or the default one.
+        """
+        if self.planner is None:
+            return DEFAULT_PLAN, record
+        stored = self.planner.ensure_plan(record) if measure else self.planner.stored(record)
+        if stored is None:
+            log.info("%s: no stored plan for an encrypted artifact, running the default plan", record.ref)
+            return DEFAULT_PLAN, record
+        variant = stored.variant
+        if variant.digest == record.digest:
+            return stored.plan, record
+        return stored.plan, self.registry.resolve(variant.name or record.name, variant.version)

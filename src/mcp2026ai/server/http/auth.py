@@ -1,0 +1,63 @@
+"""Bearer-token authentication for the HTTP server, as ASGI middleware in front of the routes.
+
+Which scope a path needs (as Triton/KServe deployments expect):
+
+- open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz`` and ``/metrics``
+  (Kubernetes probes and Prometheus scrapers carry no tokens);
+- ``manage``: everything under ``/v2/repository/models/`` (load, unload);
+- ``infer``: everything else (inference, server and model metadata, config, statistics, the
+  repository index, ``/v1/infer``), unknown paths included, so a 404 tells nothing to a stranger.
+
+The authenticated :class:`Principal` is left in ``request.state.principal`` for the audit log.
+"""
+
+from __future__ import annotations
+
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp2026ai.errors import MCPError
+from mcp2026ai.security import ANONYMOUS, Authenticator, Principal
+from mcp2026ai.security import Scope as TokenScope
+from mcp2026ai.server.http.errors import error_response
+
+OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics"})
+MANAGE_PREFIX = "/v2/repository/models/"
+
+
+def required_scope(path: str) -> TokenScope | None:
+    """The scope a request path needs; None for the open health and metrics endpoints."""
+    if path in OPEN_PATHS:
+        return None
+    return TokenScope.MANAGE if path.startswith(MANAGE_PREFIX) else TokenScope.INFER
+
+
+class BearerAuthMiddleware:
+    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
+        self.app = app
+        self.authenticator = authenticator
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            needed = required_scope(scope["path"])
+            if needed is not None:
+                try:
+                    principal = self.authenticator.authenticate(Headers(scope=scope).get("authorization"), needed)
+                except MCPError as exc:
+                    await error_response(exc)(scope, receive, send)
+                    return
+                scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+
+def principal_of(request: Request) -> Principal:
+    """Who sent the request (ANONYMOUS when auth is off)."""
+    principal = getattr(request.state, "principal", ANONYMOUS)
+    return principal if isinstance(principal, Principal) else ANONYMOUS
+
+
+def caller_details(request: Request) -> dict[str, str]:
+    """What the audit log records about where a management request came from."""
+    peer = f"{request.client.host}:{request.client.port}" if request.client else ""
+    return {"protocol": "http", "peer": peer}
