@@ -113,7 +113,7 @@ def test_checker_rejects_unknown_operator(tmp_path: Path) -> None:
     assert "ONNX checker rejected the model" in _import_error(path, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["model.pt", "model.bin", "model"])
+@pytest.mark.parametrize("name", ["model.h5", "model.bin", "model"])
 def test_unsupported_suffix(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_bytes(b"weights")
