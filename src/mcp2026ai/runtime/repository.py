@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError, SignatureError
-from mcp2026ai.policy.plan import Plan
+from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.artifacts import ArtifactBackends
 from mcp2026ai.runtime.base import Backend
