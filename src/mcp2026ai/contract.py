@@ -62,9 +62,7 @@ class ResourceSpec(_Section):
 
 class BatchingSpec(_Section):
     max_batch_size: int = Field(32, ge=1, le=4096, description="Largest batch the server may form.")
-    max_queue_delay_ms: float = Field(
-        2.0, ge=0, le=10_000, description="Longest a request waits for a batch to fill."
-    )
+    max_queue_delay_ms: float = Field(2.0, ge=0, le=10_000, description="Longest a request waits for a batch to fill.")
     preferred_batch_sizes: list[int] = Field(
         default_factory=list, description="Batch sizes the batcher dispatches as soon as reached."
     )
@@ -73,9 +71,7 @@ class BatchingSpec(_Section):
     def _preferred_within_max(self) -> BatchingSpec:
         too_big = [size for size in self.preferred_batch_sizes if not 1 <= size <= self.max_batch_size]
         if too_big:
-            raise ValueError(
-                f"preferred_batch_sizes {too_big} must lie in 1..max_batch_size ({self.max_batch_size})"
-            )
+            raise ValueError(f"preferred_batch_sizes {too_big} must lie in 1..max_batch_size ({self.max_batch_size})")
         return self
 
 

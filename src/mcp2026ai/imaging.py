@@ -47,7 +47,4 @@ def top_k(scores: np.ndarray, k: int, labels: list[str]) -> list[dict[str, objec
     """The k best classes of one score vector, with labels where known."""
     flat = np.asarray(scores, dtype=np.float64).reshape(-1)
     best = np.argsort(flat)[::-1][: max(1, k)]
-    return [
-        {"index": int(i), "label": labels[i] if i < len(labels) else str(i), "score": float(flat[i])}
-        for i in best
-    ]
+    return [{"index": int(i), "label": labels[i] if i < len(labels) else str(i), "score": float(flat[i])} for i in best]

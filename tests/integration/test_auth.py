@@ -57,9 +57,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
         both=store.create("admin", frozenset(Scope)).token,
         store=store,
     )
-    security = ServingSecurity(
-        auth=AuthConfig(enabled=True, tokens_file=store.path), audit_log=root / "audit.jsonl"
-    )
+    security = ServingSecurity(auth=AuthConfig(enabled=True, tokens_file=store.path), audit_log=root / "audit.jsonl")
     config = ServerConfig(http_port=0, grpc_port=0, drain_timeout_s=5, security=security)
     with BackgroundServer(registry, ["add_sub"], config) as server:
         yield Secured(server, tokens, AuditLog(root / "audit.jsonl"))

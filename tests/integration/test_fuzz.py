@@ -147,17 +147,11 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
 
 
 def assert_client_error(response: httpx.Response, allow_ok: bool = True) -> None:
-    """A 2xx (only where the input may be valid) or a 4xx with a JSON error body; never a 5xx.
-
-    A 307 is Starlette's trailing-slash redirect (a name ending in "/" decodes to a path ending in one).
-    """
+    """A 2xx (only where the input may be valid) or a 4xx with a JSON error body; never a 5xx or a redirect."""
     if allow_ok and response.status_code == 200:
         return
     if allow_ok and response.status_code == 503 and response.json() == {"error": DEADLINE}:
         return  # a valid request whose own "timeout" parameter expired: Triton's UNAVAILABLE, retryable
-    if response.status_code == 307 and response.url.path.endswith("/"):
-        assert not httpx.URL(response.headers["location"]).path.endswith("/")
-        return
     assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
     body = response.json()
     assert isinstance(body, dict) and isinstance(body.get("error"), str) and body["error"], body
@@ -178,11 +172,7 @@ def assert_client_code(call: Callable[[], Any], allow_ok: bool = True) -> None:
 # strategies ---------------------------------------------------------------------------------------
 
 scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats()
-    | st.text(max_size=12)
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats() | st.text(max_size=12)
 )
 json_values = st.recursive(
     scalars,
@@ -460,4 +450,3 @@ def test_good_traffic_kept_succeeding_and_the_server_is_ready(target: Target) ->
     assert target.http.get("/v2/health/ready").json() == {"ready": True}
     assert target.stub.ServerReady(pb.ServerReadyRequest()).ready
     assert sorted(target.server.plane.repository.loaded_names()) == sorted(MODELS)
-

@@ -188,3 +188,8 @@ class TestOperations:
         assert http.post("/v2/repository/models/mlp/load").status_code == 200
         assert http.get("/v2/models/mlp/ready").status_code == 200
         assert_error(http.post("/v2/repository/models/ghost/load"), 404, "ghost")
+
+
+def test_trailing_slash_is_a_json_404_not_a_redirect(http: httpx.Client) -> None:
+    response = http.post("/v2/models/add_sub/infer/", json=add_sub_body())
+    assert_error(response, 404, "not found")

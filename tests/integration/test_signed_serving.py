@@ -96,9 +96,7 @@ def test_signed_models_serve_and_the_api_refuses_unsigned_ones(
     assert audit.verify().ok
 
 
-def test_a_tampered_artifact_is_refused_at_start(
-    registry: ModelRegistry, key: SigningKey, tmp_path: Path
-) -> None:
+def test_a_tampered_artifact_is_refused_at_start(registry: ModelRegistry, key: SigningKey, tmp_path: Path) -> None:
     record = registry.resolve("mlp")
     sign_version(registry, record, key)
     _overwrite(registry.store.path_for(record.digest), add_sub_model(tmp_path / "evil.onnx").read_bytes())

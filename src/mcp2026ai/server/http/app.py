@@ -176,8 +176,10 @@ def _middleware(config: ServerConfig) -> list[Middleware]:
 
 def build_http_app(plane: DataPlane, config: ServerConfig) -> Starlette:
     endpoints = HttpEndpoints(plane, config)
-    return Starlette(
+    app = Starlette(
         routes=_routes(endpoints),
         middleware=_middleware(config),
         exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},
     )
+    app.router.redirect_slashes = False  # '/v2/models/m/' is an unknown path (JSON 404), not a redirect
+    return app
