@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mcp2026ai.errors import ContractError
+from mcp2026ai.messages import describe_validation_error, yaml_location
 
 
 class Precision(StrEnum):
@@ -105,7 +106,7 @@ def parse_contract(document: Any, source: str = "contract") -> InferenceContract
     try:
         return InferenceContract.model_validate(document)
     except ValidationError as exc:
-        raise ContractError(_describe_validation_error(exc, source)) from None
+        raise ContractError(describe_validation_error(exc, source)) from None
 
 
 def load_contract(path: Path | str) -> InferenceContract:
@@ -120,27 +121,9 @@ def load_contract(path: Path | str) -> InferenceContract:
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ContractError(f"{path}: not valid YAML ({_yaml_location(exc)})") from None
+        raise ContractError(f"{path}: not valid YAML ({yaml_location(exc)})") from None
     return parse_contract(document, str(path))
 
 
 def contract_to_json(contract: InferenceContract) -> str:
     return json.dumps(contract.model_dump(mode="json"), sort_keys=True)
-
-
-def _describe_validation_error(exc: ValidationError, source: str) -> str:
-    problems = []
-    for error in exc.errors():
-        field = ".".join(str(part) for part in error["loc"]) or "(document)"
-        value = error.get("input")
-        shown = "" if error["type"] == "missing" or isinstance(value, dict) else f" (got {value!r})"
-        problems.append(f"{field}: {error['msg']}{shown}")
-    return f"{source}: " + "; ".join(problems)
-
-
-def _yaml_location(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is None:
-        return str(problem)
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"

@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError
+from mcp2026ai.messages import describe_validation_error, yaml_location
 from mcp2026ai.registry.service import validate_model_name
 from mcp2026ai.registry.versioning import SemVer
 
@@ -130,7 +131,7 @@ def load_rollouts(path: Path | str, name: str | None = None) -> list[RolloutConf
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidArgumentError(f"{path}: cannot read rollout file ({exc})") from None
     except yaml.YAMLError as exc:
-        raise InvalidArgumentError(f"{path}: not valid YAML ({_yaml_location(exc)})") from None
+        raise InvalidArgumentError(f"{path}: not valid YAML ({yaml_location(exc)})") from None
     documents = document if isinstance(document, list) else [document]
     if not documents or document is None:
         raise InvalidArgumentError(f"{path}: empty rollout file")
@@ -144,22 +145,3 @@ def _parse_item(item: Any, source: str, name: str | None) -> RolloutConfig:
             raise InvalidArgumentError(f"{source}: name: {item['name']!r} differs from --name {name!r}")
         item = {**item, "name": name}
     return parse_rollout(item, source)
-
-
-def describe_validation_error(exc: ValidationError, source: str) -> str:
-    problems = []
-    for error in exc.errors():
-        field = ".".join(str(part) for part in error["loc"]) or "(document)"
-        value = error.get("input")
-        shown = "" if error["type"] == "missing" or isinstance(value, dict) else f" (got {value!r})"
-        message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"{field}: {message}{shown}")
-    return f"{source}: " + "; ".join(problems)
-
-
-def _yaml_location(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is None:
-        return str(problem)
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
