@@ -6,6 +6,7 @@ import typer
 
 from mcp2026ai import __version__
 from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
+from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
 from mcp2026ai.cli.serve import serve
@@ -29,6 +30,7 @@ app.add_typer(tokens.app, name="token")
 app.add_typer(audit.app, name="audit")
 app.command()(predict)
 app.command()(serve)
+app.command()(bench)
 
 
 @app.command()
