@@ -78,7 +78,7 @@ class BenchConfig(BaseModel):
     concurrency: int = Field(1, ge=1, le=MAX_CONCURRENCY, description="Closed loop: requests kept in flight.")
     requests: int | None = Field(None, ge=1, le=MAX_REQUESTS, description="Requests to send in total.")
     rate: float | None = Field(None, gt=0, le=1e6, description="Open loop: mean arrivals per second (Poisson).")
-    max_in_flight: int = Field(256, ge=1, le=MAX_CONCURRENCY, description="Open loop: connections/requests at most.")
+    max_in_flight: int = Field(64, ge=1, le=MAX_CONCURRENCY, description="Open loop: connections/requests at most.")
     duration_s: float | None = Field(None, gt=0, le=MAX_DURATION_S, description="Stop sending after this long.")
     batch_size: int = Field(1, ge=1, le=65536, description="Rows per request for batchable models.")
     shapes: dict[str, list[int]] = Field(default_factory=dict, description="Dims (without batch) per input.")

@@ -78,7 +78,8 @@ class GrpcSession:
         reply = await self.call("ModelConfig", pb.ModelConfigRequest(name=model, version=version or ""))
         if reply is None:
             return None
-        return json_format.MessageToDict(reply.config, preserving_proto_field_name=True)
+        config: dict[str, Any] = json_format.MessageToDict(reply.config, preserving_proto_field_name=True)
+        return config
 
     async def ready_models(self) -> list[str]:
         reply = await self.call("RepositoryIndex", pb.RepositoryIndexRequest(ready=True))

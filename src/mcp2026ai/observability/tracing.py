@@ -17,6 +17,7 @@ Without OpenTelemetry every function here is a cheap no-op, so callers never che
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
@@ -58,8 +59,13 @@ def use_tracer_provider(provider: Any | None) -> None:
     _tracer = provider.get_tracer(TRACER_NAME) if provider is not None else None
 
 
+@functools.cache
+def _global_tracer() -> Any:
+    return trace.get_tracer(TRACER_NAME)  # a proxy: follows a global provider set later
+
+
 def _get_tracer() -> Any:
-    return _tracer if _tracer is not None else trace.get_tracer(TRACER_NAME)
+    return _tracer if _tracer is not None else _global_tracer()
 
 
 @contextlib.contextmanager
