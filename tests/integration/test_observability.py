@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from prometheus_client.parser import text_string_to_metric_families
+from tritonclient.utils import InferenceServerException
 
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.observability import tracing
@@ -149,6 +150,8 @@ def test_metrics_after_traffic_on_both_protocols(server: BackgroundServer, http:
         tensor = grpcclient.InferInput("x", [1, 16], "FP32")
         tensor.set_data_from_numpy(np.zeros((1, 16), dtype=np.float32))
         client.infer("mlp", [tensor], headers={"x-sla-class": "latency-critical"})
+        with pytest.raises(InferenceServerException):
+            client.infer("mlp", [tensor], headers={"x-sla-class": "gold"})  # no such class
     finally:
         client.close()
 
@@ -171,6 +174,7 @@ def test_metrics_after_traffic_on_both_protocols(server: BackgroundServer, http:
     assert value("mcp_requests", model="mlp", protocol="http", sla_class="best-effort", code="200") >= 1
     assert value("mcp_requests", model="mlp", protocol="grpc", sla_class="latency-critical", code="OK") >= 1
     assert value("mcp_requests", model="_unknown", protocol="http", code="404") >= 1
+    assert value("mcp_requests", model="mlp", protocol="grpc", sla_class="_unknown", code="INVALID_ARGUMENT") >= 1
     assert value("mcp_scheduler_rejections", model="mlp", reason="deadline") >= 1
     loaded = [s.value for s in families["mcp_models_loaded"].samples]
     assert loaded == [2.0]
