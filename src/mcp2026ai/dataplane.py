@@ -153,7 +153,11 @@ class DataPlane:
 
     # inference ------------------------------------------------------------------------------
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
-        """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror."""
+        """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror.
+
+        Sets ``request.sla_class`` to the class the request is scheduled under (the caller's, or
+        the contract's default), so the transports can label its metrics and trace span.
+        """
         if not self._accepting:
             raise UnavailableError("server is shutting down")
         started = time.perf_counter_ns()
@@ -162,6 +166,7 @@ class DataPlane:
         served = self.repository.get(choice.target.model, choice.target.version)
         error: MCPError | None = None
         try:
+            request.sla_class = self._sla_class(served, request)  # the edges label metrics and spans with it
             outputs = await self._run(served, request)  # no await before submit: swaps stay atomic
         except MCPError as exc:
             error = exc

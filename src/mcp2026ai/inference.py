@@ -32,6 +32,7 @@ class InferenceRequest:
     headers: dict[str, str] = field(default_factory=dict)
     """Lower-cased HTTP headers or gRPC metadata the routing and scheduling layers read."""
     sla_class: SLAClass | None = None
+    """The requested SLA class; DataPlane.infer fills in the class it scheduled the request under."""
     timeout_s: float | None = None
     """Client's own timeout; it can only shorten the SLA class deadline."""
     received_at: float = field(default_factory=time.monotonic)

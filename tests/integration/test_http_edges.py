@@ -176,7 +176,8 @@ class TestOperations:
         assert http.get("/healthz").json()["status"] == "ok"
         http.post("/v2/models/add_sub/infer", json=add_sub_body())
         text = http.get("/metrics").text
-        assert 'mcp_requests_total{code="200",model="add_sub",protocol="http",version="1.0.0"}' in text
+        labels = 'code="200",model="add_sub",protocol="http",sla_class="best-effort",version="1.0.0"'
+        assert f"mcp_requests_total{{{labels}}}" in text
         assert "mcp_request_duration_seconds_bucket" in text
         assert "process_resident_memory_bytes" in text
 

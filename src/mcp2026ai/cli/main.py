@@ -6,6 +6,7 @@ import typer
 
 from mcp2026ai import __version__
 from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
+from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.cli.predict import predict
@@ -34,6 +35,7 @@ app.command()(serve)
 app.command()(quantize)
 app.command()(verify)
 app.command()(convert)
+app.command()(bench)
 
 
 @app.command()

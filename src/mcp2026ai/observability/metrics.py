@@ -1,9 +1,12 @@
 """Every Prometheus metric of mcp2026ai, declared in one place.
 
-All series live in :data:`REGISTRY` (served at ``/metrics``). Names:
+All series live in :data:`REGISTRY` (served at ``/metrics``); docs/metrics.md documents each name,
+its labels and where it is recorded. Names:
 
-- ``mcp_requests_total{model,version,protocol,code}``: finished requests by status code.
-- ``mcp_request_duration_seconds{model,version,protocol}``: end-to-end latency histogram.
+- ``mcp_requests_total{model,version,protocol,sla_class,code}``: finished requests by status code.
+- ``mcp_request_duration_seconds{model,version,protocol,sla_class}``: end-to-end latency histogram.
+- ``mcp_compute_duration_seconds{model,version}``: backend run time of each batch (histogram).
+- ``mcp_policy_decisions_total{model,trigger,outcome}``: policy decisions logged.
 - ``mcp_requests_in_flight{protocol}``: requests being handled now.
 - ``mcp_model_load_seconds{model,version}``: time the last load of a version took.
 - ``mcp_models_loaded``: number of model versions loaded.
@@ -67,18 +70,15 @@ LATENCY_BUCKETS = (
 )
 UNKNOWN_MODEL = "_unknown"
 
+UNKNOWN_CLASS = "_unknown"
+
 REQUESTS = Counter(
-    "mcp_requests",
-    "Finished inference requests by status code.",
-    ["model", "version", "protocol", "code"],
-    registry=REGISTRY,
+    "mcp_requests", "Finished inference requests by status code.",
+    ["model", "version", "protocol", "sla_class", "code"], registry=REGISTRY,
 )
 REQUEST_DURATION = Histogram(
-    "mcp_request_duration_seconds",
-    "End-to-end inference latency in the server.",
-    ["model", "version", "protocol"],
-    buckets=LATENCY_BUCKETS,
-    registry=REGISTRY,
+    "mcp_request_duration_seconds", "End-to-end inference latency in the server (decode to encode).",
+    ["model", "version", "protocol", "sla_class"], buckets=LATENCY_BUCKETS, registry=REGISTRY,
 )
 IN_FLIGHT = Gauge("mcp_requests_in_flight", "Inference requests being handled.", ["protocol"], registry=REGISTRY)
 MODEL_LOAD_SECONDS = Gauge(
@@ -90,9 +90,22 @@ MODEL_LOAD_SECONDS = Gauge(
 MODELS_LOADED = Gauge("mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY)
 
 
-def observe_request(model: str, version: str, protocol: str, code: str, seconds: float) -> None:
-    REQUESTS.labels(model, version, protocol, code).inc()
-    REQUEST_DURATION.labels(model, version, protocol).observe(seconds)
+COMPUTE_DURATION = Histogram(
+    "mcp_compute_duration_seconds", "Backend run time of one batch (one request when not batching).",
+    ["model", "version"], buckets=LATENCY_BUCKETS, registry=REGISTRY,
+)
+POLICY_DECISIONS = Counter(
+    "mcp_policy_decisions_total",
+    "Policy decisions logged, by trigger (register, serve, manual, replan) and outcome (chosen, infeasible).",
+    ["model", "trigger", "outcome"], registry=REGISTRY,
+)
+
+
+def observe_request(
+    model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float
+) -> None:
+    REQUESTS.labels(model, version, protocol, sla_class, code).inc()
+    REQUEST_DURATION.labels(model, version, protocol, sla_class).observe(seconds)
 
 
 # --- routing: versions, canary, circuit breaker -------------------------------------------------

@@ -10,6 +10,7 @@ import re
 from datetime import datetime, timedelta
 
 from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.observability.metrics import POLICY_DECISIONS
 from mcp2026ai.policy.records import Decision, StoredPlan
 from mcp2026ai.registry.catalog import Catalog
 
@@ -37,6 +38,8 @@ class DecisionLog:
     def record(self, decision: Decision) -> None:
         payload = decision.model_dump(mode="json")
         self.catalog.annotate(decision.model, decision.version, KIND_DECISION, payload, decision.time)
+        outcome = "chosen" if decision.chosen is not None else "infeasible"
+        POLICY_DECISIONS.labels(decision.model, decision.trigger, outcome).inc()
 
     def decisions(self, name: str, since: datetime | None = None, version: str | None = None) -> list[Decision]:
         """Decisions for a model (optionally one version), oldest first, at or after ``since``."""

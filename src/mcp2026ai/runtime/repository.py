@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError, SignatureError
+from mcp2026ai.observability import metrics
 from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.artifacts import ArtifactBackends
@@ -40,7 +41,7 @@ def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
 
 
 def direct_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
-    return DirectExecutor(backend, stats)
+    return DirectExecutor(backend, stats, model=record.name, version=record.version)
 
 
 def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
@@ -134,7 +135,7 @@ class ModelRepository:
             raise NotFoundError(f"model {name!r} has no loaded version {version}")
         models = dict(self._models)
         models[name] = _ModelEntry(versions=entry.versions, default=version)
-        self._models = models
+        self._swap(models)
 
     def default_version(self, name: str) -> str | None:
         entry = self._models.get(name)
@@ -151,7 +152,7 @@ class ModelRepository:
             versions = {v: m for v, m in entry.versions.items() if v != version}
             models = dict(self._models)
             models[name] = _ModelEntry(versions=versions, default=entry.default)
-            self._models = models
+            self._swap(models)
         await self._retire([entry.versions[version]])
 
     async def unload(self, name: str) -> None:
@@ -161,7 +162,7 @@ class ModelRepository:
                 raise NotFoundError(f"model {name!r} is not loaded")
             models = dict(self._models)
             del models[name]
-            self._models = models
+            self._swap(models)
         await self._retire(list(entry.versions.values()))
 
     async def unload_all(self) -> None:
@@ -183,6 +184,11 @@ class ModelRepository:
             return self.get(name, version).backend.loaded
         except MCPError:
             return False
+
+    def is_loaded(self, name: str) -> bool:
+        """Cheap per-request check (no sorting, no copies)."""
+        entry = self._models.get(name)
+        return entry is not None and bool(entry.versions)
 
     def loaded_names(self) -> list[str]:
         return sorted(name for name, entry in self._models.items() if entry.versions)
@@ -213,6 +219,7 @@ class ModelRepository:
         await executor.start()
         seconds = time.perf_counter() - started
         log.info("loaded %s with plan %s in %.3f s", record.ref, plan.describe(), seconds)
+        metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(seconds)
         return ServedModel(record, backend, executor, plan, stats, seconds)
 
     def _install(self, served: ServedModel, make_default: bool) -> list[ServedModel]:
@@ -223,19 +230,24 @@ class ModelRepository:
         models = dict(self._models)
         default = version if make_default or old.default is None else old.default
         models[name] = _ModelEntry(versions=versions, default=default)
-        self._models = models
+        self._swap(models)
         return retired
 
     def _set_failure(self, name: str, reason: str) -> None:
         models = dict(self._models)
         entry = models.get(name, _ModelEntry())
         models[name] = _ModelEntry(versions=entry.versions, default=entry.default, failure=reason)
-        self._models = models
+        self._swap(models)
 
     async def _retire(self, served_models: list[ServedModel]) -> None:
         for served in served_models:
             await served.executor.stop(self.drain_timeout_s)
             served.backend.unload()
+
+    def _swap(self, models: dict[str, _ModelEntry]) -> None:
+        """Replace the served table in one assignment and publish how many versions it holds."""
+        self._models = models
+        metrics.MODELS_LOADED.set(sum(len(entry.versions) for entry in models.values()))
 
     def _known(self, name: str) -> bool:
         return name in self.registry.model_names()

@@ -28,6 +28,7 @@ from mcp2026ai.errors import (
     ModelNotReadyError,
     OverloadedError,
 )
+from mcp2026ai.observability import tracing
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
@@ -43,7 +44,7 @@ from mcp2026ai.scheduling.assemble import (
 )
 from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
-from mcp2026ai.scheduling.telemetry import SchedulerTelemetry
+from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +125,11 @@ class BatchingExecutor:
         self._enqueue(pending)
         self._telemetry.queue_depths(self._queues)
         self._wakeup.set()
-        return await pending.future
+        try:
+            return await pending.future
+        finally:
+            if pending.batch_id is not None:
+                tracing.annotate_batch(pending.batch_id, pending.batch_size)
 
     def _admit(
         self, inputs: Tensors, outputs: Sequence[str] | None, sla_class: SLAClass, deadline: float | None
@@ -255,6 +260,9 @@ class BatchingExecutor:
         self._fail(expired, lambda: DeadlineExceededError(DEADLINE_MESSAGE))
 
     async def _execute(self, batch: list[Pending]) -> None:
+        batch_id = next_batch_id()
+        for pending in batch:
+            pending.batch_id, pending.batch_size = batch_id, len(batch)
         try:
             now = self._clock()
             self._telemetry.dispatched(batch, now)
@@ -294,6 +302,7 @@ class BatchingExecutor:
         return results
 
     def _record_execution(self, started: int, merged: int, ran: int) -> None:
+        self._telemetry.executed((ran - merged) / 1e9)
         if self.stats is not None:
             self.stats.record_execution(ran - merged, input_ns=merged - started, output_ns=time.perf_counter_ns() - ran)
 

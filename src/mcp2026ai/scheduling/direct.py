@@ -11,14 +11,25 @@ import numpy as np
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import DeadlineExceededError, ModelNotReadyError
+from mcp2026ai.observability import tracing
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
+from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 
 
 class DirectExecutor:
-    def __init__(self, backend: Backend, stats: ModelStats | None = None, max_concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        stats: ModelStats | None = None,
+        max_concurrency: int = 4,
+        *,
+        model: str = "",
+        version: str = "",
+    ) -> None:
         self.backend = backend
         self.stats = stats
+        self._telemetry = SchedulerTelemetry(model or "-", version or "-")
         self._slots = asyncio.Semaphore(max_concurrency)
         self._accepting = False
         self._in_flight = 0
@@ -44,13 +55,18 @@ class DirectExecutor:
             queued = time.perf_counter_ns()
             async with self._slots:
                 started = time.perf_counter_ns()
+                self._telemetry.waited(sla_class, (started - queued) / 1e9)
                 if self.stats is not None:
                     self.stats.record_queue(1, started - queued)
                 if deadline is not None and time.monotonic() > deadline:
+                    self._telemetry.rejected(sla_class, "deadline")
                     raise DeadlineExceededError("request timeout expired")
+                tracing.annotate_batch(next_batch_id(), 1)
                 result = await asyncio.to_thread(self.backend.infer, inputs, outputs)
+                ran_ns = time.perf_counter_ns() - started
+                self._telemetry.executed(ran_ns / 1e9)
                 if self.stats is not None:
-                    self.stats.record_execution(time.perf_counter_ns() - started)
+                    self.stats.record_execution(ran_ns)
                 return result
         finally:
             self._in_flight -= 1

@@ -42,6 +42,9 @@ class Pending:
     future: asyncio.Future[dict[str, np.ndarray]]
     tag: float = 0.0
     seq: int = field(default_factory=lambda: next(_SEQUENCE))
+    batch_id: int | None = None
+    """Set when the request is dispatched: the batch it runs in, and how many requests that batch holds."""
+    batch_size: int = 0
 
     def expired(self, now: float) -> bool:
         return self.deadline is not None and now > self.deadline

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.observability import metrics
 from mcp2026ai.scheduling.queues import ClassQueues, Pending
 
+_BATCH_IDS = itertools.count(1)
+
+
+def next_batch_id() -> int:
+    """A process-unique batch id (trace spans carry it as ``batch.id``)."""
+    return next(_BATCH_IDS)
+
 
 class SchedulerTelemetry:
     """Records queue depth, waits, rejections and batch shapes for ``model``/``version``."""
 
-    def __init__(self, model: str, version: str, max_batch_size: int) -> None:
+    def __init__(self, model: str, version: str, max_batch_size: int = 1) -> None:
         self._labels = (model, version)
         self._max_batch_size = max_batch_size
 
@@ -33,8 +41,14 @@ class SchedulerTelemetry:
         metrics.SCHEDULER_BATCH_ROWS.labels(*self._labels).observe(rows)
         metrics.SCHEDULER_BATCH_FILL.labels(*self._labels).observe(rows / self._max_batch_size)
         for pending in batch:
-            wait = max(0.0, now - pending.enqueued_at)
-            metrics.SCHEDULER_QUEUE_WAIT.labels(*self._labels, pending.sla_class.value).observe(wait)
+            self.waited(pending.sla_class, now - pending.enqueued_at)
+
+    def waited(self, cls: SLAClass, seconds: float) -> None:
+        metrics.SCHEDULER_QUEUE_WAIT.labels(*self._labels, cls.value).observe(max(0.0, seconds))
+
+    def executed(self, seconds: float) -> None:
+        """One backend run (a whole batch) took ``seconds``."""
+        metrics.COMPUTE_DURATION.labels(*self._labels).observe(seconds)
 
     def window(self, delay_ms: float) -> None:
         metrics.SCHEDULER_QUEUE_DELAY.labels(*self._labels).set(delay_ms / 1000.0)

@@ -80,3 +80,13 @@ def test_a_decision_without_a_choice_cannot_become_a_stored_plan() -> None:
     decision = _decision(T0).model_copy(update={"chosen": None})
     with pytest.raises(ValueError, match="chose no plan"):
         StoredPlan.from_decision(decision)
+
+
+def test_recording_a_decision_counts_it_by_trigger_and_outcome(registry: ModelRegistry, mlp_path: Path) -> None:
+    from mcp2026ai.observability.metrics import REGISTRY
+
+    registry.register("m", mlp_path)
+    labels = {"model": "m", "trigger": "register", "outcome": "chosen"}
+    before = REGISTRY.get_sample_value("mcp_policy_decisions_total", labels) or 0.0
+    DecisionLog(registry.catalog).record(_decision(T0))
+    assert REGISTRY.get_sample_value("mcp_policy_decisions_total", labels) == before + 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -16,13 +15,14 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, PayloadTooLargeError
-from mcp2026ai.observability import metrics
+from mcp2026ai.observability.requests import EdgeCodes, observe_inference
 from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.codec import decode_request, encode_response
 from mcp2026ai.server.grpc.errors import grpc_status
 
 log = logging.getLogger(__name__)
 PROTOCOL = "grpc"
+EDGE_CODES = EdgeCodes(ok="OK", unexpected="INTERNAL", cancelled="CANCELLED")
 
 Request = TypeVar("Request")
 Reply = TypeVar("Reply")
@@ -104,24 +104,23 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         return pb.RepositoryModelUnloadResponse()
 
     async def ModelInfer(self, request: pb.ModelInferRequest, context: grpc.aio.ServicerContext) -> Any:
-        started = time.perf_counter()
-        version, code = request.model_version, "OK"
-        metrics.IN_FLIGHT.labels(PROTOCOL).inc()
-        try:
-            if request.ByteSize() > self.max_request_bytes:
-                raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
-            response = await self.plane.infer(decode_request(request, metadata_dict(context)))
-            version = response.version
-            return encode_response(response)
-        except MCPError as exc:
-            status = grpc_status(exc)
-            code = status.name
-            await context.abort(status, str(exc))
-        finally:
-            metrics.IN_FLIGHT.labels(PROTOCOL).dec()
-            name = request.model_name
-            label = name if name in self.plane.repository.loaded_names() else metrics.UNKNOWN_MODEL
-            metrics.observe_request(label, version, PROTOCOL, code, time.perf_counter() - started)
+        metadata = metadata_dict(context)
+        with observe_inference(PROTOCOL, request.model_name, metadata, self._is_served, EDGE_CODES) as seen:
+            seen.version = request.model_version
+            try:
+                if request.ByteSize() > self.max_request_bytes:
+                    raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
+                decoded = seen.request = decode_request(request, metadata)
+                response = await self.plane.infer(decoded)
+                seen.version = response.version
+                return encode_response(response)
+            except MCPError as exc:
+                status = grpc_status(exc)
+                seen.fail(status.name, exc)
+                await context.abort(status, str(exc))
+
+    def _is_served(self, name: str) -> bool:
+        return self.plane.repository.is_loaded(name)
 
     async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         async for request in request_iterator:

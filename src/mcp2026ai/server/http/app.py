@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import orjson
@@ -18,6 +17,7 @@ from starlette.routing import Route
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, ModelNotReadyError
 from mcp2026ai.observability import metrics
+from mcp2026ai.observability.requests import EdgeCodes, observe_inference
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
 from mcp2026ai.server.http.body import read_body
@@ -27,6 +27,7 @@ from mcp2026ai.server.http.legacy import classify_image
 
 log = logging.getLogger(__name__)
 PROTOCOL = "http"
+EDGE_CODES = EdgeCodes(ok="200", unexpected="500", cancelled="499")
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -89,24 +90,19 @@ class HttpEndpoints:
 
     async def infer(self, request: Request) -> Response:
         name, version = _model_ref(request)
-        started = time.perf_counter()
-        served_version = version or ""
-        code = "200"
-        metrics.IN_FLIGHT.labels(PROTOCOL).inc()
-        try:
-            body = await read_body(request, self.config.max_request_bytes)
-            decoded = decode_request(name, version, body, request.headers.get(HEADER_LENGTH), dict(request.headers))
-            response = await self.plane.infer(decoded)
-            served_version = response.version
-            payload, header_length = encode_response(response, decoded)
-        except MCPError as exc:
-            error = error_response(exc)
-            code = str(error.status_code)
-            return error
-        finally:
-            metrics.IN_FLIGHT.labels(PROTOCOL).dec()
-            model_label = name if name in self.plane.repository.loaded_names() else metrics.UNKNOWN_MODEL
-            metrics.observe_request(model_label, served_version, PROTOCOL, code, time.perf_counter() - started)
+        headers = dict(request.headers)
+        with observe_inference(PROTOCOL, name, headers, self._is_served, EDGE_CODES) as seen:
+            seen.version = version or ""
+            try:
+                body = await read_body(request, self.config.max_request_bytes)
+                decoded = seen.request = decode_request(name, version, body, headers.get(HEADER_LENGTH), headers)
+                response = await self.plane.infer(decoded)
+                seen.version = response.version
+                payload, header_length = encode_response(response, decoded)
+            except MCPError as exc:
+                error = error_response(exc)
+                seen.fail(str(error.status_code), exc)
+                return error
         if header_length is None:
             return Response(payload, media_type="application/json")
         return Response(
@@ -114,6 +110,9 @@ class HttpEndpoints:
             media_type="application/octet-stream",
             headers={"Inference-Header-Content-Length": str(header_length)},
         )
+
+    def _is_served(self, name: str) -> bool:
+        return self.plane.repository.is_loaded(name)
 
     async def legacy_infer(self, request: Request) -> Response:
         body = await read_body(request, self.config.max_request_bytes)

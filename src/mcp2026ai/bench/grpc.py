@@ -1,0 +1,108 @@
+"""The bench's gRPC client: inference.GRPCInferenceService over grpc.aio with tritonclient's stubs.
+
+The ModelInferRequest is serialized once and sent as bytes on every call, and replies are not
+parsed (only the status matters), so the client spends its CPU on the RPC itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+import numpy as np
+from google.protobuf import json_format
+from tritonclient.grpc import service_pb2 as pb
+from tritonclient.grpc import service_pb2_grpc as pb_grpc
+
+from mcp2026ai.errors import InvalidArgumentError, UnavailableError
+from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.server.tensors import array_to_list, array_to_raw
+
+INFER_METHOD = "/inference.GRPCInferenceService/ModelInfer"
+_CONTENTS = {
+    "BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_contents", "INT32": "int_contents",
+    "INT64": "int64_contents", "UINT8": "uint_contents", "UINT16": "uint_contents", "UINT32": "uint_contents",
+    "UINT64": "uint64_contents", "FP32": "fp32_contents", "FP64": "fp64_contents", "BYTES": "bytes_contents",
+}
+_OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+
+
+def encode_infer(
+    model: str, version: str | None, tensors: Mapping[str, np.ndarray], outputs: list[str], binary: bool
+) -> bytes:
+    """A serialized ModelInferRequest: raw_input_contents when ``binary``, typed contents otherwise."""
+    request = pb.ModelInferRequest(model_name=model, model_version=version or "")
+    for name, array in tensors.items():
+        datatype = v2_datatype(array.dtype)
+        tensor = request.inputs.add(name=name, datatype=datatype, shape=list(array.shape))
+        if binary:
+            request.raw_input_contents.append(array_to_raw(array))
+        elif datatype in _CONTENTS:
+            getattr(tensor.contents, _CONTENTS[datatype]).extend(_flat(array))
+        else:
+            raise InvalidArgumentError(f"input {name!r}: {datatype} has no typed gRPC contents; use --binary")
+    for name in outputs:
+        request.outputs.add(name=name)
+    return bytes(request.SerializeToString())
+
+
+def _flat(array: np.ndarray) -> list[Any]:
+    values = array_to_list(array.reshape(-1))
+    return [value.encode() if isinstance(value, str) else value for value in values]
+
+
+class GrpcSession:
+    """One channel shared by every sender (HTTP/2 multiplexes the concurrent calls)."""
+
+    def __init__(self, host: str, port: int, metadata: Mapping[str, str], timeout_s: float) -> None:
+        self.channel = grpc.aio.insecure_channel(f"{host}:{port}", options=_OPTIONS)
+        self.stub = pb_grpc.GRPCInferenceServiceStub(self.channel)
+        self.metadata = tuple((key.lower(), value) for key, value in metadata.items())
+        self.timeout_s = timeout_s
+        self._infer = self.channel.unary_unary(INFER_METHOD)  # bytes in, bytes out
+
+    async def call(self, method: str, request: Any) -> Any:
+        try:
+            return await getattr(self.stub, method)(request, timeout=self.timeout_s)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            raise UnavailableError(f"gRPC {method}: {exc.code().name} {exc.details()}") from None
+
+    async def metadata_dict(self, model: str, version: str | None) -> dict[str, Any] | None:
+        reply = await self.call("ModelMetadata", pb.ModelMetadataRequest(name=model, version=version or ""))
+        return None if reply is None else json_format.MessageToDict(reply, preserving_proto_field_name=True)
+
+    async def config_dict(self, model: str, version: str | None) -> dict[str, Any] | None:
+        reply = await self.call("ModelConfig", pb.ModelConfigRequest(name=model, version=version or ""))
+        if reply is None:
+            return None
+        config: dict[str, Any] = json_format.MessageToDict(reply.config, preserving_proto_field_name=True)
+        return config
+
+    async def ready_models(self) -> list[str]:
+        reply = await self.call("RepositoryIndex", pb.RepositoryIndexRequest(ready=True))
+        models = reply.models if reply is not None else []
+        return sorted({model.name for model in models if model.state in ("", "READY")})
+
+    async def infer(self, data: bytes) -> str:
+        try:
+            await self._infer(data, timeout=self.timeout_s, metadata=self.metadata)
+        except grpc.aio.AioRpcError as exc:
+            return str(exc.code().name)
+        return "OK"
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+
+class GrpcSender:
+    def __init__(self, session: GrpcSession, data: bytes) -> None:
+        self.session, self.data = session, data
+
+    async def send(self) -> str:
+        return await self.session.infer(self.data)
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,168 @@
+"""One bench run end to end: find the model, shape its inputs, drive the load, summarize.
+
+    report = asyncio.run(run_bench(BenchConfig(url="localhost:8080", concurrency=8, requests=2000)))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from mcp2026ai.bench import grpc as grpc_client
+from mcp2026ai.bench import http as http_client
+from mcp2026ai.bench.config import BenchConfig, Target
+from mcp2026ai.bench.inputs import ModelInfo, model_info, request_shapes, synthesize
+from mcp2026ai.bench.load import Bounds, Samples, SenderFactory, closed_loop, open_loop
+from mcp2026ai.bench.report import BenchReport, summarize
+from mcp2026ai.errors import InvalidArgumentError, NotFoundError, UnavailableError
+
+Tick = Callable[[Samples], None]
+
+
+class _Side(Protocol):
+    async def ready_models(self) -> list[str]: ...
+    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None: ...
+    async def config(self, model: str, version: str | None) -> dict[str, Any] | None: ...
+    def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any: ...
+    async def close(self) -> None: ...
+
+
+class _HttpSide:
+    def __init__(self, target: Target, config: BenchConfig) -> None:
+        self.target, self.bench = target, config
+        self.base = f"http://{target.host}:{target.port}"
+
+    async def _get(self, path: str, method: str = "GET") -> Any:
+        return await asyncio.to_thread(http_client.fetch_json, self.base, path, method)
+
+    async def ready_models(self) -> list[str]:
+        index = await self._get("/v2/repository/index", "POST") or []
+        return sorted({row["name"] for row in index if row.get("state", "READY") == "READY"})
+
+    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None:
+        return await self._get(_model_path(model, version))  # type: ignore[no-any-return]
+
+    async def config(self, model: str, version: str | None) -> dict[str, Any] | None:
+        return await self._get(_model_path(model, version) + "/config")  # type: ignore[no-any-return]
+
+    def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
+        body, header_length = http_client.encode_infer(tensors, outputs, self.bench.binary)
+        path = http_client.infer_path(model, version)
+        data = http_client.request_bytes(
+            self.target.host, self.target.port, path, body, header_length, self.bench.headers
+        )
+
+        async def make() -> http_client.HttpSender:
+            sender = http_client.HttpSender(self.target.host, self.target.port, data)
+            try:
+                await sender.connect()
+            except OSError as exc:
+                raise UnavailableError(f"cannot connect to {self.base}: {exc}") from None
+            return sender
+
+        return make
+
+    async def close(self) -> None:
+        return None
+
+
+class _GrpcSide:
+    def __init__(self, target: Target, config: BenchConfig) -> None:
+        self.bench = config
+        self.session = grpc_client.GrpcSession(target.host, target.port, config.headers, config.timeout_s)
+
+    async def ready_models(self) -> list[str]:
+        return await self.session.ready_models()
+
+    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None:
+        return await self.session.metadata_dict(model, version)
+
+    async def config(self, model: str, version: str | None) -> dict[str, Any] | None:
+        return await self.session.config_dict(model, version)
+
+    def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
+        data = grpc_client.encode_infer(model, version, tensors, outputs, self.bench.binary)
+
+        async def make() -> grpc_client.GrpcSender:
+            return grpc_client.GrpcSender(self.session, data)
+
+        return make
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def _model_path(model: str, version: str | None) -> str:
+    return f"/v2/models/{model}/versions/{version}" if version else f"/v2/models/{model}"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What will be sent: the model, its inputs' shapes and a factory of senders."""
+
+    model: str
+    version: str | None
+    info: ModelInfo
+    shapes: dict[str, list[int]]
+    factory: SenderFactory
+
+
+async def _choose_model(side: _Side, config: BenchConfig, target: Target) -> str:
+    if config.model or target.model:
+        return str(config.model or target.model)
+    names = await side.ready_models()
+    if len(names) == 1:
+        return names[0]
+    served = ", ".join(names) or "none"
+    raise InvalidArgumentError(f"--model is required: the server has {len(names)} ready models ({served})")
+
+
+async def workload(side: _Side, config: BenchConfig) -> Workload:
+    target = config.target()
+    model = await _choose_model(side, config, target)
+    version = config.version or target.version
+    metadata = await side.metadata(model, version)
+    if metadata is None:
+        raise NotFoundError(f"--model {model!r}: the server at {config.url} does not serve it")
+    info = model_info(metadata, await side.config(model, version))
+    shapes = request_shapes(info, config.shapes, config.batch_size)
+    tensors = synthesize(info, shapes, config.seed)
+    return Workload(model, version, info, shapes, side.factory(model, version, tensors, list(info.outputs)))
+
+
+async def _ticker(samples: Samples, tick: Tick, every_s: float) -> None:
+    while True:
+        tick(samples)
+        await asyncio.sleep(every_s)
+
+
+async def run_bench(config: BenchConfig, tick: Tick | None = None, tick_every_s: float = 0.25) -> BenchReport:
+    target = config.target()
+    side: _Side = _HttpSide(target, config) if config.protocol == "http" else _GrpcSide(target, config)
+    try:
+        chosen = await workload(side, config)
+        samples = Samples()
+        bounds = Bounds(config.requests, config.duration_s, config.timeout_s)
+        ticker = asyncio.create_task(_ticker(samples, tick, tick_every_s)) if tick else None
+        try:
+            if config.rate is not None:
+                await open_loop(chosen.factory, config.rate, config.max_in_flight, bounds, samples, config.seed)
+            else:
+                await closed_loop(chosen.factory, config.concurrency, bounds, samples)
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+                tick(samples)  # type: ignore[misc]
+    finally:
+        await side.close()
+    return summarize(
+        samples, model=chosen.model, protocol=config.protocol, concurrency=config.concurrency,
+        rate=config.rate, batch_size=config.batch_size if chosen.info.max_batch_size else 1,
+    )
