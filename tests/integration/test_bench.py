@@ -56,7 +56,8 @@ def test_closed_loop_csv_zero_errors(
     before = stats.success.count
     out = _bench(
         ["-m", "mlp", "-u", _url(server, protocol), "-i", protocol, "-c", "4", "-n", "200", "--output-format", "csv"],
-        capsys, monkeypatch,
+        capsys,
+        monkeypatch,
     )
     (row,) = list(csv.DictReader(io.StringIO(out)))
     assert (row["model"], row["protocol"], row["mode"], row["concurrency"]) == ("mlp", protocol, "closed", "4")
@@ -110,8 +111,11 @@ def test_table_output_and_server_errors_by_code(
     ],
 )
 def test_usage_errors_are_one_line(
-    server: BackgroundServer, args: list[str], message: str,
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    server: BackgroundServer,
+    args: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     outcome = run_main(["bench", "-u", server.http_url, *args], capsys, monkeypatch)
     assert outcome.code == 2

@@ -71,9 +71,7 @@ def _assert_request_span(span: ReadableSpan, protocol: str, code: str) -> dict[s
     return attributes
 
 
-def test_http_traceparent_is_the_parent_of_the_request_span(
-    http: httpx.Client, exporter: InMemorySpanExporter
-) -> None:
+def test_http_traceparent_is_the_parent_of_the_request_span(http: httpx.Client, exporter: InMemorySpanExporter) -> None:
     exporter.clear()
     reply = http.post("/v2/models/mlp/infer", json=MLP_BODY, headers={"traceparent": TRACEPARENT})
     assert reply.status_code == 200
@@ -127,16 +125,36 @@ def test_a_failed_request_span_has_error_status(http: httpx.Client, exporter: In
 
 
 REQUIRED = {
-    "mcp_requests", "mcp_request_duration_seconds", "mcp_requests_in_flight", "mcp_compute_duration_seconds",
-    "mcp_scheduler_queue_wait_seconds", "mcp_scheduler_queue_depth", "mcp_scheduler_batch_rows",
-    "mcp_scheduler_batch_fill_ratio", "mcp_scheduler_rejections", "mcp_scheduler_queue_delay_seconds",
-    "mcp_model_load_seconds", "mcp_models_loaded", "mcp_route_decisions", "mcp_circuit_state",
-    "process_cpu_seconds", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+    "mcp_requests",
+    "mcp_request_duration_seconds",
+    "mcp_requests_in_flight",
+    "mcp_compute_duration_seconds",
+    "mcp_scheduler_queue_wait_seconds",
+    "mcp_scheduler_queue_depth",
+    "mcp_scheduler_batch_rows",
+    "mcp_scheduler_batch_fill_ratio",
+    "mcp_scheduler_rejections",
+    "mcp_scheduler_queue_delay_seconds",
+    "mcp_model_load_seconds",
+    "mcp_models_loaded",
+    "mcp_route_decisions",
+    "mcp_circuit_state",
+    "process_cpu_seconds",
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
 }
 DECLARED = {
-    "mcp_policy_decisions", "mcp_canary_rollbacks", "mcp_canary_analysis", "mcp_circuit_transitions",
-    "mcp_circuit_fallbacks", "mcp_shadow_requests", "mcp_shadow_max_abs_diff", "mcp_shadow_rel_l2",
-    "mcp_shadow_status_mismatches", "mcp_shadow_top1_rows", "mcp_shadow_latency_seconds",
+    "mcp_policy_decisions",
+    "mcp_canary_rollbacks",
+    "mcp_canary_analysis",
+    "mcp_circuit_transitions",
+    "mcp_circuit_fallbacks",
+    "mcp_shadow_requests",
+    "mcp_shadow_max_abs_diff",
+    "mcp_shadow_rel_l2",
+    "mcp_shadow_status_mismatches",
+    "mcp_shadow_top1_rows",
+    "mcp_shadow_latency_seconds",
 }
 
 

@@ -64,8 +64,9 @@ def encode_infer(tensors: Mapping[str, np.ndarray], outputs: list[str], binary: 
     return (header + b"".join(blobs), len(header)) if binary else (header, None)
 
 
-def request_bytes(host: str, port: int, path: str, body: bytes, header_length: int | None,
-                  headers: Mapping[str, str]) -> bytes:
+def request_bytes(
+    host: str, port: int, path: str, body: bytes, header_length: int | None, headers: Mapping[str, str]
+) -> bytes:
     """The whole HTTP/1.1 request, written as is for every request on a connection."""
     lines = [
         f"POST {path} HTTP/1.1",
@@ -151,4 +152,3 @@ class HttpSender:
     async def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
-

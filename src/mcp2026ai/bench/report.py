@@ -54,8 +54,9 @@ class BenchReport(BaseModel):
         return sum(self.errors.values())
 
 
-def summarize(samples: Samples, *, model: str, protocol: str, concurrency: int | None, rate: float | None,
-              batch_size: int) -> BenchReport:
+def summarize(
+    samples: Samples, *, model: str, protocol: str, concurrency: int | None, rate: float | None, batch_size: int
+) -> BenchReport:
     latencies_ms = sorted(ns / 1e6 for ns in samples.latencies_ns)
     ok = len(latencies_ms)
     figures = {"mean": sum(latencies_ms) / ok if ok else 0.0}
@@ -81,16 +82,42 @@ def summarize(samples: Samples, *, model: str, protocol: str, concurrency: int |
 
 
 CSV_FIELDS = (
-    "model", "protocol", "mode", "concurrency", "rate", "batch_size", "sent", "ok", "errors", "duration_s",
-    "throughput_rps", "throughput_infer_s", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms",
+    "model",
+    "protocol",
+    "mode",
+    "concurrency",
+    "rate",
+    "batch_size",
+    "sent",
+    "ok",
+    "errors",
+    "duration_s",
+    "throughput_rps",
+    "throughput_infer_s",
+    "mean_ms",
+    "p50_ms",
+    "p90_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
     "errors_by_code",
 )
 
 
 def csv_row(report: BenchReport) -> dict[str, Any]:
-    row: dict[str, Any] = report.model_dump(include={
-        "model", "protocol", "mode", "concurrency", "rate", "batch_size", "sent", "ok", "duration_s",
-    })
+    row: dict[str, Any] = report.model_dump(
+        include={
+            "model",
+            "protocol",
+            "mode",
+            "concurrency",
+            "rate",
+            "batch_size",
+            "sent",
+            "ok",
+            "duration_s",
+        }
+    )
     row["errors"] = report.error_count
     row["throughput_rps"] = round(report.throughput_rps, 3)
     row["throughput_infer_s"] = round(report.throughput_infer_s, 3)
@@ -120,7 +147,10 @@ def table(report: BenchReport) -> Table:
         result.add_column(column, justify="right")
     figures = report.latency_ms
     result.add_row(
-        str(report.ok), str(report.error_count), f"{report.throughput_rps:.1f}", f"{report.throughput_infer_s:.1f}",
+        str(report.ok),
+        str(report.error_count),
+        f"{report.throughput_rps:.1f}",
+        f"{report.throughput_infer_s:.1f}",
         *(f"{figures[name]:.2f}" for name in ("p50", "p90", "p95", "p99", "max")),
     )
     return result

@@ -1,6 +1,6 @@
 """One bench run end to end: find the model, shape its inputs, drive the load, summarize.
 
-    report = asyncio.run(run_bench(BenchConfig(url="localhost:8080", concurrency=8, requests=2000)))
+report = asyncio.run(run_bench(BenchConfig(url="localhost:8080", concurrency=8, requests=2000)))
 """
 
 from __future__ import annotations
@@ -163,6 +163,10 @@ async def run_bench(config: BenchConfig, tick: Tick | None = None, tick_every_s:
     finally:
         await side.close()
     return summarize(
-        samples, model=chosen.model, protocol=config.protocol, concurrency=config.concurrency,
-        rate=config.rate, batch_size=config.batch_size if chosen.info.max_batch_size else 1,
+        samples,
+        model=chosen.model,
+        protocol=config.protocol,
+        concurrency=config.concurrency,
+        rate=config.rate,
+        batch_size=config.batch_size if chosen.info.max_batch_size else 1,
     )

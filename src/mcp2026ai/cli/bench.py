@@ -1,7 +1,7 @@
 """``mcp bench`` (and the ``mcp-bench`` console script): load-test a KServe v2 server.
 
-    mcp-bench -c 1000 -n 10000 -u http://localhost:8080/infer --output-format csv
-    mcp bench --model ocr-cls -u localhost:8081 -i grpc --shape x:3,48,192 --rate 200 --duration 30
+mcp-bench -c 1000 -n 10000 -u http://localhost:8080/infer --output-format csv
+mcp bench --model ocr-cls -u localhost:8081 -i grpc --shape x:3,48,192 --rate 200 --duration 30
 """
 
 from __future__ import annotations
@@ -24,8 +24,13 @@ from mcp2026ai.cli.output import EXIT_USAGE, error_console
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 
 _OPTION_NAMES = {
-    "concurrency": "-c/--concurrency", "requests": "-n/--requests", "rate": "--rate", "duration_s": "--duration",
-    "batch_size": "-b/--batch-size", "timeout_s": "--timeout", "max_in_flight": "--max-in-flight",
+    "concurrency": "-c/--concurrency",
+    "requests": "-n/--requests",
+    "rate": "--rate",
+    "duration_s": "--duration",
+    "batch_size": "-b/--batch-size",
+    "timeout_s": "--timeout",
+    "max_in_flight": "--max-in-flight",
 }
 
 
@@ -61,9 +66,20 @@ def bench(
     if protocol not in ("http", "grpc"):
         raise InvalidArgumentError(f"-i {protocol!r}: expected http or grpc")
     config = _config(
-        url=url, protocol=protocol, model=model, version=model_version, concurrency=concurrency, requests=requests,
-        rate=rate, max_in_flight=max_in_flight, duration_s=duration, batch_size=batch_size,
-        shapes=parse_shapes(shape or []), binary=binary, headers=_headers(header or []), timeout_s=timeout,
+        url=url,
+        protocol=protocol,
+        model=model,
+        version=model_version,
+        concurrency=concurrency,
+        requests=requests,
+        rate=rate,
+        max_in_flight=max_in_flight,
+        duration_s=duration,
+        batch_size=batch_size,
+        shapes=parse_shapes(shape or []),
+        binary=binary,
+        headers=_headers(header or []),
+        timeout_s=timeout,
         seed=seed,
     )
     report = _run(config, show_progress=not quiet and sys.stderr.isatty())
@@ -95,8 +111,14 @@ def _run(config: BenchConfig, show_progress: bool) -> BenchReport:
         return _loop_run(config, None)
     total = config.requests
     with Progress(
-        TextColumn("[bold]bench[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[status]}"), console=Console(stderr=True), auto_refresh=False, transient=True,
+        TextColumn("[bold]bench[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[status]}"),
+        console=Console(stderr=True),
+        auto_refresh=False,
+        transient=True,
     ) as progress:
         task = progress.add_task("requests", total=total, status="")
 

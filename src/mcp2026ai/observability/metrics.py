@@ -73,12 +73,17 @@ UNKNOWN_MODEL = "_unknown"
 UNKNOWN_CLASS = "_unknown"
 
 REQUESTS = Counter(
-    "mcp_requests", "Finished inference requests by status code.",
-    ["model", "version", "protocol", "sla_class", "code"], registry=REGISTRY,
+    "mcp_requests",
+    "Finished inference requests by status code.",
+    ["model", "version", "protocol", "sla_class", "code"],
+    registry=REGISTRY,
 )
 REQUEST_DURATION = Histogram(
-    "mcp_request_duration_seconds", "End-to-end inference latency in the server (decode to encode).",
-    ["model", "version", "protocol", "sla_class"], buckets=LATENCY_BUCKETS, registry=REGISTRY,
+    "mcp_request_duration_seconds",
+    "End-to-end inference latency in the server (decode to encode).",
+    ["model", "version", "protocol", "sla_class"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
 )
 IN_FLIGHT = Gauge("mcp_requests_in_flight", "Inference requests being handled.", ["protocol"], registry=REGISTRY)
 MODEL_LOAD_SECONDS = Gauge(
@@ -91,19 +96,21 @@ MODELS_LOADED = Gauge("mcp_models_loaded", "Model versions loaded and serving.",
 
 
 COMPUTE_DURATION = Histogram(
-    "mcp_compute_duration_seconds", "Backend run time of one batch (one request when not batching).",
-    ["model", "version"], buckets=LATENCY_BUCKETS, registry=REGISTRY,
+    "mcp_compute_duration_seconds",
+    "Backend run time of one batch (one request when not batching).",
+    ["model", "version"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
 )
 POLICY_DECISIONS = Counter(
     "mcp_policy_decisions_total",
     "Policy decisions logged, by trigger (register, serve, manual, replan) and outcome (chosen, infeasible).",
-    ["model", "trigger", "outcome"], registry=REGISTRY,
+    ["model", "trigger", "outcome"],
+    registry=REGISTRY,
 )
 
 
-def observe_request(
-    model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float
-) -> None:
+def observe_request(model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float) -> None:
     REQUESTS.labels(model, version, protocol, sla_class, code).inc()
     REQUEST_DURATION.labels(model, version, protocol, sla_class).observe(seconds)
 

@@ -28,7 +28,8 @@ def element_count(name: str, shape: Sequence[Any]) -> int:
     if any(dim < 0 for dim in shape):
         raise InvalidInputError(f"input {name!r}: shape {list(shape)} has a negative dimension")
     count = math.prod(shape)
-    if count > MAX_ELEMENTS:
+    nonzero = math.prod(dim for dim in shape if dim)  # [0, 2**62] holds nothing but numpy still refuses it
+    if count > MAX_ELEMENTS or nonzero > MAX_ELEMENTS:
         raise PayloadTooLargeError(f"input {name!r}: shape {list(shape)} has {count} elements (limit {MAX_ELEMENTS})")
     return count
 

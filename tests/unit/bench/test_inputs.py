@@ -92,7 +92,10 @@ def test_synthesized_tensors_have_the_datatypes_and_are_seeded() -> None:
     shapes = request_shapes(info, {}, 3)
     tensors = synthesize(info, shapes, seed=3)
     assert {name: (a.dtype.name, a.shape) for name, a in tensors.items()} == {
-        "f": ("float16", (3, 2)), "i": ("int32", (3, 2)), "b": ("bool", (3, 2)), "s": ("object", (3, 2)),
+        "f": ("float16", (3, 2)),
+        "i": ("int32", (3, 2)),
+        "b": ("bool", (3, 2)),
+        "s": ("object", (3, 2)),
     }
     assert np.array_equal(synthesize(info, shapes, seed=3)["f"], tensors["f"])
 

@@ -41,8 +41,13 @@ def test_span_continues_the_callers_trace(exporter: InMemorySpanExporter) -> Non
     assert finished.kind is SpanKind.SERVER and finished.name == "infer m"
     assert f"{finished.context.trace_id:032x}" == TRACE_ID
     assert dict(finished.attributes or {}) == {
-        "model": "m", "protocol": "http", "model.version": "1.0.0", "slo.class": "best-effort",
-        "status.code": "200", "batch.id": 7, "batch.size": 3,
+        "model": "m",
+        "protocol": "http",
+        "model.version": "1.0.0",
+        "slo.class": "best-effort",
+        "status.code": "200",
+        "batch.id": 7,
+        "batch.size": 3,
     }
     assert finished.status.status_code is StatusCode.UNSET
 

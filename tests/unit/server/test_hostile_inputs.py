@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from tritonclient.grpc import service_pb2 as pb
 
-from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
 from mcp2026ai.server.grpc.decoding import Malformed, lenient, lenient_deserializer
-from mcp2026ai.server.tensors import array_from_list
+from mcp2026ai.server.tensors import array_from_list, array_from_raw
 
 
 def _nested(depth: int, leaf: object) -> object:
@@ -51,3 +51,11 @@ def test_lenient_handlers_keep_their_shape() -> None:
     assert unary_handler.unary_unary is not None and unary_handler.stream_stream is None
     assert stream_handler.stream_stream is not None and stream_handler.unary_unary is None
     assert isinstance(unary_handler.request_deserializer(b"\xff\xff"), Malformed)
+
+
+@pytest.mark.parametrize("shape", [[0, 2**62], [2**40, 0, 2**40]])
+def test_empty_tensor_with_absurd_dims_is_refused_not_crashing(shape: list[int]) -> None:
+    with pytest.raises(PayloadTooLargeError):
+        array_from_list("x", "FP32", shape, [])
+    with pytest.raises(PayloadTooLargeError):
+        array_from_raw("x", "FP32", shape, b"")
