@@ -56,7 +56,9 @@ class TrafficController:
         target = pick_target(model, decision.version or default_version, config, self.breakers)
         return Choice(target, decision)
 
-    def observe(self, choice: Choice, model: str, served_version: str, error: BaseException | None, ms: float) -> Outcome:
+    def observe(
+        self, choice: Choice, model: str, served_version: str, error: BaseException | None, ms: float
+    ) -> Outcome:
         outcome = classify(error)
         if outcome in (Outcome.OK, Outcome.SERVER_ERROR):  # neither the caller's fault nor load shedding
             self.breakers.record(choice.target.model, served_version, outcome is Outcome.OK)
