@@ -45,9 +45,16 @@ def find_perf_analyzer() -> str:
 
 
 def perf_command(
-    tool: str, model: str, url: str, protocol: str, concurrency: int, requests: int, shape: str
+    tool: str,
+    model: str,
+    url: str,
+    protocol: str,
+    concurrency: int,
+    requests: int,
+    shape: str,
+    http_format: str = "json",
 ) -> list[str]:
-    """The same command for every server: JSON tensors over HTTP (MLServer has no binary extension)."""
+    """The same command for every server; over HTTP, tensors go as ``http_format`` (json or binary)."""
     command = [
         tool,
         "-m",
@@ -66,7 +73,7 @@ def perf_command(
         "zero",  # random FP32 bytes include NaN/inf, which are not JSON: every server would refuse them
     ]
     if protocol == "http":
-        command += ["--input-tensor-format", "json", "--output-tensor-format", "json"]
+        command += ["--input-tensor-format", http_format, "--output-tensor-format", http_format]
     return command
 
 

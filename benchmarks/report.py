@@ -25,10 +25,10 @@ def _group(rows: list[Row], kind: str, *keys: str) -> dict[tuple[Any, ...], list
     return groups
 
 
-def ceilings(rows: list[Row]) -> dict[str, dict[int, float]]:
+def ceilings(rows: list[Row], key: str = "rows_per_s") -> dict[str, dict[int, float]]:
     table: dict[str, dict[int, float]] = defaultdict(dict)
     for (model, batch), group in _group(rows, "ceiling", "model", "batch").items():
-        value = _median(group, "rows_per_s")
+        value = _median(group, key)
         if value is not None:
             table[model][batch] = value
     return table
@@ -54,13 +54,15 @@ def render(rows: list[Row], levels: list[int], seconds: float, hangs: int = 0) -
         f"One run: {seconds:.0f} s, {rounds} interleaved round(s); figures are medians over rounds,"
         f" each from one bounded perf_analyzer run. perf_analyzer hangs retried: {hangs}.",
         "",
-        "### Ceiling: raw onnxruntime, offline (rows/s)",
+        "### Ceiling: raw onnxruntime, offline (rows/s, CPU ms per row)",
         "",
         "| model | " + " | ".join(f"batch {b}" for b in levels) + " |",
         "|---" * (1 + len(levels)) + "|",
     ]
+    cpu = ceilings(rows, "cpu_ms_per_row")
     for model, by_batch in ceiling.items():
-        lines.append(f"| {model} | " + " | ".join(f"{by_batch.get(b, 0):.1f}" for b in levels) + " |")
+        cells_text = [f"{by_batch.get(b, 0):.1f} /s, cpu {cpu.get(model, {}).get(b, 0):.3g}" for b in levels]
+        lines.append(f"| {model} | " + " | ".join(cells_text) + " |")
     lines += ["", "### Served under perf_analyzer (infer/s, p99 ms, server CPU ms per request)", ""]
     lines.append("| model | server | protocol | " + " | ".join(f"c={c}" for c in levels) + " | best / ceiling |")
     lines.append("|---" * (4 + len(levels)) + "|")
@@ -74,7 +76,7 @@ def render(rows: list[Row], levels: list[int], seconds: float, hangs: int = 0) -
         top = max(ceiling.get(model, {}).values(), default=0)
         ratio = f"{best / top:.2g}" if top else "-"
         lines.append(f"| {model} | {server} | {protocol} | " + " | ".join(figures) + f" | {ratio} |")
-    lines += ["", *_ratios(cells, levels), "", *_targets(cells, ceiling, levels)]
+    lines += ["", *_ratios(cells, levels), "", *_targets(cells, ceiling, levels), *_efficiency(cells, cpu, levels)]
     if errors:
         lines += ["", "Not measured:", ""]
         lines += [f"- {m} / {s} / {p}: {reason}" for (m, s, p), reason in sorted(errors.items())]
@@ -109,6 +111,23 @@ def _ratios(cells: dict, levels: list[int]) -> list[str]:
         cpu = f"{ca:.2f} / {cb:.2f}" if ca is not None and cb is not None else "-"
         if a and b and pa and pb:
             lines.append(f"| {model} | {protocol} | {server} | {a / b:.2f} | {pa:.1f} / {pb:.1f} | {cpu} |")
+    return lines
+
+
+def _efficiency(cells: dict, cpu: dict, levels: list[int]) -> list[str]:
+    """Served CPU per request against the ceiling's CPU per row, at the same batch/concurrency level."""
+    lines = []
+    for protocol in ("http", "grpc"):
+        pairs = []
+        for level in levels:
+            served_cpu = _median(cells.get(("resnet50", OURS, protocol, level), []), "cpu_ms_per_request")
+            ceiling_cpu = cpu.get("resnet50", {}).get(level)
+            if served_cpu and ceiling_cpu:
+                pairs.append(f"c={level}: {ceiling_cpu:.0f} / {served_cpu:.0f} = {ceiling_cpu / served_cpu:.2f}")
+        if pairs:
+            lines.append(
+                f"- ResNet-50 {protocol} CPU efficiency, ceiling ms/row / served ms/request: " + "; ".join(pairs)
+            )
     return lines
 
 

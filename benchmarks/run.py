@@ -1,6 +1,6 @@
 """One bounded, interleaved side-by-side benchmark run; prints the table and writes results.
 
-    python benchmarks/run.py                 # mlp (3 rounds) + resnet50 (1 round): ~6 minutes on 2 cores
+    python benchmarks/run.py                 # mlp (3 rounds) + resnet50 (2 rounds): ~6 minutes on 2 cores
     python benchmarks/run.py --quick         # half the requests, one round
     python benchmarks/run.py --models mlp --rounds 5 --peers-on-resnet
 
@@ -44,14 +44,30 @@ class Workload:
     ceiling_runs: int
     ceiling_seconds: float
     perf_timeout_s: float
+    http_format: str
+    """Tensor format over HTTP: json where MLServer (no binary extension) takes the same command."""
 
     def requests(self, concurrency: int) -> int:
         return max(self.min_requests, self.requests_per_slot * concurrency)
 
 
 WORKLOADS = {
-    "mlp": Workload(requests_per_slot=40, min_requests=400, ceiling_runs=200, ceiling_seconds=1.0, perf_timeout_s=45),
-    "resnet50": Workload(requests_per_slot=2, min_requests=6, ceiling_runs=1, ceiling_seconds=2.0, perf_timeout_s=300),
+    "mlp": Workload(
+        requests_per_slot=40,
+        min_requests=400,
+        ceiling_runs=200,
+        ceiling_seconds=1.0,
+        perf_timeout_s=45,
+        http_format="json",
+    ),
+    "resnet50": Workload(
+        requests_per_slot=2,
+        min_requests=6,
+        ceiling_runs=1,
+        ceiling_seconds=2.0,
+        perf_timeout_s=300,
+        http_format="binary",
+    ),
 }
 
 
@@ -84,7 +100,8 @@ class Bench:
         session = self.sessions[model.name]
         seconds = workload.ceiling_seconds * self.args.scale
         result = offline_throughput(session, model.sample_shape, batch, workload.ceiling_runs, seconds)
-        self.record(kind="ceiling", model=model.name, batch=batch, round=round_no, rows_per_s=result.rows_per_s)
+        figures = {"rows_per_s": result.rows_per_s, "cpu_ms_per_row": result.cpu_ms_per_row}
+        self.record(kind="ceiling", model=model.name, batch=batch, round=round_no, **figures)
 
     def start_servers(self, model: BenchModel) -> dict[str, tuple[ServerProcess, Endpoints]]:
         running: dict[str, tuple[ServerProcess, Endpoints]] = {}
@@ -102,11 +119,16 @@ class Bench:
         return running
 
     def perf(
-        self, model: BenchModel, url: str, protocol: str, concurrency: int, requests: int, timeout: float
+        self, model: BenchModel, label: str, url: str, protocol: str, concurrency: int, requests: int
     ) -> PerfResult:
         """One perf_analyzer run; retried once if it hangs (perf_analyzer 2.48 in --request-count mode
         now and then waits forever after the server has answered every request)."""
-        command = perf_command(self.tool, model.name, url, protocol, concurrency, requests, model.perf_shape)
+        workload = WORKLOADS[model.name]
+        http_format = "json" if label == "mlserver" else workload.http_format  # MLServer: JSON only
+        command = perf_command(
+            self.tool, model.name, url, protocol, concurrency, requests, model.perf_shape, http_format
+        )
+        timeout = workload.perf_timeout_s
         try:
             return run_perf(command, timeout)
         except PerfHang as exc:
@@ -124,7 +146,7 @@ class Bench:
                 url = endpoints.http if protocol == "http" else endpoints.grpc
                 try:
                     assert url is not None
-                    self.perf(model, url, protocol, 2, 8, WORKLOADS[model.name].perf_timeout_s)
+                    self.perf(model, label, url, protocol, 2, 8)
                     usable.append((label, protocol, url))
                 except PerfError as exc:
                     self.record(kind="served", model=model.name, server=label, protocol=protocol, error=str(exc))
@@ -165,7 +187,7 @@ class Bench:
         server = self.servers[label]
         cpu_before = server.cpu_seconds()
         try:
-            result = self.perf(model, url, protocol, concurrency, requests, workload.perf_timeout_s)
+            result = self.perf(model, label, url, protocol, concurrency, requests)
         except PerfError as exc:
             self.record(**base, round=round_no, error=str(exc))
             return
@@ -178,7 +200,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--models", default="mlp,resnet50", help="Comma-separated: mlp, resnet50.")
     parser.add_argument("--concurrency", default="1,8,32", help="perf_analyzer concurrency levels.")
     parser.add_argument("--rounds", type=int, default=None, help="Interleaved MLP rounds (default 3; 1 with --quick).")
-    parser.add_argument("--resnet-rounds", type=int, default=1, help="Interleaved ResNet-50 rounds (each ~2 min).")
+    parser.add_argument(
+        "--resnet-rounds", type=int, default=None, help="Interleaved ResNet-50 rounds (default 2; 1 with --quick)."
+    )
     parser.add_argument("--quick", action="store_true", help="Half the requests, one round.")
     parser.add_argument("--peers-on-resnet", action="store_true", help="Also run MLServer and PyTriton on ResNet-50.")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
@@ -190,6 +214,7 @@ def _arguments() -> argparse.Namespace:
     args.concurrency = [int(level) for level in args.concurrency.split(",")]
     args.scale = 0.5 if args.quick else 1.0
     args.rounds = args.rounds or (1 if args.quick else 3)
+    args.resnet_rounds = args.resnet_rounds or (1 if args.quick else 2)
     return args
 
 
