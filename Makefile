@@ -38,5 +38,10 @@ lint: $(TESTS)
 typecheck: $(TESTS)
 	$(BIN)/mypy
 
+# Side-by-side benchmark (benchmarks/README.md): a few minutes; peers install into benchmarks/.venvs/.
+bench: $(TESTS)
+	bash benchmarks/setup_peers.sh
+	$(BIN)/python benchmarks/run.py
+
 clean:
 	rm -rf $(VENV) .mcp-demo .pytest_cache .mypy_cache .ruff_cache

@@ -98,3 +98,27 @@ def slow_matmul_model(path: Path, size: int = 384, depth: int = 12, seed: int = 
         initializer=initializers,
     )
     return _save(graph, path)
+
+
+def chained_matmul_model(path: Path, size: int = 1024, depth: int = 600, seed: int = 0) -> Path:
+    """FP32 [-1, size] through one shared [size, size] weight ``depth`` times (a 4 MiB file at 1024).
+
+    For small batches the cost is reading the weight ``depth`` times, so each batch costs about
+    the same whatever its rows: a server with a known per-batch cost for overload tests.
+    """
+    rng = np.random.default_rng(seed)
+    weight = (rng.standard_normal((size, size)) / np.sqrt(size)).astype(np.float32)
+    nodes = []
+    current = "x"
+    for layer in range(depth):
+        nodes.append(helper.make_node("MatMul", [current, "w"], [f"h{layer}"]))
+        current = f"h{layer}"
+    nodes.append(helper.make_node("Identity", [current], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "chained_matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", size])],
+        initializer=[numpy_helper.from_array(weight, "w")],
+    )
+    return _save(graph, path)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 
 from mcp2026ai.errors import (
+    DeadlineExceededError,
     InvalidArgumentError,
     NotFoundError,
+    OverloadedError,
     PayloadTooLargeError,
     PermissionDeniedError,
     UnauthenticatedError,
@@ -19,6 +21,7 @@ _CALLER_FAULTS = (
     UnauthenticatedError,
     PermissionDeniedError,
 )
+_SHED = (OverloadedError, DeadlineExceededError)
 
 
 class Outcome(StrEnum):
@@ -27,6 +30,10 @@ class Outcome(StrEnum):
     """The caller's fault (the 4xx family): counts as an error, not against the version's health."""
     SERVER_ERROR = "server_error"
     """The version's fault (the 5xx family): trips circuit breakers and canary 5xx checks."""
+    SHED = "shed"
+    """Refused by the scheduler's backpressure (class queue full, deadline passed while queued): a
+    sign of load, not of the version's health. Counts as an error, never against the version: if
+    load shedding tripped the breaker, shedding best-effort traffic would refuse every class."""
 
     @property
     def failed(self) -> bool:
@@ -34,9 +41,11 @@ class Outcome(StrEnum):
 
 
 def classify(exc: BaseException | None) -> Outcome:
-    """``None`` for success; domain caller errors are client errors; anything else is a server error."""
+    """``None`` for success; backpressure is shed; caller errors are client errors; the rest server errors."""
     if exc is None:
         return Outcome.OK
+    if isinstance(exc, _SHED):
+        return Outcome.SHED
     if isinstance(exc, _CALLER_FAULTS):
         return Outcome.CLIENT_ERROR
     return Outcome.SERVER_ERROR

@@ -61,7 +61,7 @@ class TrafficController:
         self, choice: Choice, model: str, served_version: str, error: BaseException | None, ms: float
     ) -> Outcome:
         outcome = classify(error)
-        if outcome is not Outcome.CLIENT_ERROR:
+        if outcome in (Outcome.OK, Outcome.SERVER_ERROR):  # neither the caller's fault nor load shedding
             self.breakers.record(choice.target.model, served_version, outcome is Outcome.OK)
         self.manager.observe(model, served_version, outcome, ms)
         count_route(model, choice.decision, served_version)

@@ -58,7 +58,7 @@ class SlidingWindow:
         return WindowFigures(
             requests=len(self._events),
             server_errors=self._counts[Outcome.SERVER_ERROR],
-            errors=self._counts[Outcome.SERVER_ERROR] + self._counts[Outcome.CLIENT_ERROR],
+            errors=sum(count for outcome, count in self._counts.items() if outcome.failed),
             p95_ms=0.0,
         )
 

@@ -1,0 +1,79 @@
+"""The benchmark harness's own logic: perf_analyzer export parsing, the report, the ResNet-50 copy."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+from models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic  # noqa: E402
+from perf import PerfError, parse_export, perf_command  # noqa: E402
+from report import render  # noqa: E402
+
+
+def _export(pairs_ms: list[tuple[float, float]]) -> bytes:
+    """A perf_analyzer profile export. Its outputs hold raw tensor bytes, not valid UTF-8, as here."""
+    requests = [
+        {"timestamp": int(sent * 1e6), "response_timestamps": [int(done * 1e6)], "response_outputs": [{"y": "RAW"}]}
+        for sent, done in pairs_ms
+    ]
+    text = json.dumps({"experiments": [{"experiment": {"mode": "concurrency", "value": 2}, "requests": requests}]})
+    return text.encode().replace(b"RAW", b"\\u0000\x80\xff?")
+
+
+def test_throughput_is_requests_over_first_send_to_last_response() -> None:
+    result = parse_export(_export([(0, 10), (0, 20), (10, 30), (20, 40)]))  # latencies 10, 20, 20, 20 ms
+    assert result.requests == 4
+    assert result.throughput == pytest.approx(4 / 0.040)
+    assert result.p50_ms == pytest.approx(20.0)
+    assert result.p90_ms == pytest.approx(20.0)
+
+
+def test_an_export_without_completed_requests_is_an_error() -> None:
+    unanswered = {"experiments": [{"requests": [{"timestamp": 1, "response_timestamps": []}]}]}
+    with pytest.raises(PerfError, match="no completed request"):
+        parse_export(json.dumps(unanswered).encode())
+
+
+def test_same_command_for_every_server_json_over_http() -> None:
+    http = perf_command("pa", "mlp", "127.0.0.1:1", "http", 8, 320, "x:16")
+    grpc = perf_command("pa", "mlp", "127.0.0.1:2", "grpc", 8, 320, "x:16")
+    assert http[http.index("--input-tensor-format") + 1] == "json"
+    assert "--input-tensor-format" not in grpc
+    assert http[http.index("--input-data") + 1] == "zero" == grpc[grpc.index("--input-data") + 1]
+
+
+def test_report_ratios_and_targets() -> None:
+    def served(model: str, server: str, protocol: str, throughput: float, p99: float, cpu: float) -> dict:
+        figures = {"throughput": throughput, "p99_ms": p99, "cpu_ms_per_request": cpu}
+        where = {"model": model, "server": server, "protocol": protocol, "concurrency": 1, "round": 0}
+        return {"kind": "served", **where, **figures}
+
+    rows = [
+        {"kind": "ceiling", "model": "resnet50", "batch": 1, "round": 0, "rows_per_s": 10.0},
+        served("resnet50", "mcp2026ai", "grpc", 9.5, 200.0, 90.0),
+        served("mlp", "mcp2026ai", "http", 300.0, 10.0, 1.0),
+        served("mlp", "mlserver", "http", 100.0, 30.0, 2.0),
+        {"kind": "served", "model": "mlp", "server": "mlserver", "protocol": "grpc", "error": "no ModelConfig"},
+    ]
+    table = render(rows, [1], 12.0)
+    assert "- ResNet-50 served grpc >= 0.9 x ceiling: 9.50 / 10.00 = 0.95 (met)" in table
+    assert "300 vs 100 = 3.00x, p99 10.0 vs 30.0 ms (met)" in table
+    assert "| mlp | http | mlserver | 3.00 | 10.0 / 30.0 | 1.00 / 2.00 |" in table
+    assert "- mlp / mlserver / grpc: no ModelConfig" in table
+
+
+def test_resnet50_copy_takes_any_batch(tmp_path: Path) -> None:
+    path = resnet50_dynamic(tmp_path / "resnet50.onnx", check_batches=())  # checks batch 1 == original
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == [RESNET_INPUT]  # weights are no longer graph inputs
+    assert session.get_inputs()[0].shape[0] == "batch"
+    out = session.run(None, {RESNET_INPUT: np.zeros((2, *RESNET_SHAPE), np.float32)})[0]
+    assert out.shape == (2, 1000)
