@@ -68,6 +68,15 @@ def _get_tracer() -> Any:
     return _tracer if _tracer is not None else _global_tracer()
 
 
+def _configured() -> bool:
+    """A tracer provider that records: ours, or a global one other than OpenTelemetry's default proxy."""
+    if trace is None:
+        return False
+    if _tracer is not None:
+        return True
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
 @contextlib.contextmanager
 def request_span(model: str, protocol: str, headers: Mapping[str, str]) -> Iterator[SpanLike]:
     """The current span for one inference request, child of the ``traceparent`` in ``headers``.
@@ -75,8 +84,8 @@ def request_span(model: str, protocol: str, headers: Mapping[str, str]) -> Itera
     ``headers`` are lower-cased HTTP headers or gRPC metadata. Exceptions are recorded on the span
     and re-raised; the caller sets the outcome attributes (see :func:`finish_span`).
     """
-    if trace is None:
-        yield NOOP_SPAN
+    if not _configured():
+        yield NOOP_SPAN  # no provider: skip header extraction and span objects on the hot path
         return
     parent = propagate.extract(headers)
     with _get_tracer().start_as_current_span(
