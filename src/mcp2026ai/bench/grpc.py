@@ -17,23 +17,10 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.server.grpc.codec import CONTENTS_FIELD
 from mcp2026ai.server.tensors import array_to_list, array_to_raw
 
 INFER_METHOD = "/inference.GRPCInferenceService/ModelInfer"
-_CONTENTS = {
-    "BOOL": "bool_contents",
-    "INT8": "int_contents",
-    "INT16": "int_contents",
-    "INT32": "int_contents",
-    "INT64": "int64_contents",
-    "UINT8": "uint_contents",
-    "UINT16": "uint_contents",
-    "UINT32": "uint_contents",
-    "UINT64": "uint64_contents",
-    "FP32": "fp32_contents",
-    "FP64": "fp64_contents",
-    "BYTES": "bytes_contents",
-}
 _OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
 
 
@@ -47,8 +34,8 @@ def encode_infer(
         tensor = request.inputs.add(name=name, datatype=datatype, shape=list(array.shape))
         if binary:
             request.raw_input_contents.append(array_to_raw(array))
-        elif datatype in _CONTENTS:
-            getattr(tensor.contents, _CONTENTS[datatype]).extend(_flat(array))
+        elif datatype in CONTENTS_FIELD:
+            getattr(tensor.contents, CONTENTS_FIELD[datatype]).extend(_flat(array))
         else:
             raise InvalidArgumentError(f"input {name!r}: {datatype} has no typed gRPC contents; use --binary")
     for name in outputs:

@@ -12,7 +12,8 @@ from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOu
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.server.tensors import array_from_list, array_from_raw, array_to_raw
 
-_CONTENTS_FIELD = {
+# Which InferTensorContents field carries each v2 datatype (FP16/BF16 travel only as raw bytes).
+CONTENTS_FIELD = {
     "BOOL": "bool_contents",
     "INT8": "int_contents",
     "INT16": "int_contents",
@@ -71,7 +72,7 @@ def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | N
     shape = list(tensor.shape)
     if raw is not None:
         return array_from_raw(tensor.name, tensor.datatype, shape, raw)
-    field = _CONTENTS_FIELD.get(tensor.datatype)
+    field = CONTENTS_FIELD.get(tensor.datatype)
     if field is None:
         raise InvalidInputError(
             f"input {tensor.name!r}: datatype {tensor.datatype!r} must be sent in raw_input_contents"
