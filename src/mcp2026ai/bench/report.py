@@ -105,19 +105,7 @@ CSV_FIELDS = (
 
 
 def csv_row(report: BenchReport) -> dict[str, Any]:
-    row: dict[str, Any] = report.model_dump(
-        include={
-            "model",
-            "protocol",
-            "mode",
-            "concurrency",
-            "rate",
-            "batch_size",
-            "sent",
-            "ok",
-            "duration_s",
-        }
-    )
+    row: dict[str, Any] = report.model_dump(include=set(CSV_FIELDS) & set(BenchReport.model_fields))
     row["errors"] = report.error_count
     row["throughput_rps"] = round(report.throughput_rps, 3)
     row["throughput_infer_s"] = round(report.throughput_infer_s, 3)

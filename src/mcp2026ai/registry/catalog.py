@@ -75,13 +75,7 @@ class Catalog:
         return int(row[0] or 0) + 1
 
     def get_by_number(self, name: str, number: int) -> ModelVersion:
-        with self._connect() as db:
-            row = db.execute(
-                f"SELECT {_COLUMNS} FROM model_versions WHERE name = ? AND number = ?", (name, number)
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(f"model {name!r} has no version {number}")
-        return _from_row(row)
+        return self._one(name, "number", number)
 
     def versions(self, name: str | None = None) -> list[ModelVersion]:
         query = f"SELECT {_COLUMNS} FROM model_versions"
@@ -94,12 +88,16 @@ class Catalog:
         return [_from_row(row) for row in rows]
 
     def get(self, name: str, version: str) -> ModelVersion:
+        return self._one(name, "version", version)
+
+    def _one(self, name: str, column: str, value: str | int) -> ModelVersion:
+        """The version of ``name`` whose ``column`` (version or number) equals ``value``."""
         with self._connect() as db:
             row = db.execute(
-                f"SELECT {_COLUMNS} FROM model_versions WHERE name = ? AND version = ?", (name, version)
+                f"SELECT {_COLUMNS} FROM model_versions WHERE name = ? AND {column} = ?", (name, value)
             ).fetchone()
         if row is None:
-            raise NotFoundError(f"model {name!r} has no version {version}")
+            raise NotFoundError(f"model {name!r} has no version {value}")
         return _from_row(row)
 
     def set_stage(self, name: str, version: str, stage: Stage) -> None:
