@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,8 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
 from support.models import mlp_model, slow_matmul_model
+
+from .conftest import listening_line, mcp_command, mcp_serve_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -68,21 +69,6 @@ def test_requests_during_drain_get_503(tmp_path: Path) -> None:
         assert response.status_code == 503
         assert response.json() == {"error": "server is shutting down"}
         assert httpx.get(f"http://{server.http_url}/v2/health/ready").status_code == 503
-
-
-def mcp_command() -> list[str]:
-    return [sys.executable, "-m", "mcp2026ai.cli"]
-
-
-def listening_line(process: subprocess.Popen[str]) -> str:
-    """Skip the plan lines `mcp serve` prints and return its `listening ...` line."""
-    assert process.stdout is not None
-    seen = []
-    for line in process.stdout:
-        seen.append(line)
-        if line.startswith("listening"):
-            return line
-    return "".join(seen)
 
 
 def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
@@ -140,30 +126,24 @@ def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
 
 
 def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
-    env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
-    model = mlp_model(tmp_path / "mlp.onnx")
-    process = subprocess.Popen(
-        [*mcp_command(), "serve", "--model-path", str(model), "--port", "0", "--grpc-port", "0", "--workers", "2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = listening_line(process)
-        match = re.search(r"http=(\d+) grpc=(\d+) models=mlp:1\.0\.0 workers=2", line)
-        assert match, line
-        http_port, grpc_port = match.groups()
-        body = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}
-        with httpx.Client() as client:
-            for _ in range(8):
-                with httpx.Client() as fresh:  # new connections let the kernel pick either worker
-                    assert fresh.post(f"http://127.0.0.1:{http_port}/v2/models/mlp/infer", json=body).status_code == 200
-            assert client.get(f"http://127.0.0.1:{http_port}/v2/health/ready").status_code == 200
-        grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{grpc_port}")
+    body = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}
+    with mcp_serve_workers(tmp_path / "home", mlp_model(tmp_path / "mlp.onnx"), workers=2) as (http, grpc_url):
+        for _ in range(8):
+            with httpx.Client() as fresh:  # new connections let the kernel pick either worker
+                assert fresh.post(f"http://{http}/v2/models/mlp/infer", json=body).status_code == 200
+        grpc = grpcclient.InferenceServerClient(grpc_url)
         assert grpc.is_model_ready("mlp")
-    finally:
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=90)
-    assert process.returncode == 0, err
-    assert "Traceback" not in err
+        x = grpcclient.InferInput("x", [1, 16], "FP32")
+        x.set_data_from_numpy(np.full((1, 16), 0.5, np.float32))
+        for _ in range(4):
+            grpc.infer("mlp", [x])
+        # Statistics are the sum over both workers, whichever one answers.
+        for _ in range(6):
+            with httpx.Client() as fresh:
+                stats = fresh.get(f"http://{http}/v2/models/mlp/stats").json()["model_stats"]
+            assert [(s["name"], s["version"], s["inference_stats"]["success"]["count"]) for s in stats] == [
+                ("mlp", "1", 12)
+            ]
+            assert stats[0]["inference_count"] == 12
+        by_grpc = grpc.get_inference_statistics("mlp", as_json=True)["model_stats"][0]
+        assert int(by_grpc["inference_stats"]["success"]["count"]) == 12

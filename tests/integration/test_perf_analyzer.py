@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.testing import BackgroundServer
+from support.models import mlp_model
 
-from .conftest import venv_tool
+from .conftest import mcp_serve_workers, venv_tool
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -36,9 +38,9 @@ def run_perf_analyzer(tool: str, *args: str) -> str:
         *args,
         "--request-count",
         "150",  # one bounded measurement: this shared machine is too noisy for stability
-        "--concurrency-range",
-        "2",
     ]
+    if "--concurrency-range" not in args:
+        command += ["--concurrency-range", "2"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
@@ -60,3 +62,23 @@ def test_perf_analyzer_zero_errors(perf_analyzer: str, server: BackgroundServer,
 def test_perf_analyzer_batched_requests(perf_analyzer: str, server: BackgroundServer) -> None:
     output = run_perf_analyzer(perf_analyzer, "-m", "mlp", "-u", server.http_url, "-b", "1")
     assert "throughput" in output and "error" not in output.lower(), output
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_perf_analyzer_drives_several_workers(perf_analyzer: str, tmp_path: Path, protocol: str) -> None:
+    """perf_analyzer's before/after statistics may come from different workers: they must add up."""
+    with mcp_serve_workers(tmp_path / "home", mlp_model(tmp_path / "mlp.onnx"), workers=2) as (http, grpc):
+        output = run_perf_analyzer(
+            perf_analyzer,
+            "-m",
+            "mlp",
+            "-i",
+            protocol,
+            "-u",
+            http if protocol == "http" else grpc,
+            "--concurrency-range",
+            "8",
+        )
+    assert "error" not in output.lower(), output
+    served = re.search(r"Server:\s+Inference count: (\d+)", output)
+    assert served and int(served.group(1)) >= 150, output

@@ -223,6 +223,41 @@ def chosen_reason(contract: InferenceContract, chosen: Evaluation, evaluations: 
 
 
 def select_plan(contract: InferenceContract, evaluations: Sequence[Evaluation]) -> Evaluation | None:
-    """The feasible evaluation best on the contract's objective, or None."""
+    """The feasible evaluation best on the contract's objective, or None.
+
+    Figures within measurement noise of the best (:func:`within_noise`) count as equal, and among
+    those the cheapest plan wins: fewer threads, then smaller batches, then lower drift. A 13 us
+    latency edge at batch 1 is not worth a second spinning onnxruntime thread beside the server.
+    """
     feasible = [evaluation for evaluation in evaluations if evaluation.feasible]
-    return min(feasible, key=lambda e: rank_key(contract.objective, e), default=None)
+    if not feasible:
+        return None
+    best = min(feasible, key=lambda e: rank_key(contract.objective, e))
+    close = [e for e in feasible if within_noise(contract.objective, e, best)]
+    return min(close, key=lambda e: (*cost_key(e), *rank_key(contract.objective, e)))
+
+
+NOISE_RELATIVE = 0.10
+"""Figures closer than this (relative to the best) are not told apart: shared machines are noisy."""
+NOISE_ABSOLUTE_MS = 0.1
+"""Latencies closer than this are equal: below what serving a request costs anyway."""
+
+
+def within_noise(objective: str, evaluation: Evaluation, best: Evaluation) -> bool:
+    """Whether ``evaluation`` is as good as ``best`` on the objective, up to measurement noise."""
+    figures, top = evaluation.figures, best.figures
+    assert figures is not None and top is not None
+    if objective == "throughput":
+        return figures.throughput_rps >= top.throughput_rps * (1 - NOISE_RELATIVE)
+    if objective == "memory":
+        mine, least = figures.memory_mb, top.memory_mb
+        if mine is None or least is None:
+            return mine is None and least is None
+        return mine <= least * (1 + NOISE_RELATIVE) + 1.0
+    mine_ms, best_ms = evaluation.expected_p99_ms or 0.0, best.expected_p99_ms or 0.0
+    return mine_ms <= best_ms * (1 + NOISE_RELATIVE) + NOISE_ABSOLUTE_MS
+
+
+def cost_key(evaluation: Evaluation) -> tuple[float, ...]:
+    plan = evaluation.plan
+    return (float(plan.intra_op_threads), float(plan.max_batch_size), evaluation.candidate.variant.drift or 0.0)

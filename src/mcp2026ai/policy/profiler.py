@@ -1,9 +1,12 @@
 """Short, bounded measurement of candidate plans with a real onnxruntime backend on synthetic inputs.
 
 Candidates that differ only in batch size share one session: it is loaded once, timed at batch 1
-(p50/p99 latency), then timed at each batch size (p99 of one batch, rows per second). Every phase is
-bounded by a run count and by time (:class:`ProfileBudget`), and the whole pass by ``total_seconds``;
-candidates left when that is spent are reported as not measured.
+(p50/p99 latency), then timed at each batch size in ascending order (p99 of one batch, rows per
+second). Every phase is bounded by a run count and by time (:class:`ProfileBudget`), and the whole
+pass by ``total_seconds``, shared fairly: each session gets an equal part of what is left when it
+starts, so a slow model's single-thread batches cannot use up the time before its multi-thread
+session is measured. Larger batches are skipped once one batch already takes longer than the
+latency budget (they would only take longer). Candidates skipped are reported as not measured.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class Profiler:
         shapes: SyntheticShapes | None = None,
         preprocessing: Preprocessing | None = None,
         clock: Clock = time.perf_counter,
+        latency_limit_ms: float | None = None,
     ) -> None:
         self.model_path = model_path
         self.signature_for = signature if callable(signature) else lambda _: signature
@@ -90,19 +94,23 @@ class Profiler:
         self.shapes = shapes or SyntheticShapes()
         self.preprocessing = preprocessing
         self.clock = clock
+        self.latency_limit_ms = latency_limit_ms
 
     def __call__(self, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
         deadline = self.clock() + self.budget.total_seconds
         results: dict[Candidate, Measurement] = {}
         if candidates:
             self._prime(candidates[0])
-        for group in group_by_session(candidates):
-            if self.clock() > deadline:
+        groups = group_by_session(candidates)
+        for index, group in enumerate(groups):
+            now = self.clock()
+            if now > deadline:
                 skipped = Measurement(note=f"not measured: planning budget of {self.budget.total_seconds:g} s spent")
                 results.update(dict.fromkeys(group, skipped))
                 continue
+            share_ends = now + (deadline - now) / (len(groups) - index)
             try:
-                results.update(self._measure_group(group))
+                results.update(self._measure_group(group, share_ends))
             except MCPError as exc:
                 results.update(dict.fromkeys(group, Measurement(note=f"failed: {exc}")))
         return results
@@ -119,7 +127,7 @@ class Profiler:
         finally:
             backend.unload()
 
-    def _measure_group(self, group: list[Candidate]) -> dict[Candidate, Measurement]:
+    def _measure_group(self, group: list[Candidate], share_ends: float) -> dict[Candidate, Measurement]:
         first = group[0]
         release_freed_memory()
         meter = MemoryMeter()
@@ -132,21 +140,28 @@ class Profiler:
             return dict.fromkeys(group, Measurement(note=f"failed to load: {str(exc).splitlines()[0][:200]}"))
         load_ms = (self.clock() - started) * 1000
         try:
-            return self._time_group(backend, group, meter, load_ms)
+            return self._time_group(backend, group, meter, load_ms, share_ends)
         finally:
             backend.unload()
 
     def _time_group(
-        self, backend: OnnxRuntimeBackend, group: list[Candidate], meter: MemoryMeter, load_ms: float
+        self, backend: OnnxRuntimeBackend, group: list[Candidate], meter: MemoryMeter, load_ms: float, share_ends: float
     ) -> dict[Candidate, Measurement]:
         phase_s = self.budget.seconds_per_plan / 2
-        single = self._time_runs(backend, 1, self.budget.latency_runs, phase_s)
+        single = self._time_runs(backend, 1, self.budget.latency_runs, phase_s, share_ends)
         meter.sample()
         results: dict[Candidate, Measurement] = {}
+        slowest_ms = 0.0
         for size in sorted({candidate.plan.max_batch_size for candidate in group}):
             members = [c for c in group if c.plan.max_batch_size == size]
+            skip = self._skip_reason(slowest_ms, share_ends) if size > 1 else None
+            if skip is not None:
+                results.update(dict.fromkeys(members, Measurement(note=skip)))
+                continue
             try:
-                batch = single if size == 1 else self._time_runs(backend, size, self.budget.batch_runs, phase_s)
+                batch = (
+                    single if size == 1 else self._time_runs(backend, size, self.budget.batch_runs, phase_s, share_ends)
+                )
             except MCPError as exc:
                 results.update(dict.fromkeys(members, Measurement(note=f"failed at batch {size}: {exc}")))
                 continue
@@ -163,15 +178,33 @@ class Profiler:
                 load_ms=round(load_ms, 2),
             )
             results.update(dict.fromkeys(members, Measurement(figures=figures)))
+            slowest_ms = figures.batch_p99_ms
         return results
 
-    def _time_runs(self, backend: OnnxRuntimeBackend, batch: int, max_runs: int, seconds: float) -> list[float]:
+    def _skip_reason(self, slowest_ms: float, share_ends: float) -> str | None:
+        """Why the next (larger) batch size is not measured, or None to measure it."""
+        limit = self.latency_limit_ms
+        if limit is not None and slowest_ms > limit:
+            return f"not measured: a smaller batch already took {slowest_ms:g} ms (p99 budget {limit:g} ms)"
+        if self.clock() > share_ends:
+            return "not measured: this session's share of the planning budget was spent"
+        return None
+
+    def _time_runs(
+        self, backend: OnnxRuntimeBackend, batch: int, max_runs: int, seconds: float, hard_stop: float
+    ) -> list[float]:
+        """Time up to ``max_runs`` runs for about ``seconds`` (at least ``min_runs`` unless that would
+        run past ``hard_stop``; always at least one)."""
         inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)
         for _ in range(self.budget.warmup_runs):
             backend.infer(inputs)
+            if self.clock() > hard_stop:
+                break
         times: list[float] = []
         stop = self.clock() + seconds
         while len(times) < max_runs and (len(times) < self.budget.min_runs or self.clock() < stop):
+            if times and self.clock() > hard_stop:
+                break
             started = self.clock()
             backend.infer(inputs)
             times.append(self.clock() - started)

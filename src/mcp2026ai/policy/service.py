@@ -185,5 +185,6 @@ class PolicyOrchestrator:
             self.budget,
             self.shapes,
             record.preprocessing,
+            latency_limit_ms=self.contract_for(record).latency.p99_ms,
         )
         return profiler(candidates)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.security.serving import ServingSecurity
@@ -20,6 +22,9 @@ class ServerConfig(BaseModel):
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
     reuse_port: bool = Field(False, description="SO_REUSEPORT on both listeners (set for --workers > 1).")
+    peer_dir: Path | None = Field(
+        None, description="Where the processes of --workers N meet to sum their statistics (set by the parent)."
+    )
     security: ServingSecurity = Field(
         default_factory=ServingSecurity, description="Auth, TLS, signed-model loading and the audit log."
     )

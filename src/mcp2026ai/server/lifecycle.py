@@ -25,6 +25,7 @@ from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
+from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,13 @@ class InferenceServer:
         self._http_task: asyncio.Task[None] | None = None
         self._grpc: grpc.aio.Server | None = None
         self._stopped = asyncio.Event()
+        self.statistics = ServerStatistics(plane, config.peer_dir)
         self.ports = BoundPorts(http=0, grpc=None)
 
     async def start(self) -> BoundPorts:
         self.ports = BoundPorts(http=await self._start_http(), grpc=await self._start_grpc())
         self.sync.start()
+        await self.statistics.start()
         log.info("serving HTTP on %s:%s, gRPC on %s", self.config.host, self.ports.http, self.ports.grpc)
         return self.ports
 
@@ -83,7 +86,7 @@ class InferenceServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((self.config.host, self.config.http_port))
         uv_config = uvicorn.Config(
-            build_http_app(self.plane, self.config),
+            build_http_app(self.plane, self.config, self.statistics),
             log_level=self.config.log_level,
             lifespan="off",
             access_log=False,
@@ -112,7 +115,7 @@ class InferenceServer:
             maximum_concurrent_rpcs=None,
             interceptors=grpc_interceptors(self.config),
         )
-        add_inference_servicer(InferenceServicer(self.plane, self.config.max_request_bytes), server)
+        add_inference_servicer(InferenceServicer(self.plane, self.config.max_request_bytes, self.statistics), server)
         port = bind_grpc(server, self.config)
         await server.start()
         self._grpc = server
@@ -131,6 +134,7 @@ class InferenceServer:
             self._http.should_exit = True
             waits.append(self._http_task)
         await asyncio.gather(*waits, return_exceptions=True)
+        await self.statistics.stop()
         await self.plane.traffic.drain(timeout_s=min(5.0, self.config.drain_timeout_s))
         await self.plane.repository.unload_all()
         self._stopped.set()

@@ -1,15 +1,20 @@
 """``mcp serve --workers N``: N server processes sharing the HTTP and gRPC ports via SO_REUSEPORT.
 
 The kernel spreads new connections across the workers; each worker loads its own copy of the
-models. Statistics and metrics are per worker. The parent forwards SIGINT/SIGTERM and waits.
+models. Statistics (Triton's stats endpoint and RPC) are summed over the workers through a private
+directory of unix sockets (server/statistics.py); Prometheus metrics are per worker. The parent
+forwards SIGINT/SIGTERM and waits.
 """
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
+import tempfile
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
 from pathlib import Path
@@ -25,9 +30,12 @@ def free_port(host: str) -> int:
         return int(probe.getsockname()[1])
 
 
-def with_fixed_ports(config: ServerConfig) -> ServerConfig:
-    """Workers must agree on ports, so an ephemeral request (0) is resolved once, here."""
-    updates: dict[str, object] = {"reuse_port": True}
+def shared_worker_config(config: ServerConfig) -> ServerConfig:
+    """Workers must agree on ports, so an ephemeral request (0) is resolved once, here; they also
+    share a fresh directory where they answer each other's statistics queries."""
+    peer_dir = tempfile.mkdtemp(prefix="mcp-workers-")
+    atexit.register(shutil.rmtree, peer_dir, ignore_errors=True)
+    updates: dict[str, object] = {"reuse_port": True, "peer_dir": Path(peer_dir)}
     if config.http_port == 0:
         updates["http_port"] = free_port(config.host)
     if config.grpc_port == 0:
@@ -48,7 +56,7 @@ def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Conne
 
 def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) -> BoundPorts:
     """Start ``count`` workers, wait until each serves, then block until they all exit."""
-    config = with_fixed_ports(config)
+    config = shared_worker_config(config)
     context = multiprocessing.get_context("spawn")
     processes: list[SpawnProcess] = []
     ports: BoundPorts | None = None

@@ -69,10 +69,30 @@ def test_only_a_batched_plan_meets_the_throughput_floor() -> None:
         candidate(batch=1): figures(p99=2.0, rps=500),
         candidate(batch=4): figures(p99=2.0, rps=850, batch_p99=5.0),
         candidate(batch=8): figures(p99=2.0, rps=1200, batch_p99=8.0),
-        candidate(batch=16): figures(p99=2.0, rps=1300, batch_p99=30.0),
+        candidate(batch=16): figures(p99=2.0, rps=1600, batch_p99=30.0),
     }
     assert choose(c, table) == candidate(batch=8)  # feasible: 8 and 16; 8 has the lower expected p99
     assert choose(c.model_copy(update={"objective": "throughput"}), table) == candidate(batch=16)
+
+
+def test_figures_within_noise_of_the_best_go_to_the_cheaper_plan() -> None:
+    c = contract(latency={"p99_ms": 100}, objective="latency")
+    table = {
+        candidate(threads=1): figures(p99=0.033, rps=60_000),  # 13 us slower than two threads: noise
+        candidate(threads=2): figures(p99=0.020, rps=66_000),
+    }
+    assert choose(c, table) == candidate(threads=1)
+    table = {
+        candidate(threads=1): figures(p99=95.0, rps=10),  # a real difference: two threads win
+        candidate(threads=2): figures(p99=55.0, rps=18),
+    }
+    assert choose(c, table) == candidate(threads=2)
+    throughput = c.model_copy(update={"objective": "throughput"})
+    table = {
+        candidate(batch=8): figures(p99=2.0, rps=1200, batch_p99=8.0),
+        candidate(batch=16): figures(p99=2.0, rps=1250, batch_p99=30.0),  # +4 %: not worth 16-row batches
+    }
+    assert choose(throughput, table) == candidate(batch=8)
 
 
 def test_only_more_threads_meets_the_p99() -> None:

@@ -63,6 +63,36 @@ def test_total_budget_leaves_later_sessions_unmeasured(registry: ModelRegistry, 
     assert notes[2] == "not measured: planning budget of 3 s spent"
 
 
+def test_every_session_gets_a_fair_share_of_the_budget(registry: ModelRegistry, mlp_path: Path) -> None:
+    """A slow first session (every clock reading is one "second") must not starve the second one."""
+    profiler, candidates = _candidates(registry, mlp_path)
+    ticks: Iterator[float] = iter(float(i) for i in range(10_000))
+    profiler.clock = lambda: next(ticks)
+    profiler.budget = TIGHT.model_copy(update={"total_seconds": 40})
+    results = profiler(candidates)
+    for threads in (1, 2):
+        mine = [c for c in candidates if c.plan.intra_op_threads == threads]
+        assert results[mine[0]].figures is not None, results[mine[0]].note  # batch 1: always measured
+        notes = {results[c].note for c in mine[1:] if results[c].figures is None}
+        assert notes <= {"not measured: this session's share of the planning budget was spent"}
+
+
+def test_larger_batches_are_skipped_once_one_exceeds_the_latency_budget(
+    registry: ModelRegistry, mlp_path: Path
+) -> None:
+    profiler, candidates = _candidates(registry, mlp_path)
+    profiler.latency_limit_ms = 1e-9  # every run is slower than this
+    results = profiler(candidates)
+    for candidate in candidates:
+        measurement = results[candidate]
+        if candidate.plan.max_batch_size == 1:
+            assert measurement.figures is not None
+        else:
+            assert measurement.figures is None
+            assert measurement.note.startswith("not measured: a smaller batch already took ")
+            assert measurement.note.endswith("ms (p99 budget 1e-09 ms)")
+
+
 def test_a_session_that_cannot_load_is_reported_not_raised(
     registry: ModelRegistry, mlp_path: Path, tmp_path: Path
 ) -> None:

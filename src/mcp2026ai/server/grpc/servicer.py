@@ -19,6 +19,7 @@ from mcp2026ai.observability.requests import EdgeCodes, observe_inference
 from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.codec import decode_request, encode_response
 from mcp2026ai.server.grpc.errors import grpc_status
+from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
 PROTOCOL = "grpc"
@@ -53,9 +54,10 @@ def caller_details(context: grpc.aio.ServicerContext) -> dict[str, str]:
 
 
 class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[misc]
-    def __init__(self, plane: DataPlane, max_request_bytes: int) -> None:
+    def __init__(self, plane: DataPlane, max_request_bytes: int, statistics: ServerStatistics | None = None) -> None:
         self.plane = plane
         self.max_request_bytes = max_request_bytes
+        self.statistics = statistics or ServerStatistics(plane)
 
     async def ServerLive(self, request: Any, context: Any) -> pb.ServerLiveResponse:
         return pb.ServerLiveResponse(live=self.plane.live())
@@ -86,7 +88,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     @domain_errors
     async def ModelStatistics(self, request: pb.ModelStatisticsRequest, context: Any) -> pb.ModelStatisticsResponse:
-        stats = self.plane.model_statistics(request.name or None, request.version or None)
+        stats = await self.statistics.model_statistics(request.name or None, request.version or None)
         return json_format.ParseDict({"model_stats": stats}, pb.ModelStatisticsResponse())
 
     @domain_errors

@@ -24,6 +24,7 @@ from mcp2026ai.server.http.body import read_body
 from mcp2026ai.server.http.codec import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.http.errors import error_response, plain_error
 from mcp2026ai.server.http.legacy import classify_image
+from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
 PROTOCOL = "http"
@@ -37,9 +38,10 @@ def json_response(data: Any, status: int = 200) -> Response:
 class HttpEndpoints:
     """Route handlers; each one decodes, calls the data plane, encodes."""
 
-    def __init__(self, plane: DataPlane, config: ServerConfig) -> None:
+    def __init__(self, plane: DataPlane, config: ServerConfig, statistics: ServerStatistics) -> None:
         self.plane = plane
         self.config = config
+        self.statistics = statistics
 
     async def live(self, request: Request) -> Response:
         return json_response({"live": True})
@@ -71,7 +73,7 @@ class HttpEndpoints:
 
     async def model_stats(self, request: Request) -> Response:
         name = request.path_params.get("model")
-        stats = self.plane.model_statistics(name, request.path_params.get("version"))
+        stats = await self.statistics.model_statistics(name, request.path_params.get("version"))
         return json_response({"model_stats": stats})
 
     async def repository_index(self, request: Request) -> Response:
@@ -173,8 +175,8 @@ def _middleware(config: ServerConfig) -> list[Middleware]:
     return [Middleware(BearerAuthMiddleware, authenticator=authenticator)] if authenticator else []
 
 
-def build_http_app(plane: DataPlane, config: ServerConfig) -> Starlette:
-    endpoints = HttpEndpoints(plane, config)
+def build_http_app(plane: DataPlane, config: ServerConfig, statistics: ServerStatistics | None = None) -> Starlette:
+    endpoints = HttpEndpoints(plane, config, statistics or ServerStatistics(plane))
     app = Starlette(
         routes=_routes(endpoints),
         middleware=_middleware(config),
