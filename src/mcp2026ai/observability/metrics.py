@@ -34,6 +34,8 @@ Scheduler (dynamic batcher):
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -110,9 +112,17 @@ POLICY_DECISIONS = Counter(
 )
 
 
+_REQUEST_SERIES: dict[tuple[str, str, str, str, str], tuple[Any, Any]] = {}
+
+
 def observe_request(model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float) -> None:
-    REQUESTS.labels(model, version, protocol, sla_class, code).inc()
-    REQUEST_DURATION.labels(model, version, protocol, sla_class).observe(seconds)
+    key = (model, version, protocol, sla_class, code)
+    series = _REQUEST_SERIES.get(key)
+    if series is None:  # ``labels()`` costs microseconds: look each label set up once (the hot path)
+        series = REQUESTS.labels(*key), REQUEST_DURATION.labels(*key[:4])
+        _REQUEST_SERIES[key] = series
+    series[0].inc()
+    series[1].observe(seconds)
 
 
 # --- routing: versions, canary, circuit breaker -------------------------------------------------

@@ -15,10 +15,10 @@ An exception nobody mapped counts with the edge's ``unexpected`` code.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import TracebackType
 
 from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.observability import metrics, tracing
@@ -49,33 +49,59 @@ class InferObservation:
         return cls.value if cls is not None else metrics.UNKNOWN_CLASS
 
 
-@contextlib.contextmanager
-def observe_inference(
-    protocol: str,
-    model: str,
-    headers: Mapping[str, str],
-    is_served: Callable[[str], bool],
-    codes: EdgeCodes,
-) -> Iterator[InferObservation]:
-    """Observe one inference request; ``is_served`` keeps unknown names out of the metric labels."""
-    seen = InferObservation(codes.ok)
-    started = time.perf_counter()
-    metrics.IN_FLIGHT.labels(protocol).inc()
-    try:
-        with tracing.request_span(model, protocol, headers) as span:
-            unexpected: BaseException | None = None
-            try:
-                yield seen
-            except BaseException as exc:
-                unexpected = exc
-                if seen.error is None:
-                    cancelled = isinstance(exc, asyncio.CancelledError)
-                    seen.code = codes.cancelled if cancelled else codes.unexpected
-                raise
-            finally:
-                tracing.finish_span(span, seen.version, seen.sla_class, seen.code, seen.error or unexpected)
-    finally:
-        metrics.IN_FLIGHT.labels(protocol).dec()
-        label = model if is_served(model) else metrics.UNKNOWN_MODEL
-        seconds = time.perf_counter() - started
-        metrics.observe_request(label, seen.version, protocol, seen.sla_class, seen.code, seconds)
+class observe_inference:  # used like a function: ``with observe_inference(...) as seen``
+    """Observe one inference request; ``is_served`` keeps unknown names out of the metric labels.
+
+    A class rather than a generator-based context manager: it runs twice per request on the hot path.
+    """
+
+    __slots__ = (
+        "_codes",
+        "_in_flight",
+        "_is_served",
+        "_model",
+        "_protocol",
+        "_span",
+        "_span_scope",
+        "_started",
+        "seen",
+    )
+
+    def __init__(
+        self,
+        protocol: str,
+        model: str,
+        headers: Mapping[str, str],
+        is_served: Callable[[str], bool],
+        codes: EdgeCodes,
+    ) -> None:
+        self._protocol, self._model, self._is_served, self._codes = protocol, model, is_served, codes
+        self.seen = InferObservation(codes.ok)
+        self._in_flight = metrics.IN_FLIGHT.labels(protocol)
+        self._span_scope = tracing.request_span(model, protocol, headers) if tracing.recording() else None
+        self._span: tracing.SpanLike = tracing.NOOP_SPAN
+        self._started = 0.0
+
+    def __enter__(self) -> InferObservation:
+        self._started = time.perf_counter()
+        self._in_flight.inc()
+        if self._span_scope is not None:
+            self._span = self._span_scope.__enter__()
+        return self.seen
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        seen = self.seen
+        try:
+            if error is not None and seen.error is None:
+                cancelled = isinstance(error, asyncio.CancelledError)
+                seen.code = self._codes.cancelled if cancelled else self._codes.unexpected
+            tracing.finish_span(self._span, seen.version, seen.sla_class, seen.code, seen.error or error)
+            if self._span_scope is not None:
+                self._span_scope.__exit__(kind, error, trace)
+        finally:
+            self._in_flight.dec()
+            label = self._model if self._is_served(self._model) else metrics.UNKNOWN_MODEL
+            seconds = time.perf_counter() - self._started
+            metrics.observe_request(label, seen.version, self._protocol, seen.sla_class, seen.code, seconds)

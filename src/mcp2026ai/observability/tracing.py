@@ -68,13 +68,21 @@ def _get_tracer() -> Any:
     return _tracer if _tracer is not None else _global_tracer()
 
 
+_UNCONFIGURED = (trace.ProxyTracerProvider, trace.NoOpTracerProvider) if trace is not None else ()
+
+
+def recording() -> bool:
+    """Whether request spans are recorded (else the edges skip span work entirely)."""
+    return _configured()
+
+
 def _configured() -> bool:
     """A tracer provider that records: ours, or a global one other than OpenTelemetry's default proxy."""
     if trace is None:
         return False
     if _tracer is not None:
         return True
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    return not isinstance(trace.get_tracer_provider(), _UNCONFIGURED)
 
 
 @contextlib.contextmanager

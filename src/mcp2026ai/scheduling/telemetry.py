@@ -23,10 +23,16 @@ class SchedulerTelemetry:
     def __init__(self, model: str, version: str, max_batch_size: int = 1) -> None:
         self._labels = (model, version)
         self._max_batch_size = max_batch_size
+        # Series touched per request or per batch, looked up once (``labels()`` is not free).
+        self._depth = {cls: metrics.SCHEDULER_QUEUE_DEPTH.labels(model, version, cls.value) for cls in SLAClass}
+        self._wait = {cls: metrics.SCHEDULER_QUEUE_WAIT.labels(model, version, cls.value) for cls in SLAClass}
+        self._rows = metrics.SCHEDULER_BATCH_ROWS.labels(model, version)
+        self._fill = metrics.SCHEDULER_BATCH_FILL.labels(model, version)
+        self._compute = metrics.COMPUTE_DURATION.labels(model, version)
 
     def queue_depths(self, queues: ClassQueues) -> None:
-        for cls in SLAClass:
-            metrics.SCHEDULER_QUEUE_DEPTH.labels(*self._labels, cls.value).set(queues.depth(cls))
+        for cls, gauge in self._depth.items():
+            gauge.set(queues.depth(cls))
 
     def rejected(self, cls: SLAClass, reason: str, count: int = 1) -> None:
         if count:
@@ -38,17 +44,17 @@ class SchedulerTelemetry:
 
     def dispatched(self, batch: list[Pending], now: float) -> None:
         rows = sum(pending.rows for pending in batch)
-        metrics.SCHEDULER_BATCH_ROWS.labels(*self._labels).observe(rows)
-        metrics.SCHEDULER_BATCH_FILL.labels(*self._labels).observe(rows / self._max_batch_size)
+        self._rows.observe(rows)
+        self._fill.observe(rows / self._max_batch_size)
         for pending in batch:
             self.waited(pending.sla_class, now - pending.enqueued_at)
 
     def waited(self, cls: SLAClass, seconds: float) -> None:
-        metrics.SCHEDULER_QUEUE_WAIT.labels(*self._labels, cls.value).observe(max(0.0, seconds))
+        self._wait[cls].observe(max(0.0, seconds))
 
     def executed(self, seconds: float) -> None:
         """One backend run (a whole batch) took ``seconds``."""
-        metrics.COMPUTE_DURATION.labels(*self._labels).observe(seconds)
+        self._compute.observe(seconds)
 
     def window(self, delay_ms: float) -> None:
         metrics.SCHEDULER_QUEUE_DELAY.labels(*self._labels).set(delay_ms / 1000.0)
