@@ -114,6 +114,8 @@ class Server:
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
+        while line.startswith("plan for "):  # `mcp serve` first reports each model's plan
+            line = self.process.stdout.readline()
         match = re.search(r"listening http=(\d+) grpc=(\d+)", line)
         if match is None:
             self.stop()

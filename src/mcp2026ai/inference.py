@@ -11,6 +11,8 @@ import numpy as np
 
 from mcp2026ai.contract import SLAClass
 
+_REQUEST_IDS = random.Random()  # not the module's shared generator: nobody else's seed affects it
+
 
 @dataclass(frozen=True)
 class RequestedOutput:
@@ -39,7 +41,7 @@ class InferenceRequest:
 
     def __post_init__(self) -> None:
         if not self.id:  # a routing key too (canary stickiness): random, but no syscall per request
-            self.id = f"{random.getrandbits(128):032x}"
+            self.id = f"{_REQUEST_IDS.getrandbits(128):032x}"
 
     @property
     def output_names(self) -> list[str] | None:
