@@ -1,6 +1,6 @@
 """Does `mcp bench` measure what Triton's perf_analyzer measures? One server, same load, both tools.
 
-    python benchmarks/bench_vs_perf_analyzer.py [--mode time|count] [--concurrency 8] [--repeat 6]
+    python benchmarks/bench_vs_perf_analyzer.py [--mode together|time|count] [--concurrency 8] [--repeat 6]
 
 Starts `mcp serve` in its own process (ocr-cls, the real bundled classifier, and a small MLP) on
 loopback ports. For each model x protocol, after a warm-up, it runs perf_analyzer and `mcp bench`
@@ -11,7 +11,13 @@ less within one). Results go to benchmarks/results/bench_vs_perf_analyzer-<time>
 
 Modes:
 
-- ``time`` (default): perf_analyzer measures steady-state time windows (``--measurement-interval``)
+- ``together`` (default): both tools run *at the same time* against the same server, each with
+  ``--concurrency`` and ``--requests``, so the server shares itself evenly between them and the
+  machine's background load (which swings throughput by tens of percent from one second to the
+  next on a shared host) hits both alike. `mcp bench` starts first; perf_analyzer starts once the
+  server has counted its first requests, so the two overlap for all but that head start.
+  perf_analyzer's figures come from its ``--profile-export-file`` (every request's timestamps).
+- ``time``: perf_analyzer measures steady-state time windows (``--measurement-interval``)
   with ``--stability-percentage 999``, so that on a noisy machine it never loops looking for
   stability; `mcp bench` runs for three intervals (``--duration``).
 - ``count``: both send ``--requests`` requests (perf_analyzer's ``--request-count``). Its throughput
@@ -166,6 +172,26 @@ class Setup:
         figures.served = self.server.served(model) - before
         return figures
 
+    def measure_together(self, model: str, protocol: str, requests: int) -> tuple[Figures, Figures]:
+        """perf_analyzer and `mcp bench` at once, same concurrency and count: (perf_analyzer, mcp bench)."""
+        export, pa_out, mcp_out = (self.workdir / name for name in ("pa-export.json", "pa.out", "mcp.out"))
+        before = self.server.served(model)
+        mcp = start_child(self._mcp_bench_command(model, protocol, requests), self.env, mcp_out)
+        deadline = time.monotonic() + 60
+        while self.server.served(model) == before and time.monotonic() < deadline and mcp.poll() is None:
+            time.sleep(0.02)  # until mcp bench (a Python process: ~1 s to start) is sending
+        command = [self.perf_analyzer, "-m", model, "-i", protocol, "-u", self.server.url(protocol),
+                   "--concurrency-range", str(self.concurrency), "--request-count", str(requests),
+                   "--profile-export-file", str(export)]
+        command += [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
+        pa = start_child(command, self.env, pa_out)
+        _, pa_cpu = wait_child(pa, pa_out)
+        mcp_stdout, mcp_cpu = wait_child(mcp, mcp_out)
+        pa_figures = export_figures(export, pa_cpu)
+        mcp_figures = self._bench_figures(mcp_stdout, mcp_cpu)
+        pa_figures.served = mcp_figures.served = requests
+        return pa_figures, mcp_figures
+
     def _load(self, tool: str, requests: int | None) -> list[str]:
         if requests is not None or self.mode == "count":
             count = str(requests or 0)
@@ -188,18 +214,51 @@ class Setup:
         ms = [float(value) / 1000 for value in values]
         return Figures("perf_analyzer", float(row["Inferences/Second"]), *ms, cpu_s=cpu_s)
 
-    def _mcp_bench(self, model: str, protocol: str, requests: int | None) -> Figures:
+    def _mcp_bench_command(self, model: str, protocol: str, requests: int | None) -> list[str]:
         command = [sys.executable, "-m", "mcp2026ai.cli", "bench", "-m", model, "-i", protocol,
                    "-u", self.server.url(protocol), "-c", str(self.concurrency), "--output-format", "json", "-q",
                    *self._load("mcp bench", requests)]
-        command += [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
-        stdout, cpu_s = run_child(command, self.env)
+        return command + [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
+
+    def _mcp_bench(self, model: str, protocol: str, requests: int | None) -> Figures:
+        stdout, cpu_s = run_child(self._mcp_bench_command(model, protocol, requests), self.env)
+        return self._bench_figures(stdout, cpu_s)
+
+    @staticmethod
+    def _bench_figures(stdout: str, cpu_s: float) -> Figures:
         report = json.loads(stdout)
         if report["errors"]:
             raise SystemExit(f"mcp bench saw errors: {report['errors']}")
         latency = report["latency_ms"]
         figures = (latency["mean"], latency["p50"], latency["p90"], latency["p99"])
         return Figures("mcp bench", report["throughput_infer_s"], *figures, cpu_s=cpu_s)
+
+
+def export_figures(path: Path, cpu_s: float) -> Figures:
+    """perf_analyzer's figures from its profile export: throughput over first send to last answer."""
+    document = json.loads(path.read_bytes().decode("utf-8", "replace"))
+    requests = [r for e in document["experiments"] for r in e["requests"] if r["response_timestamps"]]
+    sent = np.array([r["timestamp"] for r in requests], dtype=np.int64)
+    done = np.array([r["response_timestamps"][-1] for r in requests], dtype=np.int64)
+    latency_ms = (done - sent) / 1e6
+    p50, p90, p99 = np.percentile(latency_ms, [50, 90, 99])
+    throughput = len(requests) / ((done.max() - sent.min()) / 1e9)
+    return Figures("perf_analyzer", float(throughput), float(latency_ms.mean()), p50, p90, p99, cpu_s=cpu_s)
+
+
+def start_child(command: list[str], env: dict[str, str], stdout: Path) -> subprocess.Popen[bytes]:
+    with stdout.open("wb") as sink:
+        return subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+
+
+def wait_child(process: subprocess.Popen[bytes], stdout: Path) -> tuple[str, float]:
+    """Wait for one of several concurrent children; its output and its own CPU seconds (wait4)."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    output = stdout.read_text(errors="replace")
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, process.args[:3]))}... failed:\n{output}")  # type: ignore[index]
+    return output, usage.ru_utime + usage.ru_stime
 
 
 def median(figures: list[Figures]) -> Figures:
@@ -216,6 +275,11 @@ def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat:
     setup.measure("mcp bench", model, protocol, min(500, requests))
     runs: dict[str, list[Figures]] = {tool: [] for tool in TOOLS}
     for index in range(repeat):
+        if setup.mode == "together":
+            pa, mcp = setup.measure_together(model, protocol, requests)
+            runs["perf_analyzer"].append(pa)
+            runs["mcp bench"].append(mcp)
+            continue
         for tool in TOOLS if index % 2 == 0 else TOOLS[::-1]:
             runs[tool].append(setup.measure(tool, model, protocol, requests if setup.mode == "count" else None))
     startup = {tool: setup.measure(tool, model, protocol, setup.concurrency) for tool in TOOLS}
@@ -224,7 +288,7 @@ def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat:
     pair_ratio = {name: [getattr(m, name) / getattr(p, name) for m, p in pairs] for name in FIGURES}
     return {
         "model": model, "protocol": protocol, "concurrency": setup.concurrency, "mode": setup.mode,
-        "requests": requests if setup.mode == "count" else None,
+        "requests": requests if setup.mode != "time" else None,
         "interval_ms": setup.interval_ms if setup.mode == "time" else None,
         "perf_analyzer": asdict(medians["perf_analyzer"]), "mcp_bench": asdict(medians["mcp bench"]),
         "ratio": {name: statistics.median(values) for name, values in pair_ratio.items()},
@@ -242,7 +306,8 @@ def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat:
 
 
 def print_case(case: dict[str, Any]) -> None:
-    load = f"{case['requests']} requests" if case["mode"] == "count" else f"3 x {case['interval_ms']} ms windows"
+    load = f"3 x {case['interval_ms']} ms windows" if case["mode"] == "time" else f"{case['requests']} requests"
+    load += ", both tools at once" if case["mode"] == "together" else ""
     print(f"\n{case['model']} over {case['protocol']}, concurrency {case['concurrency']}, {load}"
           f" (load average {case['load_average'][0]:.1f})")
     header = "".join(f"{name:>9}" for name in ("infer/s", "mean ms", "p50 ms", "p90 ms", "p99 ms"))
@@ -260,9 +325,9 @@ def print_case(case: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["time", "count"], default="time")
+    parser.add_argument("--mode", choices=["together", "time", "count"], default="together")
     parser.add_argument("--interval-ms", type=int, default=1500, help="time mode: perf_analyzer's window")
-    parser.add_argument("--requests", type=int, help="count mode: requests per run (default ocr-cls 1000, mlp 3000)")
+    parser.add_argument("--requests", type=int, help="requests per run (default ocr-cls 1000, mlp 3000)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=6, help="pairs of runs per case")
     parser.add_argument("--models", default="ocr-cls,mlp")

@@ -76,7 +76,11 @@ def build_model(name: str, directory: Path) -> BenchModel:
         return BenchModel("mlp", tiny_mlp(directory / "mlp.onnx"), "x", (MLP_FEATURES,), outputs=(("probs", (10,)),))
     # batch 8/32 shapes are exercised by the ceiling runs right after
     path = resnet50_dynamic(directory / "resnet50.onnx", check_batches=())
-    return BenchModel("resnet50", path, RESNET_INPUT, RESNET_SHAPE, outputs=(("gpu_0/softmax_1", (1000,)),))
+    # A CPU ResNet-50 at 32 concurrent requests answers in seconds: its contract says so, or no plan
+    # would meet the default 100 ms budget and `mcp serve` would refuse to start.
+    return BenchModel(
+        "resnet50", path, RESNET_INPUT, RESNET_SHAPE, outputs=(("gpu_0/softmax_1", (1000,)),), p99_budget_ms=5000
+    )
 
 
 class Bench:
