@@ -175,6 +175,7 @@ class Setup:
     def measure_together(self, model: str, protocol: str, requests: int) -> tuple[Figures, Figures]:
         """perf_analyzer and `mcp bench` at once, same concurrency and count: (perf_analyzer, mcp bench)."""
         export, pa_out, mcp_out = (self.workdir / name for name in ("pa-export.json", "pa.out", "mcp.out"))
+        export.unlink(missing_ok=True)  # perf_analyzer refuses to overwrite its export
         before = self.server.served(model)
         mcp = start_child(self._mcp_bench_command(model, protocol, requests), self.env, mcp_out)
         deadline = time.monotonic() + 60
@@ -282,7 +283,8 @@ def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat:
             continue
         for tool in TOOLS if index % 2 == 0 else TOOLS[::-1]:
             runs[tool].append(setup.measure(tool, model, protocol, requests if setup.mode == "count" else None))
-    startup = {tool: setup.measure(tool, model, protocol, setup.concurrency) for tool in TOOLS}
+    startup = {tool: median([setup.measure(tool, model, protocol, setup.concurrency) for _ in range(3)])
+               for tool in TOOLS}  # start-up CPU is large and varies next to a 1000-request run
     medians = {tool: median(runs[tool]) for tool in TOOLS}
     pairs = list(zip(runs["mcp bench"], runs["perf_analyzer"], strict=True))
     pair_ratio = {name: [getattr(m, name) / getattr(p, name) for m, p in pairs] for name in FIGURES}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,18 @@ async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
     return [(await plane.repository.load(name)).record for name in names]
 
 
+def freeze_startup_heap() -> None:
+    """Move everything alive after start-up (modules, models, sessions) out of the garbage collector's
+    reach, so that its full collections stop walking it while requests wait.
+
+    A/B on the tiny MLP over gRPC at concurrency 32 (perf_analyzer, 4 interleaved rounds): every round
+    faster with it, median 898 vs 821 req/s and p99 69 vs 95 ms; raising the collection thresholds
+    as well gained nothing (784 req/s, p99 90 ms).
+    """
+    gc.collect()
+    gc.freeze()
+
+
 async def run_server(
     registry: ModelRegistry,
     names: list[str],
@@ -49,6 +62,7 @@ async def run_server(
     """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
     plane = build_plane(registry, names, config)
     loaded = await load_models(plane, names)
+    freeze_startup_heap()
     replanner = None
     if config.plan_with_policy:
         replanner = ReplanSupervisor(plane.repository, PolicyOrchestrator(registry))
