@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp2026ai.registry import ModelRegistry
@@ -33,12 +34,10 @@ def server(registry: ModelRegistry) -> Iterator[BackgroundServer]:
 
 
 def run_perf_analyzer(tool: str, *args: str) -> str:
-    command = [
-        tool,
-        *args,
-        "--request-count",
-        "150",  # one bounded measurement: this shared machine is too noisy for stability
-    ]
+    """One bounded perf_analyzer measurement: three 1 s windows, no stability loop (this machine is
+    too noisy for one). Time windows, not --request-count: perf_analyzer 2.48 sometimes never exits
+    in that mode after every answer has arrived (see docs/benchmarks.md)."""
+    command = [tool, *args, "--measurement-interval", "1000", "--stability-percentage", "999"]
     if "--concurrency-range" not in args:
         command += ["--concurrency-range", "2"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
@@ -66,19 +65,18 @@ def test_perf_analyzer_batched_requests(perf_analyzer: str, server: BackgroundSe
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_perf_analyzer_drives_several_workers(perf_analyzer: str, tmp_path: Path, protocol: str) -> None:
-    """perf_analyzer's before/after statistics may come from different workers: they must add up."""
+    """perf_analyzer's before/after statistics may come from different workers: they must add up
+    (it used to fail with "failed to find the requested model version")."""
     with mcp_serve_workers(tmp_path / "home", mlp_model(tmp_path / "mlp.onnx"), workers=2) as (http, grpc):
-        output = run_perf_analyzer(
-            perf_analyzer,
-            "-m",
-            "mlp",
-            "-i",
-            protocol,
-            "-u",
-            http if protocol == "http" else grpc,
-            "--concurrency-range",
-            "8",
-        )
+        url = http if protocol == "http" else grpc
+        output = run_perf_analyzer(perf_analyzer, "-m", "mlp", "-i", protocol, "-u", url, "--concurrency-range", "8")
+        totals = set()
+        for _ in range(4):  # fresh connections: either worker may answer, the sum is the same
+            with httpx.Client() as fresh:
+                (stats,) = fresh.get(f"http://{http}/v2/models/mlp/stats").json()["model_stats"]
+            totals.add(stats["inference_stats"]["success"]["count"])
     assert "error" not in output.lower(), output
     served = re.search(r"Server:\s+Inference count: (\d+)", output)
-    assert served and int(served.group(1)) >= 150, output
+    assert served and int(served.group(1)) > 0, output
+    (total,) = totals
+    assert total > 0
