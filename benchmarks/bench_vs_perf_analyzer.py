@@ -25,8 +25,9 @@ Modes:
 
 Diagnostics per tool: ``busy`` = throughput x mean latency / concurrency (1.0 when the client keeps
 every slot busy and its throughput agrees with its own latencies: Little's law), and the client's
-CPU per request (process CPU time over the requests the *server* counted, start-up subtracted).
-Both clients share the machine with the server: on a 2-core box client CPU is taken from the server.
+CPU per request: `mcp bench` reports its own (``client_cpu_ms_per_request``: process CPU during the
+load); perf_analyzer's is its process CPU time less a start-up run's, over its requests. Both clients
+share the machine with the server: on a 2-core box client CPU is taken from the server.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class Figures:
     """CPU time (user + system) of the client process, start-up included."""
     served: int = 0
     """Requests the server completed while the client ran (its statistics endpoint)."""
+    cpu_us_per_request: float | None = None
+    """The client's own CPU per request during the load, where it reports one (`mcp bench`)."""
 
 
 def build_mlp(path: Path, features: int = 64, hidden: int = 256, classes: int = 10) -> Path:
@@ -89,7 +92,8 @@ def build_mlp(path: Path, features: int = 64, hidden: int = 256, classes: int = 
         helper.make_node("Softmax", ["logits"], ["probs"], axis=1),
     ]
     graph = helper.make_graph(
-        nodes, "mlp",
+        nodes,
+        "mlp",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", features])],
         [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", classes])],
         initializer=[numpy_helper.from_array(value, name) for name, value in weights.items()],
@@ -181,9 +185,21 @@ class Setup:
         deadline = time.monotonic() + 60
         while self.server.served(model) == before and time.monotonic() < deadline and mcp.poll() is None:
             time.sleep(0.02)  # until mcp bench (a Python process: ~1 s to start) is sending
-        command = [self.perf_analyzer, "-m", model, "-i", protocol, "-u", self.server.url(protocol),
-                   "--concurrency-range", str(self.concurrency), "--request-count", str(requests),
-                   "--profile-export-file", str(export)]
+        command = [
+            self.perf_analyzer,
+            "-m",
+            model,
+            "-i",
+            protocol,
+            "-u",
+            self.server.url(protocol),
+            "--concurrency-range",
+            str(self.concurrency),
+            "--request-count",
+            str(requests),
+            "--profile-export-file",
+            str(export),
+        ]
         command += [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
         pa = start_child(command, self.env, pa_out)
         _, pa_cpu = wait_child(pa, pa_out)
@@ -203,9 +219,20 @@ class Setup:
 
     def _perf_analyzer(self, model: str, protocol: str, requests: int | None) -> Figures:
         report = self.workdir / "pa.csv"
-        command = [self.perf_analyzer, "-m", model, "-i", protocol, "-u", self.server.url(protocol),
-                   "--concurrency-range", str(self.concurrency), "-f", str(report),
-                   *self._load("perf_analyzer", requests)]
+        command = [
+            self.perf_analyzer,
+            "-m",
+            model,
+            "-i",
+            protocol,
+            "-u",
+            self.server.url(protocol),
+            "--concurrency-range",
+            str(self.concurrency),
+            "-f",
+            str(report),
+            *self._load("perf_analyzer", requests),
+        ]
         command += [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
         stdout, cpu_s = run_child(command, self.env)
         (row,) = list(csv.DictReader(report.open()))
@@ -216,9 +243,24 @@ class Setup:
         return Figures("perf_analyzer", float(row["Inferences/Second"]), *ms, cpu_s=cpu_s)
 
     def _mcp_bench_command(self, model: str, protocol: str, requests: int | None) -> list[str]:
-        command = [sys.executable, "-m", "mcp2026ai.cli", "bench", "-m", model, "-i", protocol,
-                   "-u", self.server.url(protocol), "-c", str(self.concurrency), "--output-format", "json", "-q",
-                   *self._load("mcp bench", requests)]
+        command = [
+            sys.executable,
+            "-m",
+            "mcp2026ai.cli",
+            "bench",
+            "-m",
+            model,
+            "-i",
+            protocol,
+            "-u",
+            self.server.url(protocol),
+            "-c",
+            str(self.concurrency),
+            "--output-format",
+            "json",
+            "-q",
+            *self._load("mcp bench", requests),
+        ]
         return command + [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
 
     def _mcp_bench(self, model: str, protocol: str, requests: int | None) -> Figures:
@@ -232,7 +274,8 @@ class Setup:
             raise SystemExit(f"mcp bench saw errors: {report['errors']}")
         latency = report["latency_ms"]
         figures = (latency["mean"], latency["p50"], latency["p90"], latency["p99"])
-        return Figures("mcp bench", report["throughput_infer_s"], *figures, cpu_s=cpu_s)
+        cpu_us = report["client_cpu_ms_per_request"] * 1000
+        return Figures("mcp bench", report["throughput_infer_s"], *figures, cpu_s=cpu_s, cpu_us_per_request=cpu_us)
 
 
 def export_figures(path: Path, cpu_s: float) -> Figures:
@@ -264,7 +307,13 @@ def wait_child(process: subprocess.Popen[bytes], stdout: Path) -> tuple[str, flo
 
 def median(figures: list[Figures]) -> Figures:
     values = {name: statistics.median(getattr(f, name) for f in figures) for name in (*FIGURES, "cpu_s")}
-    return Figures(figures[0].tool, served=int(statistics.median(f.served for f in figures)), **values)
+    reported = [f.cpu_us_per_request for f in figures if f.cpu_us_per_request is not None]
+    return Figures(
+        figures[0].tool,
+        served=int(statistics.median(f.served for f in figures)),
+        cpu_us_per_request=statistics.median(reported) if reported else None,
+        **values,
+    )
 
 
 def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat: int) -> dict[str, Any]:
@@ -283,25 +332,29 @@ def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat:
             continue
         for tool in TOOLS if index % 2 == 0 else TOOLS[::-1]:
             runs[tool].append(setup.measure(tool, model, protocol, requests if setup.mode == "count" else None))
-    startup = {tool: median([setup.measure(tool, model, protocol, setup.concurrency) for _ in range(3)])
-               for tool in TOOLS}  # start-up CPU is large and varies next to a 1000-request run
     medians = {tool: median(runs[tool]) for tool in TOOLS}
+    # perf_analyzer reports no CPU figure: its process CPU less a start-up run's (median of 3)
+    startup = median([setup.measure("perf_analyzer", model, protocol, setup.concurrency) for _ in range(3)])
+    pa_cpu_us = (medians["perf_analyzer"].cpu_s - startup.cpu_s) / max(medians["perf_analyzer"].served, 1) * 1e6
     pairs = list(zip(runs["mcp bench"], runs["perf_analyzer"], strict=True))
     pair_ratio = {name: [getattr(m, name) / getattr(p, name) for m, p in pairs] for name in FIGURES}
     return {
-        "model": model, "protocol": protocol, "concurrency": setup.concurrency, "mode": setup.mode,
+        "model": model,
+        "protocol": protocol,
+        "concurrency": setup.concurrency,
+        "mode": setup.mode,
         "requests": requests if setup.mode != "time" else None,
         "interval_ms": setup.interval_ms if setup.mode == "time" else None,
-        "perf_analyzer": asdict(medians["perf_analyzer"]), "mcp_bench": asdict(medians["mcp bench"]),
+        "perf_analyzer": asdict(medians["perf_analyzer"]),
+        "mcp_bench": asdict(medians["mcp bench"]),
         "ratio": {name: statistics.median(values) for name, values in pair_ratio.items()},
         "pair_ratio": pair_ratio,
-        "throughput_range": {tool: [min(f.throughput for f in fs), max(f.throughput for f in fs)]
-                             for tool, fs in runs.items()},
-        "busy": {tool: f.throughput * f.mean_ms / 1000 / setup.concurrency for tool, f in medians.items()},
-        "client_cpu_us_per_request": {
-            tool: (medians[tool].cpu_s - startup[tool].cpu_s) / max(medians[tool].served, 1) * 1e6 for tool in TOOLS
+        "throughput_range": {
+            tool: [min(f.throughput for f in fs), max(f.throughput for f in fs)] for tool, fs in runs.items()
         },
-        "client_startup_cpu_s": {tool: startup[tool].cpu_s for tool in TOOLS},
+        "busy": {tool: f.throughput * f.mean_ms / 1000 / setup.concurrency for tool, f in medians.items()},
+        "client_cpu_us_per_request": {"perf_analyzer": pa_cpu_us, "mcp bench": medians["mcp bench"].cpu_us_per_request},
+        "client_startup_cpu_s": {"perf_analyzer": startup.cpu_s},
         "runs": {tool: [asdict(f) for f in figures] for tool, figures in runs.items()},
         "load_average": os.getloadavg(),
     }
@@ -310,17 +363,24 @@ def measure_case(setup: Setup, model: str, protocol: str, requests: int, repeat:
 def print_case(case: dict[str, Any]) -> None:
     load = f"3 x {case['interval_ms']} ms windows" if case["mode"] == "time" else f"{case['requests']} requests"
     load += ", both tools at once" if case["mode"] == "together" else ""
-    print(f"\n{case['model']} over {case['protocol']}, concurrency {case['concurrency']}, {load}"
-          f" (load average {case['load_average'][0]:.1f})")
+    print(
+        f"\n{case['model']} over {case['protocol']}, concurrency {case['concurrency']}, {load}"
+        f" (load average {case['load_average'][0]:.1f})"
+    )
     header = "".join(f"{name:>9}" for name in ("infer/s", "mean ms", "p50 ms", "p90 ms", "p99 ms"))
     print(f"  {'':14}{header}{'infer/s range':>16}{'busy':>7}{'cpu us/req':>12}")
     for tool, key in zip(TOOLS, ("perf_analyzer", "mcp_bench"), strict=True):
         cells = "".join(f"{case[key][name]:9.1f}" for name in FIGURES)
         low, high = case["throughput_range"][tool]
-        print(f"  {tool:14}{cells}{f'{low:.0f}-{high:.0f}':>16}{case['busy'][tool]:7.2f}"
-              f"{case['client_cpu_us_per_request'][tool]:12.0f}")
-    print(f"  {'mcp/pa':14}" + "".join(f"{case['ratio'][name]:9.3f}" for name in FIGURES)
-          + "   (median of per-pair ratios)")
+        print(
+            f"  {tool:14}{cells}{f'{low:.0f}-{high:.0f}':>16}{case['busy'][tool]:7.2f}"
+            f"{case['client_cpu_us_per_request'][tool]:12.0f}"
+        )
+    print(
+        f"  {'mcp/pa':14}"
+        + "".join(f"{case['ratio'][name]:9.3f}" for name in FIGURES)
+        + "   (median of per-pair ratios)"
+    )
     throughput = case["pair_ratio"]["throughput"]
     print(f"  throughput ratio per pair: {' '.join(f'{r:.2f}' for r in throughput)}", flush=True)
 
@@ -334,8 +394,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=6, help="pairs of runs per case")
     parser.add_argument("--models", default="ocr-cls,mlp")
     parser.add_argument("--protocols", default="http,grpc")
-    parser.add_argument("--perf-analyzer", default=shutil.which("perf_analyzer", path=str(Path(sys.executable).parent))
-                        or shutil.which("perf_analyzer"))
+    parser.add_argument(
+        "--perf-analyzer",
+        default=shutil.which("perf_analyzer", path=str(Path(sys.executable).parent)) or shutil.which("perf_analyzer"),
+    )
     args = parser.parse_args()
     if not args.perf_analyzer:
         raise SystemExit("perf_analyzer not found: run scripts/install-perf-analyzer.sh")

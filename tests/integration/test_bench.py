@@ -64,6 +64,7 @@ def test_closed_loop_csv_zero_errors(
     assert (row["sent"], row["ok"], row["errors"], row["errors_by_code"]) == ("200", "200", "0", "")
     assert float(row["throughput_rps"]) > 0
     assert 0 < float(row["p50_ms"]) <= float(row["p99_ms"]) <= float(row["max_ms"])
+    assert float(row["client_cpu_ms_per_request"]) > 0  # measured with the server in this process: not its own cost
     assert stats.success.count - before == 200  # the server saw every request
 
 

@@ -48,6 +48,8 @@ class BenchReport(BaseModel):
     throughput_infer_s: float
     latency_ms: dict[str, float]
     """mean, p50, p90, p95, p99, max of successful requests, in milliseconds."""
+    client_cpu_ms_per_request: float = 0.0
+    """CPU time (user + system, all threads) this client spent during the load, per request sent."""
 
     @property
     def error_count(self) -> int:
@@ -55,7 +57,14 @@ class BenchReport(BaseModel):
 
 
 def summarize(
-    samples: Samples, *, model: str, protocol: str, concurrency: int | None, rate: float | None, batch_size: int
+    samples: Samples,
+    *,
+    model: str,
+    protocol: str,
+    concurrency: int | None,
+    rate: float | None,
+    batch_size: int,
+    client_cpu_s: float = 0.0,
 ) -> BenchReport:
     latencies_ms = sorted(ns / 1e6 for ns in samples.latencies_ns)
     ok = len(latencies_ms)
@@ -78,6 +87,7 @@ def summarize(
         throughput_rps=ok / seconds,
         throughput_infer_s=ok * batch_size / seconds,
         latency_ms={name: round(value, 4) for name, value in figures.items()},
+        client_cpu_ms_per_request=round(client_cpu_s * 1000 / max(samples.sent, 1), 4),
     )
 
 
@@ -101,6 +111,7 @@ CSV_FIELDS = (
     "p99_ms",
     "max_ms",
     "errors_by_code",
+    "client_cpu_ms_per_request",
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -149,6 +150,7 @@ async def run_bench(config: BenchConfig, tick: Tick | None = None, tick_every_s:
         samples = Samples()
         bounds = Bounds(config.requests, config.duration_s, config.timeout_s)
         ticker = asyncio.create_task(_ticker(samples, tick, tick_every_s)) if tick else None
+        cpu_started_s = time.process_time()
         try:
             if config.rate is not None:
                 await open_loop(chosen.factory, config.rate, config.max_in_flight, bounds, samples, config.seed)
@@ -160,6 +162,7 @@ async def run_bench(config: BenchConfig, tick: Tick | None = None, tick_every_s:
                 with contextlib.suppress(asyncio.CancelledError):
                     await ticker
                 tick(samples)  # type: ignore[misc]
+        client_cpu_s = time.process_time() - cpu_started_s
     finally:
         await side.close()
     return summarize(
@@ -169,4 +172,5 @@ async def run_bench(config: BenchConfig, tick: Tick | None = None, tick_every_s:
         concurrency=config.concurrency,
         rate=config.rate,
         batch_size=config.batch_size if chosen.info.max_batch_size else 1,
+        client_cpu_s=client_cpu_s,
     )

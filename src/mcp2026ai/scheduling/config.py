@@ -96,6 +96,13 @@ class BatchingConfig(_Config):
     adaptive: AdaptiveConfig = Field(default_factory=lambda: AdaptiveConfig())
     max_concurrent_batches: int = Field(default=1, ge=1, le=64, description="Batches running on the backend at once.")
     retry_after_s: float = Field(default=1.0, gt=0, description="Retry-After hint sent with an overload rejection.")
+    inline_below_ms: float = Field(
+        default=0.5,
+        ge=0,
+        le=100,
+        description="Batches whose recent compute time is below this run on the event loop, not a worker thread "
+        "(0: always a worker thread; see scheduling.placement).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> BatchingConfig:

@@ -49,6 +49,13 @@ def test_summarize_counts_only_successes_in_latency_and_throughput() -> None:
     assert report.mode == "closed" and report.concurrency == 4
 
 
+def test_client_cpu_is_reported_per_request_sent() -> None:
+    common = {"model": "m", "protocol": "http", "concurrency": 4, "rate": None, "batch_size": 1}
+    report = summarize(_samples(), **common, client_cpu_s=0.026)  # type: ignore[arg-type]
+    assert report.client_cpu_ms_per_request == 2.0  # 26 ms over 13 requests sent
+    assert summarize(Samples(), **common).client_cpu_ms_per_request == 0  # type: ignore[arg-type]
+
+
 def test_open_loop_report_has_a_rate_and_no_concurrency() -> None:
     report = summarize(_samples(), model="m", protocol="grpc", concurrency=4, rate=50.0, batch_size=1)
     assert (report.mode, report.concurrency, report.rate) == ("open", None, 50.0)

@@ -1,0 +1,101 @@
+"""Tiny batches run inline on the event loop; slow ones, and every first batch, on the worker thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.ir.signature import Signature
+from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor
+from mcp2026ai.scheduling.placement import ExecutionPlacement
+
+from .conftest import MLP_IN
+from .support import no_deadlines, run
+
+
+def test_placement_goes_inline_only_once_batches_are_measured_fast() -> None:
+    placement = ExecutionPlacement(inline_below_ms=0.5)
+    assert not placement.inline and placement.average_ms is None  # nothing known: the thread
+    placement.observe(0.0001)
+    assert placement.inline and placement.average_ms == pytest.approx(0.1)
+    placement.observe(0.005)  # one batch 10x over the limit
+    assert not placement.inline
+    for _ in range(10):
+        placement.observe(0.0001)
+    assert placement.inline, "fast again: back inline"
+
+
+def test_a_zero_limit_never_runs_inline() -> None:
+    placement = ExecutionPlacement(inline_below_ms=0)
+    placement.observe(0.0)
+    assert not placement.inline
+
+
+class ThreadRecordingBackend:
+    """A real backend that records which thread ran each call, after burning ``burn_ms`` of CPU."""
+
+    def __init__(self, inner: OnnxRuntimeBackend, burn_ms: float = 0.0) -> None:
+        self.inner = inner
+        self.burn_s = burn_ms / 1000
+        self.threads: list[str] = []
+
+    @property
+    def signature(self) -> Signature:
+        return self.inner.signature
+
+    def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        self.threads.append(threading.current_thread().name)
+        started = time.thread_time()
+        while time.thread_time() - started < self.burn_s:
+            pass
+        return self.inner.infer(inputs, outputs)
+
+
+def _serve_one_by_one(backend: ThreadRecordingBackend, requests: int, **config: object) -> list[dict[str, np.ndarray]]:
+    settings = BatchingConfig.model_validate(
+        {"classes": no_deadlines(), "max_queue_delay_ms": 0, "adaptive": AdaptiveConfig(enabled=False), **config}
+    )
+    inputs = np.ones((2, MLP_IN), np.float32)
+
+    async def scenario() -> list[dict[str, np.ndarray]]:
+        executor = BatchingExecutor(backend, settings)  # type: ignore[arg-type]
+        await executor.start()
+        try:
+            submit = executor.submit
+            return [
+                await submit({"x": inputs}, None, sla_class=SLAClass.BEST_EFFORT, deadline=None)
+                for _ in range(requests)
+            ]
+        finally:
+            await executor.stop(drain_timeout_s=5)
+
+    return run(scenario())
+
+
+def test_a_tiny_model_moves_onto_the_event_loop_after_its_first_batch(mlp_backend: OnnxRuntimeBackend) -> None:
+    backend = ThreadRecordingBackend(mlp_backend)
+    results = _serve_one_by_one(backend, 20)
+    loop_thread = threading.main_thread().name
+    assert backend.threads[0].startswith("mcp-batch"), "the first batch is measured on the worker thread"
+    moved = backend.threads.index(loop_thread)  # a cold first run can take a few batches to average out
+    assert backend.threads[moved:] == [loop_thread] * (20 - moved), "and once fast, it stays on the loop thread"
+    assert moved <= 10, backend.threads
+    expected = mlp_backend.infer({"x": np.ones((2, MLP_IN), np.float32)})["logits"]
+    for result in results:
+        np.testing.assert_array_equal(result["logits"], expected)
+
+
+@pytest.mark.parametrize(("burn_ms", "limit_ms"), [(3.0, 0.5), (0.0, 0.0)])
+def test_slow_batches_or_a_zero_limit_stay_on_the_worker_thread(
+    mlp_backend: OnnxRuntimeBackend, burn_ms: float, limit_ms: float
+) -> None:
+    backend = ThreadRecordingBackend(mlp_backend, burn_ms=burn_ms)
+    _serve_one_by_one(backend, 4, inline_below_ms=limit_ms)
+    assert all(name.startswith("mcp-batch") for name in backend.threads), backend.threads
