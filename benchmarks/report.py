@@ -8,6 +8,8 @@ from typing import Any
 
 Row = dict[str, Any]
 OURS = "mcp2026ai"
+OURS_VARIANTS = (OURS, "mcp2026ai-w2")
+"""Our server as one process (the default) and with ``--workers 2``: both are compared with the peers."""
 TARGET_CEILING = 0.9
 TARGET_VS = {"mlserver": 1.5, "pytriton": 1.0}
 
@@ -100,17 +102,20 @@ def _ratios(cells: dict, levels: list[int]) -> list[str]:
     lines = [
         f"### mcp2026ai vs peers at concurrency {top} (same run)",
         "",
-        "| model | protocol | peer | req/s ratio | p99 ours / peer (ms) | server CPU ms/request ours / peer |",
-        "|---|---|---|---|---|---|",
+        "| model | protocol | ours | peer | req/s ratio | p99 ours / peer (ms) | server CPU ms/request ours / peer |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for model, server, protocol, level in sorted(k for k in cells if k[1] != OURS and k[3] == top):
-        ours, peer = cells.get((model, OURS, protocol, top), []), cells[(model, server, protocol, level)]
-        a, b = _median(ours, "throughput"), _median(peer, "throughput")
-        pa, pb = _median(ours, "p99_ms"), _median(peer, "p99_ms")
-        ca, cb = _median(ours, "cpu_ms_per_request"), _median(peer, "cpu_ms_per_request")
-        cpu = f"{ca:.2f} / {cb:.2f}" if ca is not None and cb is not None else "-"
-        if a and b and pa and pb:
-            lines.append(f"| {model} | {protocol} | {server} | {a / b:.2f} | {pa:.1f} / {pb:.1f} | {cpu} |")
+    peers = sorted(k for k in cells if k[1] not in OURS_VARIANTS and k[3] == top)
+    for variant in OURS_VARIANTS:
+        for model, server, protocol, level in peers:
+            ours, peer = cells.get((model, variant, protocol, top), []), cells[(model, server, protocol, level)]
+            a, b = _median(ours, "throughput"), _median(peer, "throughput")
+            pa, pb = _median(ours, "p99_ms"), _median(peer, "p99_ms")
+            ca, cb = _median(ours, "cpu_ms_per_request"), _median(peer, "cpu_ms_per_request")
+            cpu = f"{ca:.2f} / {cb:.2f}" if ca is not None and cb is not None else "-"
+            if a and b and pa and pb:
+                row = f"| {model} | {protocol} | {variant} | {server} | {a / b:.2f} | {pa:.1f} / {pb:.1f} | {cpu} |"
+                lines.append(row)
     return lines
 
 
@@ -143,17 +148,18 @@ def _targets(cells: dict, ceiling: dict, levels: list[int]) -> list[str]:
                 f"- ResNet-50 served {protocol} >= {TARGET_CEILING} x ceiling: "
                 f"{best:.2f} / {top:.2f} = {best / top:.2f} ({verdict})"
             )
-    for peer, factor in TARGET_VS.items():
-        for protocol in ("http", "grpc"):
-            ours = cells.get(("mlp", OURS, protocol, top_level), [])
-            theirs = cells.get(("mlp", peer, protocol, top_level), [])
-            a, b = _median(ours, "throughput"), _median(theirs, "throughput")
-            pa, pb = _median(ours, "p99_ms"), _median(theirs, "p99_ms")
-            if not (a and b and pa and pb):
-                continue
-            met = a >= factor * b and pa < pb
-            lines.append(
-                f"- MLP c={top_level} {protocol}: >= {factor} x {peer} req/s with lower p99: "
-                f"{a:.0f} vs {b:.0f} = {a / b:.2f}x, p99 {pa:.1f} vs {pb:.1f} ms ({'met' if met else 'MISSED'})"
-            )
+    for variant in OURS_VARIANTS:
+        for peer, factor in TARGET_VS.items():
+            for protocol in ("http", "grpc"):
+                ours = cells.get(("mlp", variant, protocol, top_level), [])
+                theirs = cells.get(("mlp", peer, protocol, top_level), [])
+                a, b = _median(ours, "throughput"), _median(theirs, "throughput")
+                pa, pb = _median(ours, "p99_ms"), _median(theirs, "p99_ms")
+                if not (a and b and pa and pb):
+                    continue
+                met = a >= factor * b and pa < pb
+                lines.append(
+                    f"- MLP c={top_level} {protocol}, {variant}: >= {factor} x {peer} req/s with lower p99: "
+                    f"{a:.0f} vs {b:.0f} = {a / b:.2f}x, p99 {pa:.1f} vs {pb:.1f} ms ({'met' if met else 'MISSED'})"
+                )
     return lines

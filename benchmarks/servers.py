@@ -160,6 +160,8 @@ def _venv_python(name: str) -> Path:
 class OurServer(ServerProcess):
     """``mcp serve`` with the model registered under a batching contract in a private MCP_HOME."""
 
+    workers = 1
+
     def launch(self, model: BenchModel, http: int, grpc: int) -> tuple[list[str], dict[str, str]]:
         env = {"MCP_HOME": str(self.workdir / "home"), "PYTHONPATH": str(ROOT / "src")}
         contract = self.workdir / "contract.yaml"
@@ -174,7 +176,13 @@ class OurServer(ServerProcess):
         if done.returncode != 0 and "already has version" not in done.stderr + done.stdout:
             raise Unavailable(f"mcp model register failed: {(done.stderr or done.stdout).strip()[-300:]}")
         serve = [*cli, "serve", "--name", model.name, "--port", str(http), "--grpc-port", str(grpc)]
-        return serve, env
+        return serve + (["--workers", str(self.workers)] if self.workers > 1 else []), env
+
+
+class OurServerTwoWorkers(OurServer):
+    """The same, as two worker processes sharing the ports (``mcp serve --workers 2``, SO_REUSEPORT)."""
+
+    workers = 2
 
 
 class MLServerPeer(ServerProcess):
@@ -247,4 +255,9 @@ class PyTritonPeer(ServerProcess):
         return command, env
 
 
-SERVERS: dict[str, type[ServerProcess]] = {"mcp2026ai": OurServer, "mlserver": MLServerPeer, "pytriton": PyTritonPeer}
+SERVERS: dict[str, type[ServerProcess]] = {
+    "mcp2026ai": OurServer,
+    "mcp2026ai-w2": OurServerTwoWorkers,
+    "mlserver": MLServerPeer,
+    "pytriton": PyTritonPeer,
+}
