@@ -60,13 +60,23 @@ def test_report_ratios_and_targets() -> None:
         {"kind": "ceiling", "model": "resnet50", "batch": 1, "round": 0, "rows_per_s": 10.0},
         served("resnet50", "mcp2026ai", "grpc", 9.5, 200.0, 90.0),
         served("mlp", "mcp2026ai", "http", 300.0, 10.0, 1.0),
+        served("mlp", "mcp2026ai-w2", "http", 140.0, 40.0, 1.5),
         served("mlp", "mlserver", "http", 100.0, 30.0, 2.0),
         {"kind": "served", "model": "mlp", "server": "mlserver", "protocol": "grpc", "error": "no ModelConfig"},
     ]
     table = render(rows, [1], 12.0)
     assert "- ResNet-50 served grpc >= 0.9 x ceiling: 9.50 / 10.00 = 0.95 (met)" in table
-    assert "300 vs 100 = 3.00x, p99 10.0 vs 30.0 ms (met)" in table
-    assert "| mlp | http | mlserver | 3.00 | 10.0 / 30.0 | 1.00 / 2.00 |" in table
+    assert (
+        "http, mcp2026ai: >= 1.5 x mlserver req/s with lower p99: 300 vs 100 = 3.00x, p99 10.0 vs 30.0 ms (met)"
+        in table
+    )
+    assert "| mlp | http | mcp2026ai | mlserver | 3.00 | 10.0 / 30.0 | 1.00 / 2.00 |" in table
+    # both of our variants are compared, each on its own merits
+    assert "| mlp | http | mcp2026ai-w2 | mlserver | 1.40 | 40.0 / 30.0 | 1.50 / 2.00 |" in table
+    assert (
+        "mcp2026ai-w2: >= 1.5 x mlserver req/s with lower p99: 140 vs 100 = 1.40x, p99 40.0 vs 30.0 ms (MISSED)"
+        in table
+    )
     assert "- mlp / mlserver / grpc: no ModelConfig" in table
 
 
