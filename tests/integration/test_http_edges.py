@@ -12,6 +12,7 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
+from prometheus_client.parser import text_string_to_metric_families
 
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
@@ -169,6 +170,18 @@ class TestLegacyImageEndpoint:
         assert_error(http.post("/v1/infer", json={"model": "ocr-cls", "image": junk}), 400, "decode image")
         assert_error(http.post("/v1/infer", json={"model": "add_sub", "image": text_png(False)}), 400, "preprocessing")
         assert_error(http.post("/v1/infer", json={"image": text_png(False)}), 400, "several models")
+
+    def test_calls_are_counted_like_v2_requests(self, http: httpx.Client) -> None:
+        def count(code: str) -> float:
+            families = text_string_to_metric_families(http.get("/metrics").text)
+            samples = next(family.samples for family in families if family.name == "mcp_requests")
+            wanted = {"model": "ocr-cls", "protocol": "http", "code": code}
+            return sum(x.value for x in samples if x.name.endswith("_total") and wanted.items() <= x.labels.items())
+
+        before = count("200"), count("400")
+        assert http.post("/v1/infer", json={"model": "ocr-cls", "image": text_png(False)}).status_code == 200
+        assert http.post("/v1/infer", json={"model": "ocr-cls", "image": "%%%"}).status_code == 400
+        assert (count("200"), count("400")) == (before[0] + 1, before[1] + 1)
 
 
 class TestOperations:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from queue import Queue
 from typing import Any
 
 import httpx
@@ -94,6 +95,44 @@ def test_grpc_metadata_traceparent_is_the_parent_of_the_request_span(
         client.close()
     attributes = _assert_request_span(_server_span(exporter, trace_id), "grpc", "OK")
     assert isinstance(attributes["batch.id"], int)
+
+
+def _requests_total(http: httpx.Client, **labels: str) -> float:
+    families = text_string_to_metric_families(http.get("/metrics").text)
+    samples = next(family.samples for family in families if family.name == "mcp_requests")
+    return sum(s.value for s in samples if s.name == "mcp_requests_total" and labels.items() <= s.labels.items())
+
+
+def test_stream_infer_requests_are_counted_and_traced(
+    server: BackgroundServer, http: httpx.Client, exporter: InMemorySpanExporter
+) -> None:
+    exporter.clear()
+    trace_id = "5bf92f3577b34da6a3ce929d0e0e4737"
+    ok = {"model": "mlp", "protocol": "grpc", "code": "OK"}
+    bad = {"model": "mlp", "protocol": "grpc", "code": "INVALID_ARGUMENT"}
+    before = _requests_total(http, **ok), _requests_total(http, **bad)
+    replies: Queue[tuple[Any, Any]] = Queue()
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    try:
+        client.start_stream(
+            lambda result, error: replies.put((result, error)), headers={"traceparent": f"00-{trace_id}-{PARENT_ID}-01"}
+        )
+        good = grpcclient.InferInput("x", [1, 16], "FP32")
+        good.set_data_from_numpy(np.full((1, 16), 0.5, dtype=np.float32))
+        wrong = grpcclient.InferInput("nope", [1, 16], "FP32")
+        wrong.set_data_from_numpy(np.zeros((1, 16), dtype=np.float32))
+        client.async_stream_infer("mlp", [good])
+        client.async_stream_infer("mlp", [wrong])
+        (result, error), (_, failure) = replies.get(timeout=30), replies.get(timeout=30)
+    finally:
+        client.stop_stream()
+        client.close()
+    assert error is None and result.as_numpy("probs").shape == (1, 10)
+    assert failure is not None and "nope" in str(failure)
+    assert (_requests_total(http, **ok), _requests_total(http, **bad)) == (before[0] + 1, before[1] + 1)
+    spans = [span for span in exporter.get_finished_spans() if f"{span.context.trace_id:032x}" == trace_id]
+    assert sorted(dict(span.attributes or {})["status.code"] for span in spans) == ["INVALID_ARGUMENT", "OK"]
+    assert all(span.parent is not None and f"{span.parent.span_id:016x}" == PARENT_ID for span in spans)
 
 
 def test_batched_requests_share_a_batch_id(server: BackgroundServer, exporter: InMemorySpanExporter) -> None:

@@ -125,9 +125,22 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         return self.plane.repository.is_loaded(name)
 
     async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
+        """One reply per request, in order; a failed request is answered in band (``error_message``),
+        as Triton does, and counted and traced like a unary one (its code: the status it would get)."""
+        metadata = metadata_dict(context)
         async for request in request_iterator:
+            yield await self._stream_reply(request, metadata)
+
+    async def _stream_reply(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
+        with observe_inference(PROTOCOL, request.model_name, metadata, self._is_served, EDGE_CODES) as seen:
+            seen.version = request.model_version
             try:
-                response = await self.plane.infer(decode_request(request, metadata_dict(context)))
-                yield pb.ModelStreamInferResponse(infer_response=encode_response(response))
+                if request.ByteSize() > self.max_request_bytes:
+                    raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
+                decoded = seen.request = decode_request(request, metadata)
+                response = await self.plane.infer(decoded)
+                seen.version = response.version
+                return pb.ModelStreamInferResponse(infer_response=encode_response(response))
             except MCPError as exc:
-                yield pb.ModelStreamInferResponse(error_message=str(exc))
+                seen.fail(grpc_status(exc).name, exc)
+                return pb.ModelStreamInferResponse(error_message=str(exc))

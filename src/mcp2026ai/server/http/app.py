@@ -23,7 +23,7 @@ from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, pri
 from mcp2026ai.server.http.body import read_body
 from mcp2026ai.server.http.codec import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.http.errors import error_response, plain_error
-from mcp2026ai.server.http.legacy import classify_image
+from mcp2026ai.server.http.legacy import image_request, predictions, requested_model
 from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
@@ -117,11 +117,22 @@ class HttpEndpoints:
         return self.plane.repository.is_loaded(name)
 
     async def legacy_infer(self, request: Request) -> Response:
+        """POST /v1/infer (an image in, top-k classes out): counted and traced like a v2 request."""
+        headers = dict(request.headers)
         body = await read_body(request, self.config.max_request_bytes)
-        result = await classify_image(
-            self.plane, parse_json(body), request.query_params.get("model"), dict(request.headers)
-        )
-        return json_response(result)
+        document = parse_json(body)
+        name = requested_model(self.plane, document, request.query_params.get("model"))
+        with observe_inference(PROTOCOL, name, headers, self._is_served, EDGE_CODES) as seen:
+            try:
+                image = image_request(self.plane, document, name, headers)
+                seen.request, seen.version = image.request, image.request.version or ""
+                response = await self.plane.infer(image.request)
+                seen.version = response.version
+                return json_response(predictions(image, response))
+            except MCPError as exc:
+                error = error_response(exc)
+                seen.fail(str(error.status_code), exc)
+                return error
 
 
 def _model_ref(request: Request) -> tuple[str, str | None]:

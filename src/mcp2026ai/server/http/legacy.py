@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,24 +12,37 @@ import numpy as np
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import InvalidInputError
 from mcp2026ai.imaging import decode_image, image_to_tensor, top_k
-from mcp2026ai.inference import InferenceRequest
+from mcp2026ai.inference import InferenceRequest, InferenceResponse
+from mcp2026ai.registry.records import Preprocessing
 
 MAX_TOP_K = 1000
 
 
-async def classify_image(
-    plane: DataPlane, document: Any, model_hint: str | None, headers: dict[str, str]
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ImageRequest:
+    """A decoded /v1/infer call: the v2 request to run, and how to read its scores back."""
+
+    request: InferenceRequest
+    preprocessing: Preprocessing
+    top_k: int
+
+
+def requested_model(plane: DataPlane, document: Any, model_hint: str | None) -> str:
+    """The model a call names (body ``model``, else the ``?model=`` hint, else the only one served)."""
+    named = document.get("model") if isinstance(document, dict) else None
+    return str(named or model_hint or _only_model(plane))
+
+
+def image_request(plane: DataPlane, document: Any, model: str, headers: dict[str, str]) -> ImageRequest:
     if not isinstance(document, dict):
         raise InvalidInputError("request body must be a JSON object with an 'image' field")
-    model = document.get("model") or model_hint or _only_model(plane)
     k = document.get("top_k", 5)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_TOP_K:
         raise InvalidInputError(f"top_k must be an integer in 1..{MAX_TOP_K}, got {k!r}")
     version = document.get("version")
     if version is not None and not isinstance(version, str):
         raise InvalidInputError(f"'version' must be a string, got {version!r}"[:200])
-    served = plane.repository.get(str(model), version)
+    served = plane.repository.get(model, version)
     prep = served.record.preprocessing
     if prep is None:
         raise InvalidInputError(f"model {served.record.ref} has no image preprocessing settings")
@@ -39,13 +53,16 @@ async def classify_image(
         inputs={served.record.signature.inputs[0].name: tensor},
         headers=headers,
     )
-    response = await plane.infer(request)
+    return ImageRequest(request, prep, k)
+
+
+def predictions(image: ImageRequest, response: InferenceResponse) -> dict[str, Any]:
     scores = np.asarray(next(iter(response.outputs.values())))[0]
     return {
         "model": response.model,
         "version": response.version,
         "id": response.id,
-        "predictions": top_k(scores, k, prep.labels),
+        "predictions": top_k(scores, image.top_k, image.preprocessing.labels),
     }
 
 
