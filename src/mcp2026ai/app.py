@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.artifacts import ArtifactBackends
@@ -81,4 +82,8 @@ def serve_blocking(
     on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
     watched: dict[str, Path] | None = None,
 ) -> None:
-    asyncio.run(run_server(registry, names, config, on_ready, watched))
+    stop_trace_export = start_trace_export(config.traces)
+    try:
+        asyncio.run(run_server(registry, names, config, on_ready, watched))
+    finally:
+        stop_trace_export()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -13,11 +14,18 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
 from mcp2026ai.server.workers import run_workers, wait_workers
+
+
+class TraceExporter(StrEnum):
+    NONE = "none"
+    CONSOLE = "console"
+    OTLP = "otlp"
 
 
 def serve(
@@ -51,6 +59,15 @@ def serve(
     tls_require_client_cert: Annotated[
         bool, typer.Option(help="Mutual TLS: refuse clients without a certificate from --tls-ca.")
     ] = False,
+    trace: Annotated[
+        TraceExporter,
+        typer.Option(help="Export request spans (OpenTelemetry): to the console or an OTLP/HTTP collector."),
+    ] = TraceExporter.NONE,
+    trace_endpoint: Annotated[str, typer.Option(help="OTLP/HTTP traces URL for --trace otlp.")] = DEFAULT_OTLP_ENDPOINT,
+    trace_sample_ratio: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="Share of new traces recorded (a sampled caller's traceparent is kept)."),
+    ] = 1.0,
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -74,7 +91,9 @@ def serve(
         security=serving_security(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
         ),
+        traces=TraceExport(exporter=trace.value, endpoint=trace_endpoint, sample_ratio=trace_sample_ratio),
     )
+    check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
     if policy:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp2026ai.observability.export import TraceExport
 from mcp2026ai.security.serving import ServingSecurity
 
 
@@ -28,3 +29,4 @@ class ServerConfig(BaseModel):
     security: ServingSecurity = Field(
         default_factory=ServingSecurity, description="Auth, TLS, signed-model loading and the audit log."
     )
+    traces: TraceExport = Field(default_factory=TraceExport, description="Where request spans are exported.")
