@@ -185,22 +185,9 @@ class Setup:
         deadline = time.monotonic() + 60
         while self.server.served(model) == before and time.monotonic() < deadline and mcp.poll() is None:
             time.sleep(0.02)  # until mcp bench (a Python process: ~1 s to start) is sending
-        command = [
-            self.perf_analyzer,
-            "-m",
-            model,
-            "-i",
-            protocol,
-            "-u",
-            self.server.url(protocol),
-            "--concurrency-range",
-            str(self.concurrency),
-            "--request-count",
-            str(requests),
-            "--profile-export-file",
-            str(export),
-        ]
-        command += [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
+        command = self._perf_analyzer_command(
+            model, protocol, "--request-count", str(requests), "--profile-export-file", str(export)
+        )
         pa = start_child(command, self.env, pa_out)
         _, pa_cpu = wait_child(pa, pa_out)
         mcp_stdout, mcp_cpu = wait_child(mcp, mcp_out)
@@ -208,6 +195,11 @@ class Setup:
         mcp_figures = self._bench_figures(mcp_stdout, mcp_cpu)
         pa_figures.served = mcp_figures.served = requests
         return pa_figures, mcp_figures
+
+    def _perf_analyzer_command(self, model: str, protocol: str, *load: str) -> list[str]:
+        command = [self.perf_analyzer, "-m", model, "-i", protocol, "-u", self.server.url(protocol)]
+        command += ["--concurrency-range", str(self.concurrency), *load]
+        return command + [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
 
     def _load(self, tool: str, requests: int | None) -> list[str]:
         if requests is not None or self.mode == "count":
@@ -219,21 +211,9 @@ class Setup:
 
     def _perf_analyzer(self, model: str, protocol: str, requests: int | None) -> Figures:
         report = self.workdir / "pa.csv"
-        command = [
-            self.perf_analyzer,
-            "-m",
-            model,
-            "-i",
-            protocol,
-            "-u",
-            self.server.url(protocol),
-            "--concurrency-range",
-            str(self.concurrency),
-            "-f",
-            str(report),
-            *self._load("perf_analyzer", requests),
-        ]
-        command += [arg for shape in SHAPES[model] for arg in ("--shape", shape)]
+        command = self._perf_analyzer_command(
+            model, protocol, "-f", str(report), *self._load("perf_analyzer", requests)
+        )
         stdout, cpu_s = run_child(command, self.env)
         (row,) = list(csv.DictReader(report.open()))
         average = re.search(r"Avg latency: (\d+) usec", stdout)  # the CSV has percentiles only
