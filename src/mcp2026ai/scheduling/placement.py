@@ -3,10 +3,11 @@
 A backend's ``infer`` blocks, so a batch normally runs on a worker thread. The hop costs two hand-overs
 of the GIL (to the worker, and back to the loop to resolve the futures); while the event loop is
 busy decoding requests each hand-over can wait up to ``sys.getswitchinterval()`` (5 ms by default).
-For a model whose whole batch takes microseconds (a small MLP: ~50 us at 32 rows) that wait is most
-of its latency, so batches measured to take less than a limit run on the loop thread itself, where
-they block it for less time than the hop would cost. Measured on the tiny MLP over gRPC at
-concurrency 32 (perf_analyzer, 4 interleaved rounds, medians): 867 vs 783 req/s, p99 84 vs 98 ms.
+For a model whose whole batch takes microseconds (a small MLP) that wait is most of its latency, so
+batches measured to take less than a limit run on the loop thread itself, where they block it for
+less time than the hop would cost. Measured on the benchmarks' tiny MLP at concurrency 32
+(perf_analyzer, two servers, 4 interleaved rounds, medians): gRPC 686 vs 604 req/s, p99 144 vs
+176 ms; HTTP 1587 vs 1016 req/s, p99 51 vs 81 ms.
 
 The first batches always go to the thread (nothing is known yet); every batch's compute time (the
 CPU time of the thread that called ``infer``, so that waiting for the GIL does not count) feeds

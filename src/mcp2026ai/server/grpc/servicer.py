@@ -15,7 +15,8 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, PayloadTooLargeError
-from mcp2026ai.observability.requests import EdgeCodes, observe_inference
+from mcp2026ai.inference import InferenceResponse
+from mcp2026ai.observability.requests import EdgeCodes, InferObservation, observe_inference
 from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.codec import decode_request, encode_response
 from mcp2026ai.server.grpc.errors import grpc_status
@@ -110,12 +111,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         with observe_inference(PROTOCOL, request.model_name, metadata, self._is_served, EDGE_CODES) as seen:
             seen.version = request.model_version
             try:
-                if request.ByteSize() > self.max_request_bytes:
-                    raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
-                decoded = seen.request = decode_request(request, metadata)
-                response = await self.plane.infer(decoded)
-                seen.version = response.version
-                return encode_response(response)
+                return encode_response(await self._infer(request, metadata, seen))
             except MCPError as exc:
                 status = grpc_status(exc)
                 seen.fail(status.name, exc)
@@ -135,12 +131,20 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         with observe_inference(PROTOCOL, request.model_name, metadata, self._is_served, EDGE_CODES) as seen:
             seen.version = request.model_version
             try:
-                if request.ByteSize() > self.max_request_bytes:
-                    raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
-                decoded = seen.request = decode_request(request, metadata)
-                response = await self.plane.infer(decoded)
-                seen.version = response.version
+                response = await self._infer(request, metadata, seen)
                 return pb.ModelStreamInferResponse(infer_response=encode_response(response))
             except MCPError as exc:
                 seen.fail(grpc_status(exc).name, exc)
                 return pb.ModelStreamInferResponse(error_message=str(exc))
+
+    async def _infer(
+        self, request: pb.ModelInferRequest, metadata: dict[str, str], seen: InferObservation
+    ) -> InferenceResponse:
+        """Check, decode and run one ModelInferRequest, noting on ``seen`` what the metrics label."""
+        size = request.ByteSize()
+        if size > self.max_request_bytes:
+            raise PayloadTooLargeError(f"request of {size} bytes exceeds the limit")
+        decoded = seen.request = decode_request(request, metadata)
+        response = await self.plane.infer(decoded)
+        seen.version = response.version
+        return response
