@@ -237,3 +237,17 @@ def test_metrics_after_traffic_on_both_protocols(server: BackgroundServer, http:
     assert loaded == [2.0]
     load_seconds = {s.labels["model"]: s.value for s in families["mcp_model_load_seconds"].samples}
     assert load_seconds["mlp"] > 0 and load_seconds["ocr-cls"] > 0
+
+
+def test_an_openmetrics_2_scrape_carries_native_latency_histograms(http: httpx.Client) -> None:
+    assert http.post("/v2/models/mlp/infer", json=MLP_BODY).status_code == 200
+    reply = http.get("/metrics", headers={"Accept": "application/openmetrics-text; version=2.0.0"})
+    assert reply.headers["content-type"].startswith("application/openmetrics-text; version=2.0.0")
+    lines = reply.text.splitlines()
+    for name in ("mcp_request_duration_seconds", "mcp_compute_duration_seconds", "mcp_scheduler_queue_wait_seconds"):
+        assert any(line.startswith(name + "{") and "{count:" in line for line in lines), name
+    series = 'model="mlp",protocol="http",sla_class="best-effort",version="1.0.0"}'
+    native = next(line for line in lines if line.startswith("mcp_request_duration_seconds{" + series))
+    classic = next(line for line in lines if line.startswith("mcp_request_duration_seconds_count{" + series))
+    assert native.split("{count:")[1].split(",")[0] == classic.split()[-1].removesuffix(".0")
+    assert "{count:" not in http.get("/metrics").text  # Prometheus text (the default) stays classic

@@ -1,7 +1,9 @@
 """Every Prometheus metric of mcp2026ai, declared in one place.
 
-All series live in :data:`REGISTRY` (served at ``/metrics``); docs/metrics.md documents each name,
-its labels and where it is recorded. Names:
+All series live in :data:`REGISTRY` (served at ``/metrics``, encoded as the scraper asks: :func:`scrape`);
+docs/metrics.md documents each name, its labels and where it is recorded. The three latency histograms
+also keep native buckets (:data:`NATIVE_HISTOGRAMS`, shown to OpenMetrics 2.0 scrapes; about 2 us more
+per observation than a classic histogram alone). Names:
 
 - ``mcp_requests_total{model,version,protocol,sla_class,code}``: finished requests by status code.
 - ``mcp_request_duration_seconds{model,version,protocol,sla_class}``: end-to-end latency histogram.
@@ -44,6 +46,9 @@ from prometheus_client import (
     PlatformCollector,
     ProcessCollector,
 )
+from prometheus_client.exposition import choose_encoder
+
+from mcp2026ai.observability.native import NativeHistogram, with_native_samples
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 ProcessCollector(registry=REGISTRY)
@@ -80,7 +85,7 @@ REQUESTS = Counter(
     ["model", "version", "protocol", "sla_class", "code"],
     registry=REGISTRY,
 )
-REQUEST_DURATION = Histogram(
+REQUEST_DURATION = NativeHistogram(
     "mcp_request_duration_seconds",
     "End-to-end inference latency in the server (decode to encode).",
     ["model", "version", "protocol", "sla_class"],
@@ -97,7 +102,7 @@ MODEL_LOAD_SECONDS = Gauge(
 MODELS_LOADED = Gauge("mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY)
 
 
-COMPUTE_DURATION = Histogram(
+COMPUTE_DURATION = NativeHistogram(
     "mcp_compute_duration_seconds",
     "Backend run time of one batch (one request when not batching).",
     ["model", "version"],
@@ -225,7 +230,7 @@ SCHEDULER_QUEUE_DEPTH = Gauge(
     CLASS_LABELS,
     registry=REGISTRY,
 )
-SCHEDULER_QUEUE_WAIT = Histogram(
+SCHEDULER_QUEUE_WAIT = NativeHistogram(
     "mcp_scheduler_queue_wait_seconds",
     "Seconds from accepting a request to dispatching it in a batch.",
     CLASS_LABELS,
@@ -258,3 +263,15 @@ SCHEDULER_QUEUE_DELAY = Gauge(
     MODEL_LABELS,
     registry=REGISTRY,
 )
+
+NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)
+"""The latency histograms that also keep native buckets (exposed to OpenMetrics 2.0 scrapes)."""
+REGISTRY_WITH_NATIVE = with_native_samples(REGISTRY, NATIVE_HISTOGRAMS)
+
+
+def scrape(accept: str) -> tuple[bytes, str]:
+    """The registry encoded as the scraper's ``Accept`` header asks (``prometheus_client`` negotiates):
+    Prometheus text by default, OpenMetrics 1.0, or OpenMetrics 2.0 with the native histograms."""
+    encode, content_type = choose_encoder(accept)
+    native = content_type.startswith("application/openmetrics-text; version=2.")
+    return encode(REGISTRY_WITH_NATIVE if native else REGISTRY), content_type

@@ -6,7 +6,6 @@ import logging
 from typing import Any
 
 import orjson
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -88,7 +87,8 @@ class HttpEndpoints:
         return json_response({})
 
     async def metrics(self, request: Request) -> Response:
-        return Response(generate_latest(metrics.REGISTRY), media_type=CONTENT_TYPE_LATEST)
+        body, content_type = metrics.scrape(request.headers.get("accept", ""))
+        return Response(body, headers={"Content-Type": content_type})
 
     async def infer(self, request: Request) -> Response:
         name, version = _model_ref(request)
