@@ -38,8 +38,7 @@ def start_trace_export(settings: TraceExport) -> Callable[[], None]:
     """Install the pipeline ``settings`` ask for; returns the function that flushes and removes it."""
     if settings.exporter == "none":
         return _nothing
-    provider = _provider(settings)
-    provider.add_span_processor(_batch_processor(_exporter(settings)))
+    provider = _provider(settings, _exporter(settings))
     tracing.use_tracer_provider(provider)
 
     def stop() -> None:
@@ -59,21 +58,19 @@ def _nothing() -> None:
     return None
 
 
-def _provider(settings: TraceExport) -> Any:
+def _provider(settings: TraceExport, exporter: Any) -> Any:
+    """A tracer provider that samples as asked and batches finished spans into ``exporter``."""
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
         from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
     except ImportError:
         raise InvalidArgumentError(f"--trace {settings.exporter} needs the OpenTelemetry SDK: {EXTRA_HINT}") from None
     sampler = ParentBased(TraceIdRatioBased(settings.sample_ratio))
-    return TracerProvider(resource=Resource.create({"service.name": settings.service_name}), sampler=sampler)
-
-
-def _batch_processor(exporter: Any) -> Any:
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-    return BatchSpanProcessor(exporter)
+    provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name}), sampler=sampler)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    return provider
 
 
 def _exporter(settings: TraceExport) -> Any:

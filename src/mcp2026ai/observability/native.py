@@ -110,17 +110,19 @@ class NativeHistogram(Histogram):
 def with_native_samples(registry: Collector, histograms: Iterable[NativeHistogram]) -> Collector:
     """``registry`` as an OpenMetrics 2.0 scrape sees it: each native histogram's series gets its
     native sample right before its classic ``_bucket``/``_count``/``_sum`` lines."""
-    by_name = {histogram._name: histogram for histogram in histograms}
+    return _WithNativeSamples(registry, {histogram._name: histogram for histogram in histograms})
 
-    class WithNative:
-        def collect(self) -> Iterator[Any]:
-            for family in registry.collect():
-                histogram = by_name.get(family.name)
-                if histogram is not None:
-                    family.samples = _native_first(list(histogram.native_samples()), family.samples)
-                yield family
 
-    return WithNative()
+class _WithNativeSamples:
+    def __init__(self, registry: Collector, by_name: dict[str, NativeHistogram]) -> None:
+        self.registry, self.by_name = registry, by_name
+
+    def collect(self) -> Iterator[Any]:
+        for family in self.registry.collect():
+            histogram = self.by_name.get(family.name)
+            if histogram is not None:
+                family.samples = _native_first(list(histogram.native_samples()), family.samples)
+            yield family
 
 
 def _native_first(native: list[Sample], classic: list[Sample]) -> list[Sample]:
