@@ -44,6 +44,8 @@ class BenchModel:
     outputs: tuple[tuple[str, tuple[int, ...]], ...] = ()
     p99_budget_ms: float | None = None
     """Our contract's latency budget (the policy picks a plan that keeps it); None: the default."""
+    objective: str = "latency"
+    """What our policy optimises once the budget is kept (the contract's ``objective``)."""
 
     @property
     def perf_shape(self) -> str:
@@ -165,7 +167,10 @@ class OurServer(ServerProcess):
     def launch(self, model: BenchModel, http: int, grpc: int) -> tuple[list[str], dict[str, str]]:
         env = {"MCP_HOME": str(self.workdir / "home"), "PYTHONPATH": str(ROOT / "src")}
         contract = self.workdir / "contract.yaml"
-        document: dict[str, object] = {"batching": {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": QUEUE_DELAY_MS}}
+        document: dict[str, object] = {
+            "objective": model.objective,
+            "batching": {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": QUEUE_DELAY_MS},
+        }
         if model.p99_budget_ms is not None:
             document["latency"] = {"p99_ms": model.p99_budget_ms}
         contract.write_text(yaml.safe_dump(document))
