@@ -20,7 +20,6 @@ from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.runtime.repository import ModelRepository, ServedModel
-from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.security.audit import AuditLog
 
 SERVER_NAME = "mcp2026ai"
@@ -193,14 +192,9 @@ class DataPlane:
     async def _run(
         self, served: ServedModel, request: InferenceRequest, sla_class: SLAClass | None = None
     ) -> dict[str, Any]:
-        signature = served.record.signature
-        validate_inputs(signature, request.inputs)
-        names = request.output_names
-        if names:
-            validate_output_names(signature, names)
-        return await served.executor.submit(
+        return await served.executor.submit(  # the executor checks the tensors against its backend's signature
             request.inputs,
-            names,
+            request.output_names,
             sla_class=sla_class or self._sla_class(served, request),
             deadline=_deadline(request),
         )

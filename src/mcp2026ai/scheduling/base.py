@@ -1,7 +1,8 @@
 """The Executor seam between the data plane and a model's runtime backend.
 
-The data plane hands each validated request to the executor of the model version it routed to.
-A direct executor runs it on a worker thread at once; the batching executor queues it by SLA
+The data plane hands each request to the executor of the model version it routed to. The executor
+checks its tensors against its backend's signature (InvalidInputError before anything is queued);
+a direct executor then runs it on a worker thread at once; the batching executor queues it by SLA
 class and merges concurrent requests into batches. Both return the request's own outputs.
 """
 

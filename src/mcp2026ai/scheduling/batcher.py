@@ -3,7 +3,8 @@
 One :class:`BatchingExecutor` serves one model version. ``submit`` validates and queues a request
 (or refuses it at once: overload, expired deadline, too many rows) and awaits its Future. A single
 loop task forms batches in weighted-fair order (:mod:`.queues`), sized by :func:`.assemble.choose_batch`
-within the adaptive window (:mod:`.adaptive`), and runs each on a thread of its own pool, since the
+within the adaptive window (:mod:`.adaptive`; while a batch fills, only arrivals that can change the
+decision wake the loop: :mod:`.window`), and runs each on a thread of its own pool, since the
 backend's ``infer`` blocks (inline on the loop when batches take microseconds: :mod:`.placement`).
 A batch failure fails every member with the same error; ``stop`` drains.
 """
@@ -47,22 +48,13 @@ from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.placement import ExecutionPlacement
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
+from mcp2026ai.scheduling.window import FillingBatch, dispatch_due
 
 logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 DEADLINE_MESSAGE = "request timeout expired"
 SWEEP_INTERVAL_S = 0.001
-
-
-def dispatch_due(run: Sequence[Pending], delay_s: float) -> float:
-    """When a batch of ``run`` stops waiting to fill: the oldest member's window, or sooner so that
-    no member spends more than half of its deadline budget waiting for company."""
-    due = min(pending.enqueued_at for pending in run) + delay_s
-    for pending in run:
-        if pending.deadline is not None:
-            due = min(due, pending.enqueued_at + (pending.deadline - pending.enqueued_at) / 2)
-    return due
 
 
 class BatchingExecutor:
@@ -94,6 +86,8 @@ class BatchingExecutor:
         self._accepting = False
         self._closing = False
         self._last_sweep = -math.inf
+        self._filling: FillingBatch | None = None
+        self._targets = {*self.config.preferred_batch_sizes, self.config.max_batch_size}
 
     async def start(self) -> None:
         if self._loop_task is not None:
@@ -126,8 +120,9 @@ class BatchingExecutor:
             raise ModelNotReadyError("model version is not accepting requests")
         pending = self._admit(inputs, outputs, sla_class, deadline)
         self._enqueue(pending)
-        self._telemetry.queue_depths(self._queues)
-        self._wakeup.set()
+        self._telemetry.queue_depth(self._queues, sla_class)
+        if self._filling is None or self._filling.changed_by(pending):
+            self._wakeup.set()
         try:
             return await pending.future
         finally:
@@ -229,8 +224,19 @@ class BatchingExecutor:
                 if batch:
                     return batch
                 continue
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), timeout=due - now)
+            self._filling = FillingBatch.of(run, due, self._targets)
+            try:
+                await self._wait_for_wakeup(due - now)
+            finally:
+                self._filling = None
+
+    async def _wait_for_wakeup(self, timeout_s: float) -> None:
+        """Until ``submit`` (or ``stop``) sets the wake-up event, or ``timeout_s`` passes."""
+        timer = asyncio.get_running_loop().call_later(max(0.0, timeout_s), self._wakeup.set)
+        try:
+            await self._wakeup.wait()
+        finally:
+            timer.cancel()
 
     def _current_window_s(self) -> float:
         if not self.config.batching:

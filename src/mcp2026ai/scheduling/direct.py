@@ -14,6 +14,7 @@ from mcp2026ai.errors import DeadlineExceededError, ModelNotReadyError
 from mcp2026ai.observability import tracing
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
+from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 
 
@@ -49,6 +50,9 @@ class DirectExecutor:
     ) -> dict[str, np.ndarray]:
         if not self._accepting:
             raise ModelNotReadyError("model is not accepting requests")
+        validate_inputs(self.backend.signature, inputs)
+        if outputs:
+            validate_output_names(self.backend.signature, outputs)
         self._in_flight += 1
         self._idle.clear()
         try:

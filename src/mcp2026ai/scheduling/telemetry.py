@@ -34,6 +34,10 @@ class SchedulerTelemetry:
         for cls, gauge in self._depth.items():
             gauge.set(queues.depth(cls))
 
+    def queue_depth(self, queues: ClassQueues, cls: SLAClass) -> None:
+        """Only ``cls`` changed (a request was queued)."""
+        self._depth[cls].set(queues.depth(cls))
+
     def rejected(self, cls: SLAClass, reason: str, count: int = 1) -> None:
         if count:
             metrics.SCHEDULER_REJECTIONS.labels(*self._labels, cls.value, reason).inc(count)
