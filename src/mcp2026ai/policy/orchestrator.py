@@ -244,7 +244,8 @@ NOISE_ABSOLUTE_MS = 0.1
 
 
 def within_noise(objective: str, evaluation: Evaluation, best: Evaluation) -> bool:
-    """Whether ``evaluation`` is as good as ``best`` on the objective, up to measurement noise."""
+    """Whether ``evaluation`` is as good as ``best`` on the objective, up to measurement noise (latency:
+    its expected p99 and its batch-1 median both)."""
     figures, top = evaluation.figures, best.figures
     assert figures is not None and top is not None
     if objective == "throughput":
@@ -254,7 +255,13 @@ def within_noise(objective: str, evaluation: Evaluation, best: Evaluation) -> bo
         if mine is None or least is None:
             return mine is None and least is None
         return mine <= least * (1 + NOISE_RELATIVE) + 1.0
-    mine_ms, best_ms = evaluation.expected_p99_ms or 0.0, best.expected_p99_ms or 0.0
+    # A p99 from a few dozen runs is one noisy sample of the tail: a plan half as fast can tie on it
+    # (ResNet-50 on 2 cores: p99 79.8 vs 76.2 ms, medians 77.1 vs 52.1). Equal means equal median too.
+    typical = _close_ms(figures.p50_ms, top.p50_ms)
+    return typical and _close_ms(evaluation.expected_p99_ms or 0.0, best.expected_p99_ms or 0.0)
+
+
+def _close_ms(mine_ms: float, best_ms: float) -> bool:
     return mine_ms <= best_ms * (1 + NOISE_RELATIVE) + NOISE_ABSOLUTE_MS
 
 

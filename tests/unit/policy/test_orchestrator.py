@@ -35,11 +35,13 @@ def candidate(threads: int = 1, batch: int = 1, variant: Variant = FP32, delay: 
     return Candidate(plan=plan, variant=variant)
 
 
-def figures(p99: float, rps: float, batch_p99: float | None = None, memory: float = 10.0) -> Measurement:
+def figures(
+    p99: float, rps: float, batch_p99: float | None = None, memory: float = 10.0, p50: float | None = None
+) -> Measurement:
     batch_p99 = p99 if batch_p99 is None else batch_p99
     return Measurement(
         figures=Figures(
-            p50_ms=p99 / 2,
+            p50_ms=p99 / 2 if p50 is None else p50,
             p95_ms=p99 * 0.9,
             p99_ms=p99,
             batch_p95_ms=batch_p99 * 0.9,
@@ -93,6 +95,20 @@ def test_figures_within_noise_of_the_best_go_to_the_cheaper_plan() -> None:
         candidate(batch=16): figures(p99=2.0, rps=1250, batch_p99=30.0),  # +4 %: not worth 16-row batches
     }
     assert choose(throughput, table) == candidate(batch=8)
+
+
+def test_a_tied_p99_with_a_slower_median_is_not_noise() -> None:
+    c = contract(latency={"p99_ms": 5000}, objective="latency")
+    table = {  # measured at serve time on the 2-core host: one thread's p99 tied, its median did not
+        candidate(threads=1): figures(p99=79.84, p50=77.1, rps=12.9),
+        candidate(threads=2): figures(p99=76.23, p50=52.06, rps=17.8),
+    }
+    assert choose(c, table) == candidate(threads=2)
+    table = {  # both figures within noise: the cheaper plan still wins
+        candidate(threads=1): figures(p99=0.026, p50=0.013, rps=71_000),
+        candidate(threads=2): figures(p99=0.020, p50=0.013, rps=73_000),
+    }
+    assert choose(c, table) == candidate(threads=1)
 
 
 def test_only_more_threads_meets_the_p99() -> None:
