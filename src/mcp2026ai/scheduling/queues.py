@@ -88,7 +88,10 @@ class ClassQueues:
 
     def ordered(self) -> Iterator[Pending]:
         """Queued requests in dispatch order, without removing them."""
-        return heapq.merge(*self._queues.values(), key=lambda pending: pending.order)
+        busy = [queue for queue in self._queues.values() if queue]
+        if len(busy) == 1:
+            return iter(busy[0])  # one class queued (the usual case): its FIFO is the order
+        return heapq.merge(*busy, key=lambda pending: pending.order)
 
     def head_run(self, max_rows: int) -> tuple[list[Pending], bool]:
         """The leading requests that can share one batch, and whether more are queued behind them.
