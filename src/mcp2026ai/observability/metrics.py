@@ -130,15 +130,16 @@ def observe_request(model: str, version: str, protocol: str, sla_class: str, cod
     series[1].observe(seconds)
 
 
-_IN_FLIGHT_SERIES: dict[str, Any] = {}
+_CHILDREN: dict[tuple[object, tuple[str, ...]], Any] = {}
 
 
-def in_flight(protocol: str) -> Any:
-    """The in-flight gauge of ``protocol`` (looked up once per protocol: the hot path)."""
-    gauge = _IN_FLIGHT_SERIES.get(protocol)
-    if gauge is None:
-        gauge = _IN_FLIGHT_SERIES[protocol] = IN_FLIGHT.labels(protocol)
-    return gauge
+def child(metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, looked up once per label set: for series touched per request."""
+    key = (metric, labels)
+    found = _CHILDREN.get(key)
+    if found is None:
+        found = _CHILDREN[key] = metric.labels(*labels)
+    return found
 
 
 # --- routing: versions, canary, circuit breaker -------------------------------------------------
@@ -149,17 +150,6 @@ ROUTE_DECISIONS = Counter(
     ["model", "version", "reason"],
     registry=REGISTRY,
 )
-_ROUTE_SERIES: dict[tuple[str, str, str], Any] = {}
-
-
-def count_route_decision(model: str, version: str, reason: str) -> None:
-    key = (model, version, reason)
-    counter = _ROUTE_SERIES.get(key)
-    if counter is None:  # once per label set, as for the request series
-        counter = _ROUTE_SERIES[key] = ROUTE_DECISIONS.labels(*key)
-    counter.inc()
-
-
 CIRCUIT_STATE = Gauge(
     "mcp_circuit_state",
     "Circuit breaker state per model version: 0 closed, 1 half-open, 2 open.",

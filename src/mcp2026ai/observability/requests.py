@@ -77,7 +77,7 @@ class observe_inference:  # used like a function: ``with observe_inference(...) 
     ) -> None:
         self._protocol, self._model, self._is_served, self._codes = protocol, model, is_served, codes
         self.seen = InferObservation(codes.ok)
-        self._in_flight = metrics.in_flight(protocol)
+        self._in_flight = metrics.child(metrics.IN_FLIGHT, protocol)
         self._span_scope = tracing.request_span(model, protocol, headers) if tracing.recording() else None
         self._span: tracing.SpanLike = tracing.NOOP_SPAN
         self._started = 0.0

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.inference import InferenceRequest
-from mcp2026ai.observability.metrics import count_route_decision
+from mcp2026ai.observability.metrics import ROUTE_DECISIONS, child
 from mcp2026ai.registry.versioning import SemVer
 from mcp2026ai.routing.config import RolloutConfig
 
@@ -83,7 +83,7 @@ def bucket(model: str, key: str) -> int:
 
 def count_route(model: str, decision: RouteDecision, version: str) -> None:
     """Count a decision once the caller has resolved the concrete ``version`` it serves."""
-    count_route_decision(model, version, decision.reason.value)
+    child(ROUTE_DECISIONS, model, version, decision.reason.value).inc()
 
 
 def _normalized(text: str, what: str) -> str:

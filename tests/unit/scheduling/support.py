@@ -14,7 +14,7 @@ from mcp2026ai.ir.signature import Signature
 from mcp2026ai.observability.metrics import REGISTRY
 from mcp2026ai.runtime import OnnxRuntimeBackend
 from mcp2026ai.runtime.base import Tensors
-from mcp2026ai.scheduling.config import ClassPolicy, default_classes
+from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPolicy, default_classes
 
 T = TypeVar("T")
 
@@ -86,3 +86,15 @@ def metric(name: str, **labels: str) -> float:
 def no_deadlines() -> dict[SLAClass, ClassPolicy]:
     """The default class weights and capacities without deadlines (for tests on the real clock)."""
     return {cls: policy.model_copy(update={"deadline_ms": None}) for cls, policy in default_classes().items()}
+
+
+def batching_config(**overrides: object) -> BatchingConfig:
+    """A test batcher config: max batch 16, no window, no adaptation, and class deadlines off so
+    that a loaded test machine cannot expire requests; ``overrides`` replace any of it."""
+    base: dict[str, object] = {
+        "classes": no_deadlines(),
+        "max_batch_size": 16,
+        "max_queue_delay_ms": 0,
+        "adaptive": AdaptiveConfig(enabled=False),
+    }
+    return BatchingConfig.model_validate({**base, **overrides})

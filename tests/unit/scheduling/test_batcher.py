@@ -17,11 +17,11 @@ from mcp2026ai.errors import (
     OverloadedError,
 )
 from mcp2026ai.runtime import OnnxRuntimeBackend
-from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor, ClassPolicy
+from mcp2026ai.scheduling import BatchingConfig, BatchingExecutor, ClassPolicy
 from mcp2026ai.scheduling.config import default_classes
 
 from .conftest import MLP_IN
-from .support import FakeClock, GatedBackend, metric, no_deadlines, run
+from .support import FakeClock, GatedBackend, batching_config, metric, no_deadlines, run
 
 LC, TG, BE = SLAClass.LATENCY_CRITICAL, SLAClass.THROUGHPUT_GUARANTEED, SLAClass.BEST_EFFORT
 CLASSES = list(SLAClass)
@@ -31,23 +31,12 @@ def _x(rows: int, seed: int) -> dict[str, np.ndarray]:
     return {"x": np.random.default_rng(seed).standard_normal((rows, MLP_IN)).astype(np.float32)}
 
 
-def _config(**overrides: object) -> BatchingConfig:
-    """Test config; class deadlines are off so a loaded test machine cannot expire requests."""
-    base: dict[str, object] = {
-        "classes": no_deadlines(),
-        "max_batch_size": 16,
-        "max_queue_delay_ms": 0,
-        "adaptive": AdaptiveConfig(enabled=False),
-    }
-    return BatchingConfig.model_validate({**base, **overrides})
-
-
 def test_concurrent_submits_match_one_by_one_inference(mlp_backend: OnnxRuntimeBackend, model_name: str) -> None:
     requests = [_x(1 + i % 3, seed=i) for i in range(60)]
     expected = [mlp_backend.infer(inputs) for inputs in requests]
 
     async def scenario() -> list[dict[str, np.ndarray]]:
-        executor = BatchingExecutor(mlp_backend, _config(max_queue_delay_ms=50), model=model_name, version="1")
+        executor = BatchingExecutor(mlp_backend, batching_config(max_queue_delay_ms=50), model=model_name, version="1")
         await executor.start()
         submits = [
             executor.submit(inputs, None, sla_class=CLASSES[i % 3], deadline=None) for i, inputs in enumerate(requests)
@@ -75,7 +64,7 @@ def test_each_member_gets_only_the_outputs_it_asked_for(mlp_backend: OnnxRuntime
     requests = [_x(2, seed=i) for i in range(len(wanted))]
 
     async def scenario() -> list[dict[str, np.ndarray]]:
-        executor = BatchingExecutor(mlp_backend, _config(preferred_batch_sizes=[8]))
+        executor = BatchingExecutor(mlp_backend, batching_config(preferred_batch_sizes=[8]))
         await executor.start()
         submits = [
             executor.submit(x, names, sla_class=BE, deadline=None) for x, names in zip(requests, wanted, strict=True)
@@ -94,7 +83,7 @@ def test_each_member_gets_only_the_outputs_it_asked_for(mlp_backend: OnnxRuntime
 
 def test_a_batch_failure_fails_every_member_with_the_same_error(one_row_backend: OnnxRuntimeBackend) -> None:
     async def scenario() -> tuple[list[object], dict[str, np.ndarray]]:
-        executor = BatchingExecutor(one_row_backend, _config(max_batch_size=8, preferred_batch_sizes=[3]))
+        executor = BatchingExecutor(one_row_backend, batching_config(max_batch_size=8, preferred_batch_sizes=[3]))
         await executor.start()
         rows = [{"x": np.full((1, 4), i, dtype=np.float32)} for i in range(3)]
         outcomes = await asyncio.gather(
@@ -118,7 +107,7 @@ def test_expired_requests_are_rejected_before_they_reach_the_model(
     gated = GatedBackend(mlp_backend)
 
     async def scenario() -> list[object]:
-        config = _config(max_batch_size=4, classes=default_classes())
+        config = batching_config(max_batch_size=4, classes=default_classes())
         executor = BatchingExecutor(gated, config, model=model_name, version="1", clock=clock)
         await executor.start()
         first = asyncio.ensure_future(executor.submit(_x(1, 0), None, sla_class=BE, deadline=None))
@@ -161,7 +150,7 @@ def test_a_full_class_queue_raises_overloaded(mlp_backend: OnnxRuntimeBackend, m
     classes[BE] = ClassPolicy(weight=1.0, capacity=2)
 
     async def scenario() -> list[dict[str, np.ndarray]]:
-        config = _config(max_batch_size=1, classes=classes, retry_after_s=0.25)
+        config = batching_config(max_batch_size=1, classes=classes, retry_after_s=0.25)
         executor = BatchingExecutor(gated, config, model=model_name, version="1")
         await executor.start()
         accepted = [asyncio.ensure_future(executor.submit(_x(1, 0), None, sla_class=BE, deadline=None))]
@@ -193,7 +182,7 @@ def test_stop_drains_every_accepted_request(mlp_backend: OnnxRuntimeBackend) -> 
     requests = [_x(4, seed=100), *(_x(1 + i % 2, seed=i) for i in range(20))]
 
     async def scenario() -> list[dict[str, np.ndarray]]:
-        executor = BatchingExecutor(gated, _config(max_batch_size=4, max_queue_delay_ms=10_000))
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=4, max_queue_delay_ms=10_000))
         await executor.start()
         pending = [asyncio.ensure_future(executor.submit(requests[0], None, sla_class=BE, deadline=None))]
         await gated.wait_entered()  # a full batch (4 rows) goes at once
@@ -222,7 +211,7 @@ def test_a_drain_timeout_fails_what_never_started(mlp_backend: OnnxRuntimeBacken
     gated = GatedBackend(mlp_backend)
 
     async def scenario() -> list[object]:
-        executor = BatchingExecutor(gated, _config(max_batch_size=1), model=model_name, version="1")
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1), model=model_name, version="1")
         await executor.start()
         running = asyncio.ensure_future(executor.submit(_x(1, 0), None, sla_class=BE, deadline=None))
         await gated.wait_entered()
@@ -248,7 +237,7 @@ def test_dispatch_order_follows_the_class_weights(mlp_backend: OnnxRuntimeBacken
         return {"x": np.full((1, MLP_IN), marker[cls], dtype=np.float32)}
 
     async def scenario() -> None:
-        executor = BatchingExecutor(gated, _config(max_batch_size=1), clock=FakeClock())
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1), clock=FakeClock())
         await executor.start()
         first = asyncio.ensure_future(executor.submit(tagged(BE), None, sla_class=BE, deadline=None))
         await gated.wait_entered()
@@ -289,7 +278,7 @@ def test_without_a_batch_dimension_each_request_runs_alone(fixed_mlp_backend: On
 
 def test_requests_are_checked_before_they_are_queued(mlp_backend: OnnxRuntimeBackend) -> None:
     async def scenario() -> None:
-        executor = BatchingExecutor(mlp_backend, _config(max_batch_size=4))
+        executor = BatchingExecutor(mlp_backend, batching_config(max_batch_size=4))
         with pytest.raises(ModelNotReadyError):
             await executor.submit(_x(1, 0), None, sla_class=BE, deadline=None)
         await executor.start()
@@ -309,7 +298,7 @@ def test_a_caller_that_gives_up_is_never_run(mlp_backend: OnnxRuntimeBackend) ->
     gated = GatedBackend(mlp_backend)
 
     async def scenario() -> None:
-        executor = BatchingExecutor(gated, _config(max_batch_size=1))
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1))
         await executor.start()
         first = asyncio.ensure_future(executor.submit(_x(1, 0), None, sla_class=BE, deadline=None))
         await gated.wait_entered()
@@ -333,7 +322,7 @@ def test_a_request_expiring_between_sweeps_is_still_rejected_before_running(mlp_
     gated = GatedBackend(mlp_backend)
 
     async def scenario() -> object:
-        executor = BatchingExecutor(gated, _config(max_batch_size=1), clock=clock)
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1), clock=clock)
         await executor.start()
         first = asyncio.ensure_future(executor.submit(_x(1, 0), None, sla_class=BE, deadline=None))
         await gated.wait_entered()

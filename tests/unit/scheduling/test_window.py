@@ -12,12 +12,12 @@ import pytest
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.runtime import OnnxRuntimeBackend
-from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor
+from mcp2026ai.scheduling import BatchingConfig, BatchingExecutor
 from mcp2026ai.scheduling.queues import Pending
 from mcp2026ai.scheduling.window import FillingBatch, dispatch_due, patience_limit
 
 from .conftest import MLP_IN
-from .support import GatedBackend, no_deadlines, run
+from .support import GatedBackend, batching_config, run
 
 BE = SLAClass.BEST_EFFORT
 MakePending = Callable[..., Pending]
@@ -72,13 +72,7 @@ def _x(rows: int) -> dict[str, np.ndarray]:
 
 
 def _long_window(**overrides: object) -> BatchingConfig:
-    base: dict[str, object] = {
-        "classes": no_deadlines(),
-        "max_batch_size": 4,
-        "max_queue_delay_ms": 10_000,
-        "adaptive": AdaptiveConfig(enabled=False),
-    }
-    return BatchingConfig.model_validate({**base, **overrides})
+    return batching_config(**{"max_batch_size": 4, "max_queue_delay_ms": 10_000, **overrides})
 
 
 def test_a_batch_that_fills_goes_without_waiting_out_its_window(mlp_backend: OnnxRuntimeBackend) -> None:
