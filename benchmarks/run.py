@@ -53,7 +53,7 @@ class Workload:
 
 WORKLOADS = {
     "mlp": Workload(
-        requests_per_slot=40,
+        requests_per_slot=100,  # c=32: 3200 requests, ~2 s: a p99 of 32 samples, past the start of fresh connections
         min_requests=400,
         ceiling_runs=200,
         ceiling_seconds=1.0,
