@@ -79,10 +79,19 @@ def render(rows: list[Row], levels: list[int], seconds: float, hangs: int = 0) -
         ratio = f"{best / top:.2g}" if top else "-"
         lines.append(f"| {model} | {server} | {protocol} | " + " | ".join(figures) + f" | {ratio} |")
     lines += ["", *_ratios(cells, levels), "", *_targets(cells, ceiling, levels), *_efficiency(cells, cpu, levels)]
+    lines += _plans(rows)
     if errors:
         lines += ["", "Not measured:", ""]
         lines += [f"- {m} / {s} / {p}: {reason}" for (m, s, p), reason in sorted(errors.items())]
     return "\n".join(lines) + "\n"
+
+
+def _plans(rows: list[Row]) -> list[str]:
+    """The execution plan our policy chose for each (model, server): it explains a surprising figure."""
+    chosen = [row for row in rows if row.get("kind") == "plan"]
+    if not chosen:
+        return []
+    return ["", "### Plans our policy chose", "", *(f"- {r['model']} / {r['server']}: {r['plan']}" for r in chosen)]
 
 
 def _has_figures(cells: dict, model: str, server: str, protocol: str, levels: list[int]) -> bool:

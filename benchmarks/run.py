@@ -30,7 +30,7 @@ from ceiling import offline_throughput, open_session
 from models import MLP_FEATURES, RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic, tiny_mlp
 from perf import PerfError, PerfHang, PerfResult, find_perf_analyzer, perf_command, run_perf
 from report import render
-from servers import SERVERS, BenchModel, Endpoints, ServerProcess, Unavailable
+from servers import SERVERS, BenchModel, Endpoints, OurServer, ServerProcess, Unavailable, chosen_plan
 
 PROTOCOLS = ("http", "grpc")
 
@@ -121,6 +121,9 @@ class Bench:
             try:
                 running[label] = (server, server.start(model))
                 print(f"  {label} ready for {model.name}", flush=True)
+                if isinstance(server, OurServer):  # what the policy chose explains a surprising figure
+                    plan = chosen_plan(running[label][1], model.name)
+                    self.record(kind="plan", model=model.name, server=label, plan=plan or "not reported")
             except Unavailable as exc:
                 for protocol in PROTOCOLS:
                     self.record(kind="served", model=model.name, server=label, protocol=protocol, error=str(exc))

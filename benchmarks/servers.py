@@ -184,6 +184,18 @@ class OurServer(ServerProcess):
         return serve + (["--workers", str(self.workers)] if self.workers > 1 else []), env
 
 
+def chosen_plan(endpoints: Endpoints, model: str) -> str | None:
+    """The execution plan ``mcp serve`` runs ``model`` with (its model config's ``mcp_plan``), if it says."""
+    url = f"http://{endpoints.http}/v2/models/{model}/config"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            config = json.load(response)
+    except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError):
+        return None
+    plan = config.get("parameters", {}).get("mcp_plan", {}).get("string_value")
+    return str(plan) if plan else None
+
+
 class OurServerTwoWorkers(OurServer):
     """The same, as two worker processes sharing the ports (``mcp serve --workers 2``, SO_REUSEPORT)."""
 

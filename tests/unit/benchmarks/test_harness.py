@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ sys.path.insert(0, str(BENCHMARKS))
 from models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic  # noqa: E402
 from perf import PerfError, parse_export, perf_command  # noqa: E402
 from report import render  # noqa: E402
+from servers import Endpoints, chosen_plan  # noqa: E402
 
 
 def _export(pairs_ms: list[tuple[float, float]]) -> bytes:
@@ -63,6 +66,7 @@ def test_report_ratios_and_targets() -> None:
         served("mlp", "mcp2026ai-w2", "http", 140.0, 40.0, 1.5),
         served("mlp", "mlserver", "http", 100.0, 30.0, 2.0),
         {"kind": "served", "model": "mlp", "server": "mlserver", "protocol": "grpc", "error": "no ModelConfig"},
+        {"kind": "plan", "model": "mlp", "server": "mcp2026ai", "plan": "cpu/fp32 threads=1 batch<=32 delay=2ms"},
     ]
     table = render(rows, [1], 12.0)
     assert "- ResNet-50 served grpc >= 0.9 x ceiling: 9.50 / 10.00 = 0.95 (met)" in table
@@ -78,6 +82,40 @@ def test_report_ratios_and_targets() -> None:
         in table
     )
     assert "- mlp / mlserver / grpc: no ModelConfig" in table
+    assert "- mlp / mcp2026ai: cpu/fp32 threads=1 batch<=32 delay=2ms" in table.split("### Plans our policy chose")[1]
+
+
+PLAN = "cpu/fp32 threads=2 batch<=1 delay=0ms"
+
+
+class ModelConfigHandler(http.server.BaseHTTPRequestHandler):
+    """Answers GET /v2/models/mlp/config as ``mcp serve`` does (the plan in its parameters); 404 otherwise."""
+
+    def do_GET(self) -> None:
+        found = self.path == "/v2/models/mlp/config"
+        config = {"name": "mlp", "parameters": {"mcp_plan": {"string_value": PLAN}}}
+        body = json.dumps(config if found else {"error": "unknown model"}).encode()
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_chosen_plan_is_read_from_the_model_config() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ModelConfigHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoints = Endpoints(http=f"127.0.0.1:{server.server_address[1]}", grpc=None)
+        assert chosen_plan(endpoints, "mlp") == PLAN
+        assert chosen_plan(endpoints, "other") is None
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_resnet50_copy_takes_any_batch(tmp_path: Path) -> None:
