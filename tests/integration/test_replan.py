@@ -21,7 +21,8 @@ pytestmark = pytest.mark.timeout(180)
 BODY = {"inputs": [{"name": "x", "shape": [2, 16], "datatype": "FP32", "data": [0.5] * 32}]}
 
 
-def test_violated_contract_replans_and_swaps_without_failures(tmp_path: Path) -> None:
+@pytest.mark.parametrize("off_loop", [False, True], ids=["on-loop", "worker-thread"])
+def test_violated_contract_replans_and_swaps_without_failures(tmp_path: Path, off_loop: bool) -> None:
     registry = ModelRegistry(tmp_path / "home")
     contract = parse_contract({"latency": {"p99_ms": 50}, "batching": {"max_batch_size": 8}})
     registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=contract)
@@ -37,7 +38,8 @@ def test_violated_contract_replans_and_swaps_without_failures(tmp_path: Path) ->
         async def window(observed_ms: float) -> list[object]:
             for _ in range(30):  # the window's observed end-to-end latencies, as serving would record them
                 original.stats.record_success(1, int(observed_ms * 1e6))
-            decisions = supervisor.observe_windows()
+            # the serving sync calls observe(): the windows are judged on a worker thread
+            decisions = await supervisor.observe() if off_loop else supervisor.observe_windows()
             await supervisor.wait_swaps()
             return list(decisions)
 

@@ -63,7 +63,7 @@ class ServingSync:
         await asyncio.to_thread(self._reregister_changed_files)
         self.plane.traffic.refresh()
         if self.replanner is not None:
-            self.replanner.observe_windows()
+            await self.replanner.observe()
         for name in self.plane.repository.loaded_names():
             try:
                 await self._reconcile(name)
