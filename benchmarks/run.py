@@ -119,10 +119,11 @@ class Bench:
                 continue
             server = kind(label, self.workdir / model.name / label)
             try:
-                running[label] = (server, server.start(model))
+                endpoints = server.start(model)
+                running[label] = (server, endpoints)
                 print(f"  {label} ready for {model.name}", flush=True)
                 if isinstance(server, OurServer):  # what the policy chose explains a surprising figure
-                    plan = chosen_plan(running[label][1], model.name)
+                    plan = chosen_plan(endpoints, model.name)
                     self.record(kind="plan", model=model.name, server=label, plan=plan or "not reported")
             except Unavailable as exc:
                 for protocol in PROTOCOLS:

@@ -117,29 +117,22 @@ POLICY_DECISIONS = Counter(
 )
 
 
-_REQUEST_SERIES: dict[tuple[str, str, str, str, str], tuple[Any, Any]] = {}
-
-
-def observe_request(model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float) -> None:
-    key = (model, version, protocol, sla_class, code)
-    series = _REQUEST_SERIES.get(key)
-    if series is None:  # ``labels()`` costs microseconds: look each label set up once (the hot path)
-        series = REQUESTS.labels(*key), REQUEST_DURATION.labels(*key[:4])
-        _REQUEST_SERIES[key] = series
-    series[0].inc()
-    series[1].observe(seconds)
-
-
 _CHILDREN: dict[tuple[object, tuple[str, ...]], Any] = {}
 
 
 def child(metric: Any, *labels: str) -> Any:
-    """``metric.labels(*labels)``, looked up once per label set: for series touched per request."""
+    """``metric.labels(*labels)``, looked up once per label set: ``labels()`` costs microseconds, and
+    the series below are touched per request."""
     key = (metric, labels)
     found = _CHILDREN.get(key)
     if found is None:
         found = _CHILDREN[key] = metric.labels(*labels)
     return found
+
+
+def observe_request(model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float) -> None:
+    child(REQUESTS, model, version, protocol, sla_class, code).inc()
+    child(REQUEST_DURATION, model, version, protocol, sla_class).observe(seconds)
 
 
 # --- routing: versions, canary, circuit breaker -------------------------------------------------

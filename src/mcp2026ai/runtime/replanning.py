@@ -27,19 +27,26 @@ class ReplanSupervisor:
         self.policy = policy or ReplanPolicy()
         self._monitors: dict[tuple[str, str], ReplanMonitor] = {}
         self._swaps: set[asyncio.Task[object]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._due_swaps: list[tuple[str, str, bool]] = []
         self._observing = asyncio.Lock()  # one window judgement at a time: monitors keep streaks
 
-    async def observe(self) -> list[Decision]:
-        """:meth:`observe_windows` on a worker thread, so that the loop keeps serving meanwhile: a
-        re-plan reads and writes the policy log, may write an optimized model, and without a logged
-        decision profiles candidates (seconds). Swaps are started back on this loop."""
-        async with self._observing:
-            self._loop = asyncio.get_running_loop()
-            return await asyncio.to_thread(self.observe_windows)
-
     def observe_windows(self) -> list[Decision]:
-        """Close the current window of every served version with a contract; returns re-plan decisions."""
+        """Close the current window of every served version with a contract and start the swaps of
+        those re-planned (on the event loop); returns the re-plan decisions."""
+        decisions = self._judge_windows()
+        self._start_due_swaps()
+        return decisions
+
+    async def observe(self) -> list[Decision]:
+        """:meth:`observe_windows`, judged on a worker thread so that the loop keeps serving: a re-plan
+        reads and writes the policy log, may write an optimized model, and without a logged decision
+        profiles candidates (seconds)."""
+        async with self._observing:
+            decisions = await asyncio.to_thread(self._judge_windows)
+        self._start_due_swaps()
+        return decisions
+
+    def _judge_windows(self) -> list[Decision]:
         decisions = []
         for name in self.repository.loaded_names():
             for served in self.repository.served_versions(name):
@@ -67,21 +74,17 @@ class ReplanSupervisor:
         def swap(decision: Decision) -> None:
             was_default = self.repository.default_version(name) == version
             log.info("re-planned %s:%s: %s", name, version, decision.reason)
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:  # on observe()'s worker thread
-                assert self._loop is not None
-                self._loop.call_soon_threadsafe(self._start_swap, name, version, was_default)
-            else:
-                self._start_swap(name, version, was_default)
+            self._due_swaps.append((name, version, was_default))
 
         return swap
 
-    def _start_swap(self, name: str, version: str, was_default: bool) -> None:
-        """A fresh load of the re-planned version (on the loop; in-flight requests finish on the old one)."""
-        task = asyncio.get_running_loop().create_task(self.repository.load(name, version, was_default))
-        self._swaps.add(task)
-        task.add_done_callback(self._swaps.discard)
+    def _start_due_swaps(self) -> None:
+        """A fresh load of each re-planned version (in-flight requests finish on the old backend)."""
+        due, self._due_swaps = self._due_swaps, []
+        for name, version, was_default in due:
+            task = asyncio.get_running_loop().create_task(self.repository.load(name, version, was_default))
+            self._swaps.add(task)
+            task.add_done_callback(self._swaps.discard)
 
     async def wait_swaps(self) -> None:
         if self._swaps:
