@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
+from prometheus_client.parser import text_string_to_metric_families
 
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
@@ -147,3 +149,46 @@ def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
             assert stats[0]["inference_count"] == 12
         by_grpc = grpc.get_inference_statistics("mlp", as_json=True)["model_stats"][0]
         assert int(by_grpc["inference_stats"]["success"]["count"]) == 12
+        # So are the Prometheus series, whichever worker is scraped.
+        for _ in range(6):
+            with httpx.Client() as fresh:
+                scraped = fresh.get(f"http://{http}/metrics")
+            assert scraped.status_code == 200
+            samples = scraped_samples(scraped.text)
+            assert samples.total("mcp_requests_total", model="mlp") == 12
+            assert samples.total("mcp_request_duration_seconds_count", model="mlp") == 12
+            assert samples.total("mcp_scheduler_batch_rows_sum", model="mlp") == 12  # rows: one per request
+            assert samples.total("mcp_models_loaded") == 1  # each worker serves the one version
+            assert samples.total("mcp_requests_in_flight") == 0
+            assert len(samples.labelled("mcp_scheduler_queue_delay_seconds", "pid")) == 2  # one window per worker
+        with httpx.Client() as fresh:
+            openmetrics = fresh.get(f"http://{http}/metrics", headers={"Accept": OPENMETRICS})
+        assert openmetrics.headers["content-type"].startswith("application/openmetrics-text")
+        assert scraped_samples(openmetrics.text, openmetrics_format=True).total("mcp_requests_total", model="mlp") == 12
+
+
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
+
+
+class ScrapedSamples:
+    """The samples of one Prometheus text scrape, queried by name and labels."""
+
+    def __init__(self, samples: list[tuple[str, dict[str, str], float]]) -> None:
+        self.samples = samples
+
+    def total(self, name: str, **labels: str) -> float:
+        return sum(
+            value
+            for sample_name, sample_labels, value in self.samples
+            if sample_name == name and labels.items() <= sample_labels.items()
+        )
+
+    def labelled(self, name: str, label: str) -> set[str]:
+        return {labels[label] for sample_name, labels, _ in self.samples if sample_name == name and label in labels}
+
+
+def scraped_samples(text: str, openmetrics_format: bool = False) -> ScrapedSamples:
+    parse = openmetrics_families if openmetrics_format else text_string_to_metric_families
+    return ScrapedSamples(
+        [(sample.name, sample.labels, sample.value) for family in parse(text) for sample in family.samples]
+    )

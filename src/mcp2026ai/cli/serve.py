@@ -19,7 +19,7 @@ from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
-from mcp2026ai.server.workers import run_workers, wait_workers
+from mcp2026ai.server.workers import run_workers
 
 
 class TraceExporter(StrEnum):
@@ -101,9 +101,9 @@ def serve(
     if workers == 1:
         serve_blocking(registry, names, config, on_ready=_announce, watched=watched)
     else:
-        ports = run_workers(registry.home, names, config, workers)
-        _announce(ports, [registry.resolve(name) for name in names], workers)
-        wait_workers()
+        started = run_workers(registry.home, names, config, workers)
+        _announce(started.ports, [registry.resolve(name) for name in names], workers)
+        started.wait()
     console.print("server stopped")
 
 

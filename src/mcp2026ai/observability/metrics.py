@@ -36,6 +36,7 @@ Scheduler (dynamic batcher):
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from prometheus_client import (
@@ -47,8 +48,20 @@ from prometheus_client import (
     ProcessCollector,
 )
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from mcp2026ai.observability.native import NativeHistogram, with_native_samples
+
+MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+
+SHARED_DIR = os.environ.get(MULTIPROCESS_DIR_VARIABLE) or None
+"""Where ``mcp serve --workers N`` keeps every worker's series (``prometheus_client`` multiprocess mode,
+switched on by this variable before ``prometheus_client`` is imported; the parent sets it for its
+workers only). A scrape reaches one worker and shows them all: counters and histograms summed over the
+workers, gauges as their ``multiprocess_mode`` says (in-flight requests and queue depths summed,
+per-worker state such as circuit breakers and batching windows one series per worker with a ``pid``
+label). Not under workers: the ``process_*``/``python_*`` collectors (per process) and native
+histogram buckets (kept in memory per process; the classic buckets are merged)."""
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 ProcessCollector(registry=REGISTRY)
@@ -92,14 +105,23 @@ REQUEST_DURATION = NativeHistogram(
     buckets=LATENCY_BUCKETS,
     registry=REGISTRY,
 )
-IN_FLIGHT = Gauge("mcp_requests_in_flight", "Inference requests being handled.", ["protocol"], registry=REGISTRY)
+IN_FLIGHT = Gauge(
+    "mcp_requests_in_flight",
+    "Inference requests being handled.",
+    ["protocol"],
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
+)
 MODEL_LOAD_SECONDS = Gauge(
     "mcp_model_load_seconds",
     "Seconds the last load of a model version took.",
     ["model", "version"],
     registry=REGISTRY,
+    multiprocess_mode="livemax",
 )
-MODELS_LOADED = Gauge("mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY)
+MODELS_LOADED = Gauge(
+    "mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY, multiprocess_mode="livemax"
+)
 
 
 COMPUTE_DURATION = NativeHistogram(
@@ -148,6 +170,7 @@ CIRCUIT_STATE = Gauge(
     "Circuit breaker state per model version: 0 closed, 1 half-open, 2 open.",
     ["model", "version"],
     registry=REGISTRY,
+    multiprocess_mode="liveall",  # each worker has its own breaker: one series per worker (pid label)
 )
 CIRCUIT_TRANSITIONS = Counter(
     "mcp_circuit_transitions_total",
@@ -166,6 +189,7 @@ CANARY_ANALYSIS = Gauge(
     "Figures of the latest canary analysis window (requests, server_error_rate, error_rate, p95_ms).",
     ["model", "version", "figure"],
     registry=REGISTRY,
+    multiprocess_mode="liveall",
 )
 CANARY_ROLLBACKS = Counter(
     "mcp_canary_rollbacks_total",
@@ -234,6 +258,7 @@ SCHEDULER_QUEUE_DEPTH = Gauge(
     "Requests waiting in an SLA-class queue.",
     CLASS_LABELS,
     registry=REGISTRY,
+    multiprocess_mode="livesum",
 )
 SCHEDULER_QUEUE_WAIT = NativeHistogram(
     "mcp_scheduler_queue_wait_seconds",
@@ -267,6 +292,7 @@ SCHEDULER_QUEUE_DELAY = Gauge(
     "Current batching window: how long a batch may wait to fill.",
     MODEL_LABELS,
     registry=REGISTRY,
+    multiprocess_mode="liveall",  # each worker adapts its own window
 )
 
 NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)
@@ -276,7 +302,18 @@ REGISTRY_WITH_NATIVE = with_native_samples(REGISTRY, NATIVE_HISTOGRAMS)
 
 def scrape(accept: str) -> tuple[bytes, str]:
     """The registry encoded as the scraper's ``Accept`` header asks (``prometheus_client`` negotiates):
-    Prometheus text by default, OpenMetrics 1.0, or OpenMetrics 2.0 with the native histograms."""
+    Prometheus text by default, OpenMetrics 1.0, or OpenMetrics 2.0 with the native histograms.
+
+    Under ``mcp serve --workers N`` (:data:`SHARED_DIR` set) it is every worker's series instead, as
+    ``prometheus_client``'s multiprocess mode merges them (see :data:`SHARED_DIR`)."""
     encode, content_type = choose_encoder(accept)
+    if SHARED_DIR is not None:
+        return encode(_all_workers()), content_type
     native = content_type.startswith("application/openmetrics-text; version=2.")
     return encode(REGISTRY_WITH_NATIVE if native else REGISTRY), content_type
+
+
+def _all_workers() -> CollectorRegistry:
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=SHARED_DIR)  # type: ignore[no-untyped-call]
+    return registry

@@ -2,24 +2,32 @@
 
 The kernel spreads new connections across the workers; each worker loads its own copy of the
 models. Statistics (Triton's stats endpoint and RPC) are summed over the workers through a private
-directory of unix sockets (server/statistics.py); Prometheus metrics are per worker. The parent
-forwards SIGINT/SIGTERM and waits.
+directory of unix sockets (server/statistics.py); Prometheus metrics are merged over the workers by
+``prometheus_client``'s multiprocess mode, in a directory next to those sockets
+(observability/metrics.py, ``SHARED_DIR``). The parent forwards SIGINT/SIGTERM and waits.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import shutil
 import signal
 import socket
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as wait_for_any
 from multiprocessing.context import SpawnProcess
 from pathlib import Path
 
+from prometheus_client.multiprocess import mark_process_dead
+
 from mcp2026ai.errors import UnavailableError
+from mcp2026ai.observability.metrics import MULTIPROCESS_DIR_VARIABLE
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
 
@@ -43,6 +51,28 @@ def shared_worker_config(config: ServerConfig) -> ServerConfig:
     return config.model_copy(update=updates)
 
 
+def metrics_dir(config: ServerConfig) -> Path:
+    """Where the workers' Prometheus series live (inside the private ``peer_dir``)."""
+    assert config.peer_dir is not None
+    return config.peer_dir / "metrics"
+
+
+@contextlib.contextmanager
+def _worker_environment(shared_metrics: Path) -> Iterator[None]:
+    """The variable that puts a spawned worker's ``prometheus_client`` in multiprocess mode, set only
+    while workers start (a spawned child copies the environment then): this process and anything it
+    starts later keep ordinary, in-memory metrics."""
+    before = os.environ.get(MULTIPROCESS_DIR_VARIABLE)
+    os.environ[MULTIPROCESS_DIR_VARIABLE] = str(shared_metrics)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[MULTIPROCESS_DIR_VARIABLE]
+        else:
+            os.environ[MULTIPROCESS_DIR_VARIABLE] = before
+
+
 def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Connection) -> None:
     from mcp2026ai.app import serve_blocking
     from mcp2026ai.registry import ModelRegistry
@@ -54,16 +84,40 @@ def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Conne
     serve_blocking(ModelRegistry(Path(home)), names, config, on_ready=report)
 
 
-def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) -> BoundPorts:
-    """Start ``count`` workers, wait until each serves, then block until they all exit."""
+@dataclass
+class Workers:
+    """Running worker processes, the ports they share and the directory of their metrics."""
+
+    ports: BoundPorts
+    processes: list[SpawnProcess]
+    shared_metrics: Path
+
+    def wait(self) -> None:
+        """Block until every worker has exited. One that ends drops its live gauges from the
+        others' scrapes at once (its counters stay in the sums, as counters must)."""
+        running = {process.sentinel: process for process in self.processes}
+        while running:
+            for ended in wait_for_any(list(running)):
+                assert isinstance(ended, int)  # a process sentinel is a file descriptor
+                process = running.pop(ended)
+                process.join()
+                if process.pid is not None:
+                    mark_process_dead(process.pid, str(self.shared_metrics))  # type: ignore[no-untyped-call]
+
+
+def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) -> Workers:
+    """Start ``count`` workers and return once each serves (:meth:`Workers.wait` blocks until they exit)."""
     config = shared_worker_config(config)
+    shared_metrics = metrics_dir(config)
+    shared_metrics.mkdir()
     context = multiprocessing.get_context("spawn")
     processes: list[SpawnProcess] = []
     ports: BoundPorts | None = None
     for _ in range(count):
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(target=_worker_main, args=(str(home), names, config, sender), daemon=False)
-        process.start()
+        with _worker_environment(shared_metrics):
+            process.start()
         processes.append(process)
         if not receiver.poll(timeout=300):
             _terminate(processes)
@@ -71,12 +125,7 @@ def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) 
         ports = receiver.recv()
     assert ports is not None
     _forward_signals(processes)
-    return ports
-
-
-def wait_workers() -> None:
-    for process in multiprocessing.active_children():
-        process.join()
+    return Workers(ports, processes, shared_metrics)
 
 
 def _forward_signals(processes: list[SpawnProcess]) -> None:
