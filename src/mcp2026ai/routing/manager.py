@@ -8,14 +8,17 @@ Wiring (per request, on the event loop thread)::
     manager.observe(request.model, served_version, classify(exc), latency_ms)
 
 and in a background task every second or so: ``manager.tick()`` (evaluates due canaries and rolls
-back failing ones) and, every few seconds, ``manager.refresh()`` (picks up ``mcp rollout set``
-from other processes: the latest ``rollout`` annotation wins).
+back failing ones) and, every few seconds, a refresh (picks up ``mcp rollout set`` from other
+processes: the latest ``rollout`` annotation wins). A refresh is two steps so that the catalog is
+read off the event loop: :meth:`RolloutManager.read` (catalog reads only, any thread) and
+:meth:`RolloutManager.install` (on the loop); :meth:`RolloutManager.refresh` does both at once.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from mcp2026ai.observability.metrics import CANARY_ROLLBACKS
 from mcp2026ai.routing.config import RolloutConfig
@@ -26,12 +29,21 @@ from mcp2026ai.routing.store import RolloutStore
 ROLLBACK_TRIGGER = "rollback"
 
 
+@dataclass(frozen=True)
+class RolloutSnapshot:
+    """Rollouts as stored when read, and how many rollouts this process had written by then."""
+
+    configs: dict[str, RolloutConfig | None]
+    local_writes: int
+
+
 class RolloutManager:
     def __init__(self, store: RolloutStore, clock: Callable[[], float] = time.monotonic) -> None:
         self.store = store
         self._clock = clock
         self._configs: dict[str, RolloutConfig | None] = {}
         self._analyzers: dict[str, CanaryAnalyzer] = {}
+        self._local_writes = 0
 
     def config(self, model: str) -> RolloutConfig | None:
         """The model's rollout (read from the catalog once, then cached until :meth:`refresh`)."""
@@ -40,11 +52,29 @@ class RolloutManager:
         return self._configs[model]
 
     def refresh(self, model: str | None = None) -> None:
-        for name in [model] if model else list(self._configs):
-            self._install(name, self.store.get(name))
+        self.install(self.read([model] if model else self.known_models()))
+
+    def known_models(self) -> list[str]:
+        return list(self._configs)
+
+    def read(self, models: Iterable[str]) -> RolloutSnapshot:
+        """The stored rollouts of ``models``: catalog reads only, so any thread may call it."""
+        local_writes = self._local_writes
+        return RolloutSnapshot({name: self.store.get(name) for name in models}, local_writes)
+
+    def install(self, snapshot: RolloutSnapshot) -> bool:
+        """Serve the rollouts of ``snapshot``, unless this process wrote one since it was read (a set
+        or a rollback landing meanwhile must not be undone by an older read; the next refresh reads
+        it). Returns whether it was installed."""
+        if snapshot.local_writes != self._local_writes:
+            return False
+        for name, config in snapshot.configs.items():
+            self._install(name, config)
+        return True
 
     def set(self, config: RolloutConfig, reason: str = "set") -> RolloutConfig:
         stored = self.store.put(config, reason)
+        self._local_writes += 1
         self._install(stored.name, stored)
         return stored
 
@@ -81,6 +111,7 @@ class RolloutManager:
             figures=verdict.figures,
         )
         CANARY_ROLLBACKS.labels(model=model, version=config.canary).inc()
+        self._local_writes += 1
         self._install(model, stable_only)
         return stable_only
 

@@ -94,6 +94,14 @@ class ShadowStats:
         }
 
 
+@dataclass(frozen=True)
+class PendingReport:
+    """Shadow statistics taken from the reporter, to be written to the catalog."""
+
+    at: datetime
+    stats: dict[ShadowKey, ShadowStats]
+
+
 class ShadowReporter:
     """Sink of a ShadowMirror: exports metrics per diff, persists aggregated deltas on flush."""
 
@@ -114,10 +122,17 @@ class ShadowReporter:
 
     def flush(self) -> int:
         """Persist what accumulated since the last flush; returns how many pairs were written."""
-        at, pending = self._wallclock(), self._pending
-        self._pending = {}
-        written = 0
-        for key, stats in pending.items():
+        return self.write(self.take())
+
+    def take(self) -> PendingReport:
+        """What accumulated since the last take, handed over (the reporter starts afresh)."""
+        pending, self._pending = PendingReport(self._wallclock(), self._pending), {}
+        return pending
+
+    def write(self, pending: PendingReport) -> int:
+        """Persist ``pending`` (catalog writes only: any thread may call it); how many pairs were written."""
+        at, written = pending.at, 0
+        for key, stats in pending.stats.items():
             if not stats.empty:
                 payload: dict[str, object] = {"primary": key.primary, "shadow": key.shadow, "stats": asdict(stats)}
                 self.catalog.annotate(key.model, key.shadow, SHADOW_DIFF_KIND, payload, at)

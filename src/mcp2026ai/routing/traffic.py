@@ -7,6 +7,7 @@ runs it, :meth:`TrafficController.observe` feeds breakers and canary analysis, a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -77,6 +78,13 @@ class TrafficController:
     def refresh(self) -> None:
         self.manager.refresh()
         self.reporter.flush()
+
+    async def refresh_off_loop(self) -> None:
+        """:meth:`refresh` with its catalog reads and writes on a worker thread (they grow with the
+        rollout history and the number of models) and only the installing on the event loop."""
+        snapshot = await asyncio.to_thread(self.manager.read, self.manager.known_models())
+        self.manager.install(snapshot)
+        await asyncio.to_thread(self.reporter.write, self.reporter.take())
 
     async def drain(self, timeout_s: float) -> None:
         await self.mirror.drain(timeout_s)

@@ -5,7 +5,9 @@ Every ``interval_s`` the sync (1) re-registers watched model files whose content
 registry default (highest production, else highest non-archived) or the rollout's stable, plus
 canary and shadow — swaps the default atomically, and retires versions no longer wanted after
 their in-flight requests finish. Every second it also lets canary analysis roll back a failing
-canary. Errors are logged; serving goes on with what is loaded.
+canary. Errors are logged; serving goes on with what is loaded. Registry and catalog reads run on
+worker threads (SQLite, growing with the number of models and the rollout history); only the
+resulting changes are made on the event loop, between requests.
 """
 
 from __future__ import annotations
@@ -61,16 +63,28 @@ class ServingSync:
     async def sync_once(self) -> None:
         """One reconciliation pass (also callable directly, e.g. right after a registry change)."""
         await asyncio.to_thread(self._reregister_changed_files)
-        self.plane.traffic.refresh()
+        await self.plane.traffic.refresh_off_loop()
         if self.replanner is not None:
             await self.replanner.observe()
-        for name in self.plane.repository.loaded_names():
+        names = self.plane.repository.loaded_names()
+        defaults = await asyncio.to_thread(self._registry_defaults, names)
+        for name in names:
             try:
-                await self._reconcile(name)
+                await self._reconcile(name, defaults[name])
             except MCPError as exc:
                 log.warning("could not sync model %s: %s", name, exc)
             except Exception:
                 log.exception("unexpected error while syncing model %s", name)
+
+    def _registry_defaults(self, names: list[str]) -> dict[str, str | MCPError]:
+        """Each model's registry default version, or why it has none (registry reads: off the loop)."""
+        defaults: dict[str, str | MCPError] = {}
+        for name in names:
+            try:
+                defaults[name] = self.plane.repository.registry.resolve(name).version
+            except MCPError as exc:
+                defaults[name] = exc
+        return defaults
 
     def _reregister_changed_files(self) -> None:
         registry = self.plane.repository.registry
@@ -83,10 +97,15 @@ class ServingSync:
                 log.info("model file %s changed: registered %s", path, record.ref)
             self._digests[name] = digest
 
-    async def _reconcile(self, name: str) -> None:
+    async def _reconcile(self, name: str, registry_default: str | MCPError) -> None:
         repository = self.plane.repository
         rollout = self.plane.traffic.rollout(name)
-        default = rollout.stable if rollout and rollout.stable else repository.registry.resolve(name).version
+        if rollout and rollout.stable:
+            default = rollout.stable
+        elif isinstance(registry_default, MCPError):
+            raise registry_default
+        else:
+            default = registry_default
         extras = [rollout.canary, rollout.shadow] if rollout else []
         wanted = {default} | {version for version in extras if version}
         loaded = {served.record.version for served in repository.served_versions(name)}

@@ -148,3 +148,22 @@ def test_roll_back_without_canary_is_refused(registry: ModelRegistry, clock: Fak
     with pytest.raises(LookupError, match="no canary to roll back"):
         manager.roll_back("clf", Verdict(True, "forced"))
     assert RolloutStore(registry).decisions("clf") == []
+
+
+def test_a_read_older_than_a_local_rollback_is_not_installed(registry: ModelRegistry, clock: FakeClock) -> None:
+    """The sync reads rollouts on a worker thread while the loop may roll a canary back: installing
+    that older read would bring the failed canary back until the next refresh."""
+    manager = canary_manager(registry, clock)
+    before_rollback = manager.read(manager.known_models())  # the worker thread's read...
+    for _ in range(100):
+        manager.observe("clf", "1.1.0", Outcome.SERVER_ERROR, 5.0)
+    clock.advance(10)
+    assert manager.tick()["clf"].rollback  # ...while the loop rolls back
+    assert manager.install(before_rollback) is False
+    config = manager.config("clf")
+    assert config is not None and config.canary is None
+
+    fresh = manager.read(manager.known_models())  # the next refresh reads the rollback
+    assert manager.install(fresh) is True
+    config = manager.config("clf")
+    assert config is not None and (config.stable, config.canary) == ("1.0.0", None)
