@@ -6,7 +6,8 @@ the executor runs one batch of at most 4 rows at a time, and the class queues ar
     capacity = 4 in flight + 12 latency-critical + 4 best-effort = 20 requests
 
 A burst of 40 concurrent requests (10 latency-critical over HTTP, 30 best-effort: 10 over HTTP
-and 20 over gRPC) must shed best-effort only (429 + Retry-After / RESOURCE_EXHAUSTED), serve every
+and 20 over gRPC) must shed best-effort only (429 + Retry-After / RESOURCE_EXHAUSTED +
+grpc-retry-pushback-ms), serve every
 latency-critical request within its budget, and answer every request: no accepted request lost.
 """
 
@@ -19,10 +20,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import httpx
 import numpy as np
 import pytest
 import tritonclient.grpc.aio as grpcclient
+from tritonclient.grpc import service_pb2 as pb
+from tritonclient.grpc import service_pb2_grpc as pb_grpc
 from tritonclient.utils import InferenceServerException
 
 from mcp2026ai.contract import SLAClass
@@ -36,6 +40,7 @@ from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPolicy
+from mcp2026ai.server.grpc.errors import RETRY_PUSHBACK_KEY
 from mcp2026ai.testing import BackgroundServer
 from support.models import chained_matmul_model
 
@@ -108,16 +113,20 @@ async def _http_call(client: httpx.AsyncClient, url: str, cls: SLAClass) -> Outc
     return Outcome(cls, "http", str(response.status_code), time.perf_counter() - started, detail.strip())
 
 
-async def _grpc_call(client: grpcclient.InferenceServerClient, cls: SLAClass) -> Outcome:
-    tensor = grpcclient.InferInput("x", [1, SIZE], "FP32")
-    tensor.set_data_from_numpy(np.full((1, SIZE), 0.01, np.float32))
+async def _grpc_call(stub: pb_grpc.GRPCInferenceServiceStub, cls: SLAClass) -> Outcome:
+    """A raw grpcio call (tritonclient drops trailing metadata): a rejection's detail starts with its
+    retry pushback, as the HTTP one starts with Retry-After."""
+    request = pb.ModelInferRequest(model_name=MODEL)
+    request.parameters["sla_class"].string_param = cls.value
+    request.inputs.add(name="x", datatype="FP32", shape=[1, SIZE])
+    request.raw_input_contents.append(np.full((1, SIZE), 0.01, np.float32).tobytes())
     started = time.perf_counter()
     try:
-        result = await client.infer(MODEL, [tensor], parameters={"sla_class": cls.value}, client_timeout=60)
-    except InferenceServerException as exc:
-        status = (exc.status() or "").removeprefix("StatusCode.")
-        return Outcome(cls, "grpc", status, time.perf_counter() - started, exc.message() or "")
-    assert result.as_numpy("y").shape == (1, SIZE)
+        reply = await stub.ModelInfer(request, timeout=60)
+    except grpc.aio.AioRpcError as exc:
+        pushback = dict(exc.trailing_metadata() or ()).get(RETRY_PUSHBACK_KEY, "")
+        return Outcome(cls, "grpc", exc.code().name, time.perf_counter() - started, f"{pushback} {exc.details()}")
+    assert list(reply.outputs[0].shape) == [1, SIZE]
     return Outcome(cls, "grpc", "OK", time.perf_counter() - started)
 
 
@@ -125,21 +134,21 @@ async def _burst(server: BackgroundServer) -> list[Outcome]:
     """Fire every request at once, classes interleaved; wait for every answer."""
     url = f"http://{server.http_url}/v2/models/{MODEL}/infer"
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-        grpc = grpcclient.InferenceServerClient(server.grpc_url)
-        try:
-            assert await grpc.is_server_live()  # the channel is up before the burst, like the HTTP pool
-            calls = []
-            for index in range(max(LATENCY_CRITICAL, BEST_EFFORT_HTTP, BEST_EFFORT_GRPC)):
-                if index < BEST_EFFORT_GRPC:
-                    calls.append(_grpc_call(grpc, SLAClass.BEST_EFFORT))
-                if index < LATENCY_CRITICAL:
-                    calls.append(_http_call(http, url, SLAClass.LATENCY_CRITICAL))
-                if index < BEST_EFFORT_HTTP:
-                    calls.append(_http_call(http, url, SLAClass.BEST_EFFORT))
-            return list(await asyncio.gather(*calls))
-        finally:
-            await grpc.close()
+    async with (
+        httpx.AsyncClient(timeout=60, limits=limits) as http,
+        grpc.aio.insecure_channel(server.grpc_url) as channel,
+    ):
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        assert (await stub.ServerLive(pb.ServerLiveRequest())).live  # the channel is up before the burst
+        calls = []
+        for index in range(max(LATENCY_CRITICAL, BEST_EFFORT_HTTP, BEST_EFFORT_GRPC)):
+            if index < BEST_EFFORT_GRPC:
+                calls.append(_grpc_call(stub, SLAClass.BEST_EFFORT))
+            if index < LATENCY_CRITICAL:
+                calls.append(_http_call(http, url, SLAClass.LATENCY_CRITICAL))
+            if index < BEST_EFFORT_HTTP:
+                calls.append(_http_call(http, url, SLAClass.BEST_EFFORT))
+        return list(await asyncio.gather(*calls))
 
 
 def test_twice_capacity_sheds_best_effort_and_keeps_latency_critical_in_budget(server: BackgroundServer) -> None:
@@ -166,6 +175,7 @@ def test_twice_capacity_sheds_best_effort_and_keeps_latency_critical_in_budget(s
     assert shed and all(o.sla_class is SLAClass.BEST_EFFORT for o in shed), summary
     assert {o.protocol for o in shed} == {"http", "grpc"}, summary
     assert all(o.detail.startswith("2 ") and "queue is full" in o.detail for o in shed if o.protocol == "http")
+    assert all(o.detail.startswith("2000 ") and "queue is full" in o.detail for o in shed if o.protocol == "grpc")
     # zero accepted requests lost: the server counts exactly the successes the clients saw ...
     ok = [o for o in outcomes if o.status in ("200", "OK")]
     assert served.stats.success.count - successes_before == len(ok)

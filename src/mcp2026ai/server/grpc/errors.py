@@ -21,3 +21,17 @@ _CODES: list[tuple[type[errors.MCPError], grpc.StatusCode]] = [
 
 def grpc_status(error: errors.MCPError) -> grpc.StatusCode:
     return next((code for kind, code in _CODES if isinstance(error, kind)), grpc.StatusCode.INTERNAL)
+
+
+RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+"""Trailing metadata by which a server tells a client's retry policy when to try again (gRFC A6):
+gRPC's counterpart of HTTP's Retry-After."""
+
+Metadata = tuple[tuple[str, str], ...]
+
+
+def trailing_metadata(error: errors.MCPError) -> Metadata:
+    """What goes with the status: the retry pushback of an overload rejection, nothing otherwise."""
+    if isinstance(error, errors.OverloadedError):
+        return ((RETRY_PUSHBACK_KEY, str(max(1, round(error.retry_after_s * 1000)))),)
+    return ()

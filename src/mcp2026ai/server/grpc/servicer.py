@@ -19,7 +19,7 @@ from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.observability.requests import EdgeCodes, InferObservation, observe_inference
 from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.codec import decode_request, encode_response
-from mcp2026ai.server.grpc.errors import grpc_status
+from mcp2026ai.server.grpc.errors import grpc_status, trailing_metadata
 from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def domain_errors(handler: Handler[Request, Reply]) -> Handler[Request, Reply]:
         try:
             return await handler(self, request, context)
         except MCPError as exc:
-            await context.abort(grpc_status(exc), str(exc))
+            await context.abort(grpc_status(exc), str(exc), trailing_metadata(exc))
             raise  # unreachable: abort raises
 
     return wrapper
@@ -115,7 +115,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             except MCPError as exc:
                 status = grpc_status(exc)
                 seen.fail(status.name, exc)
-                await context.abort(status, str(exc))
+                await context.abort(status, str(exc), trailing_metadata(exc))
 
     def _is_served(self, name: str) -> bool:
         return self.plane.repository.is_loaded(name)
