@@ -1,6 +1,6 @@
 """One bounded, interleaved side-by-side benchmark run; prints the table and writes results.
 
-    python benchmarks/run.py                 # mlp (3 rounds) + resnet50 (2 rounds): ~6 minutes on 2 cores
+    python benchmarks/run.py                 # mlp (3 rounds) + resnet50 (3 rounds): ~7 minutes on 2 cores
     python benchmarks/run.py --quick         # half the requests, one round
     python benchmarks/run.py --models mlp --rounds 5 --peers-on-resnet
 
@@ -61,10 +61,10 @@ WORKLOADS = {
         http_format="json",
     ),
     "resnet50": Workload(
-        requests_per_slot=2,
-        min_requests=6,
+        requests_per_slot=4,  # c=32: 128 requests, ~7 s: at 2 per slot a round's figure moved 15-20 %
+        min_requests=8,
         ceiling_runs=1,
-        ceiling_seconds=2.0,
+        ceiling_seconds=3.0,
         perf_timeout_s=300,
         http_format="binary",
     ),
@@ -213,7 +213,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--concurrency", default="1,8,32", help="perf_analyzer concurrency levels.")
     parser.add_argument("--rounds", type=int, default=None, help="Interleaved MLP rounds (default 3; 1 with --quick).")
     parser.add_argument(
-        "--resnet-rounds", type=int, default=None, help="Interleaved ResNet-50 rounds (default 2; 1 with --quick)."
+        "--resnet-rounds", type=int, default=None, help="Interleaved ResNet-50 rounds (default 3; 1 with --quick)."
     )
     parser.add_argument("--quick", action="store_true", help="Half the requests, one round.")
     parser.add_argument("--peers-on-resnet", action="store_true", help="Also run MLServer and PyTriton on ResNet-50.")
@@ -226,7 +226,7 @@ def _arguments() -> argparse.Namespace:
     args.concurrency = [int(level) for level in args.concurrency.split(",")]
     args.scale = 0.5 if args.quick else 1.0
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.resnet_rounds = args.resnet_rounds or (1 if args.quick else 2)
+    args.resnet_rounds = args.resnet_rounds or (1 if args.quick else 3)
     return args
 
 
