@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -124,6 +125,38 @@ def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "unknown model 'ghost'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "extra"),
+    [
+        ("--port", []),
+        ("--grpc-port", []),
+        ("--grpc-port", ["--grpc-acceptors", "1"]),
+        ("--grpc-port", ["--workers", "2"]),
+    ],
+)
+def test_mcp_serve_refuses_a_port_in_use_in_one_line(tmp_path: Path, option: str, extra: list[str]) -> None:
+    """Also when the holder set SO_REUSEPORT (as another `mcp serve` does): the gRPC acceptors and
+    workers share their port that way, and would otherwise take half of its connections silently."""
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = str(holder.getsockname()[1])
+        ports = {"--port": "0", "--grpc-port": "0", option: taken}
+        done = subprocess.run(
+            [*mcp_command(), "serve", "--model-path", str(mlp_model(tmp_path / "mlp.onnx"))]
+            + [item for pair in ports.items() for item in pair]
+            + extra,
+            env={**os.environ, "MCP_HOME": str(tmp_path / "home")},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert f"cannot listen on 127.0.0.1:{taken} ({option}): Address already in use" in done.stderr
     assert "Traceback" not in done.stderr
 
 

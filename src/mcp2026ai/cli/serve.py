@@ -39,6 +39,12 @@ def serve(
     max_request_mb: Annotated[float, typer.Option(help="Largest request body in MiB (413 above).")] = 64.0,
     drain_timeout: Annotated[float, typer.Option(help="Seconds to drain in-flight requests on shutdown.")] = 30.0,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the ports.")] = 1,
+    grpc_acceptors: Annotated[
+        int,
+        typer.Option(
+            min=1, max=16, help="gRPC servers per process sharing the gRPC port (each accepts one RPC at a time)."
+        ),
+    ] = 3,
     policy: Annotated[
         bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
     ] = True,
@@ -83,6 +89,7 @@ def serve(
         host=host,
         http_port=port,
         grpc_port=None if grpc_port < 0 else grpc_port,
+        grpc_acceptors=grpc_acceptors,
         max_request_bytes=int(max_request_mb * (1 << 20)),
         drain_timeout_s=drain_timeout,
         log_level=log_level,

@@ -18,7 +18,12 @@ class ServerConfig(BaseModel):
     grpc_port: int | None = Field(8081, ge=0, le=65535, description="gRPC port; None disables gRPC.")
     max_request_bytes: int = Field(64 << 20, ge=1024, description="Largest request body accepted (413 above).")
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
-    grpc_max_workers: int = Field(16, ge=1, description="Concurrent gRPC RPCs handled.")
+    grpc_acceptors: int = Field(
+        3,
+        ge=1,
+        le=16,
+        description="gRPC servers sharing the gRPC port in this process: each accepts one new RPC at a time.",
+    )
     log_level: str = Field("warning", description="uvicorn / grpc log level.")
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")

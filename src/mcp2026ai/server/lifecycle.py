@@ -12,13 +12,14 @@ import contextlib
 import logging
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 
 import grpc
 import uvicorn
 
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.errors import UnavailableError
 from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.auth import AuthInterceptor
@@ -43,12 +44,32 @@ def grpc_interceptors(config: ServerConfig) -> list[grpc.aio.ServerInterceptor]:
     return [AuthInterceptor(authenticator)] if authenticator else []
 
 
-def bind_grpc(server: grpc.aio.Server, config: ServerConfig) -> int:
-    """Listen on the configured port, over TLS when a certificate is configured."""
-    address = f"{config.host}:{config.grpc_port}"
+def bind_grpc(server: grpc.aio.Server, config: ServerConfig, port: int) -> int:
+    """Listen on ``port`` (0: a free one), over TLS when a certificate is configured; the port bound."""
+    address = f"{config.host}:{port}"
     tls = config.security.tls
-    port = server.add_secure_port(address, tls.grpc_server_credentials()) if tls else server.add_insecure_port(address)
-    return int(port)
+    try:
+        if tls:
+            bound = server.add_secure_port(address, tls.grpc_server_credentials())
+        else:
+            bound = server.add_insecure_port(address)
+    except RuntimeError as exc:  # grpc's "Failed to bind to address ..."
+        raise UnavailableError(f"cannot listen on {address} (--grpc-port): in use or not permitted") from exc
+    return int(bound)
+
+
+def ensure_port_free(host: str, port: int, option: str) -> None:
+    """Refuse a port another server listens on. Listeners with SO_REUSEPORT share a port silently, so
+    a second ``mcp serve`` on the same gRPC port would take half its connections instead of failing."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # lingering TIME_WAIT is no listener
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UnavailableError(f"cannot listen on {host}:{port} ({option}): {exc.strerror}") from exc
 
 
 @dataclass
@@ -64,7 +85,7 @@ class InferenceServer:
         self.sync = sync or ServingSync(plane, config.sync_interval_s)
         self._http: _HttpServer | None = None
         self._http_task: asyncio.Task[None] | None = None
-        self._grpc: grpc.aio.Server | None = None
+        self._grpc: list[grpc.aio.Server] = []
         self._stopped = asyncio.Event()
         self.statistics = ServerStatistics(plane, config.peer_dir)
         self.ports = BoundPorts(http=0, grpc=None)
@@ -84,7 +105,12 @@ class InferenceServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if self.config.reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind((self.config.host, self.config.http_port))
+        try:
+            sock.bind((self.config.host, self.config.http_port))
+        except OSError as exc:
+            sock.close()
+            address = f"{self.config.host}:{self.config.http_port}"
+            raise UnavailableError(f"cannot listen on {address} (--port): {exc.strerror}") from exc
         uv_config = uvicorn.Config(
             build_http_app(self.plane, self.config, self.statistics),
             log_level=self.config.log_level,
@@ -103,23 +129,40 @@ class InferenceServer:
         return int(sock.getsockname()[1])
 
     async def _start_grpc(self) -> int | None:
+        """``grpc_acceptors`` grpc.aio servers on one port (SO_REUSEPORT; the kernel spreads client
+        connections over them), all feeding the same data plane on this event loop.
+
+        A grpc.aio server accepts one RPC at a time: it asks gRPC core for the next call only once the
+        previous one has come back through the completion-queue poller thread to the loop, so under
+        load new RPCs wait in line behind that round trip. Each extra server is another line: MLP at
+        c=32 over gRPC, 3 servers against 1: 2458 vs 2028 req/s, 0.46 vs 0.56 ms CPU per request.
+        """
         if self.config.grpc_port is None:
             return None
+        count = self.config.grpc_acceptors
+        if not self.config.reuse_port:  # under --workers the parent checked, and siblings share it
+            ensure_port_free(self.config.host, self.config.grpc_port, "--grpc-port")
+        port = self.config.grpc_port
+        for _ in range(count):
+            server = self._grpc_server(reuse_port=count > 1 or self.config.reuse_port)
+            port = bind_grpc(server, self.config, port)
+            await server.start()
+            self._grpc.append(server)
+        return port
+
+    def _grpc_server(self, reuse_port: bool) -> grpc.aio.Server:
         limit = self.config.max_request_bytes + (1 << 20)
         server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", -1),
-                ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
+                ("grpc.so_reuseport", 1 if reuse_port else 0),
             ],
             maximum_concurrent_rpcs=None,
             interceptors=grpc_interceptors(self.config),
         )
         add_inference_servicer(InferenceServicer(self.plane, self.config.max_request_bytes, self.statistics), server)
-        port = bind_grpc(server, self.config)
-        await server.start()
-        self._grpc = server
-        return int(port)
+        return server
 
     async def stop(self) -> None:
         """Graceful: stop accepting, drain in-flight requests, unload models."""
@@ -127,9 +170,7 @@ class InferenceServer:
             return
         self.plane.stop_accepting()
         await self.sync.stop()
-        waits = []
-        if self._grpc is not None:
-            waits.append(self._grpc.stop(grace=self.config.drain_timeout_s))
+        waits: list[Awaitable[object]] = [server.stop(grace=self.config.drain_timeout_s) for server in self._grpc]
         if self._http is not None and self._http_task is not None:
             self._http.should_exit = True
             waits.append(self._http_task)

@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,10 +27,10 @@ from pathlib import Path
 
 from prometheus_client.multiprocess import mark_process_dead
 
-from mcp2026ai.errors import UnavailableError
+from mcp2026ai.errors import MCPError, UnavailableError
 from mcp2026ai.observability.metrics import MULTIPROCESS_DIR_VARIABLE
 from mcp2026ai.server.config import ServerConfig
-from mcp2026ai.server.lifecycle import BoundPorts
+from mcp2026ai.server.lifecycle import BoundPorts, ensure_port_free
 
 
 def free_port(host: str) -> int:
@@ -39,8 +40,12 @@ def free_port(host: str) -> int:
 
 
 def shared_worker_config(config: ServerConfig) -> ServerConfig:
-    """Workers must agree on ports, so an ephemeral request (0) is resolved once, here; they also
-    share a fresh directory where they answer each other's statistics queries."""
+    """Workers must agree on ports, so an ephemeral request (0) is resolved once, here, and a port
+    another server holds is refused here (the workers' SO_REUSEPORT would share it); they also share a
+    fresh directory where they answer each other's statistics queries."""
+    ensure_port_free(config.host, config.http_port, "--port")
+    if config.grpc_port is not None:
+        ensure_port_free(config.host, config.grpc_port, "--grpc-port")
     peer_dir = tempfile.mkdtemp(prefix="mcp-workers-")
     atexit.register(shutil.rmtree, peer_dir, ignore_errors=True)
     updates: dict[str, object] = {"reuse_port": True, "peer_dir": Path(peer_dir)}
@@ -81,7 +86,19 @@ def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Conne
         ready.send(ports)
         ready.close()
 
-    serve_blocking(ModelRegistry(Path(home)), names, config, on_ready=report)
+    try:
+        serve_blocking(ModelRegistry(Path(home)), names, config, on_ready=report)
+    except MCPError as exc:  # e.g. a port in use: the parent says it in one line
+        if not ready.closed:
+            ready.send(WorkerFailed(str(exc)))
+        sys.exit(2)
+
+
+@dataclass(frozen=True)
+class WorkerFailed:
+    """What a worker that could not start sends its parent instead of its ports."""
+
+    reason: str
 
 
 @dataclass
@@ -122,10 +139,23 @@ def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) 
         if not receiver.poll(timeout=300):
             _terminate(processes)
             raise UnavailableError("a server worker did not become ready within 300 s")
-        ports = receiver.recv()
+        ports = _started(receiver, processes)
     assert ports is not None
     _forward_signals(processes)
     return Workers(ports, processes, shared_metrics)
+
+
+def _started(receiver: Connection, processes: list[SpawnProcess]) -> BoundPorts:
+    """The ports a worker reports once it serves; its failure (the others stopped) otherwise."""
+    try:
+        message = receiver.recv()
+    except EOFError:
+        processes[-1].join(5)
+        message = WorkerFailed(f"a server worker exited before serving (exit code {processes[-1].exitcode})")
+    if isinstance(message, WorkerFailed):
+        _terminate(processes)
+        raise UnavailableError(message.reason)
+    return message  # type: ignore[no-any-return]
 
 
 def _forward_signals(processes: list[SpawnProcess]) -> None:
