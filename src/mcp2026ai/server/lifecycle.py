@@ -143,14 +143,15 @@ class InferenceServer:
         if not self.config.reuse_port:  # under --workers the parent checked, and siblings share it
             ensure_port_free(self.config.host, self.config.grpc_port, "--grpc-port")
         port = self.config.grpc_port
+        servicer = InferenceServicer(self.plane, self.config.max_request_bytes, self.statistics)
         for _ in range(count):
-            server = self._grpc_server(reuse_port=count > 1 or self.config.reuse_port)
+            server = self._grpc_server(servicer, reuse_port=count > 1 or self.config.reuse_port)
             port = bind_grpc(server, self.config, port)
             await server.start()
             self._grpc.append(server)
         return port
 
-    def _grpc_server(self, reuse_port: bool) -> grpc.aio.Server:
+    def _grpc_server(self, servicer: InferenceServicer, reuse_port: bool) -> grpc.aio.Server:
         limit = self.config.max_request_bytes + (1 << 20)
         server = grpc.aio.server(
             options=[
@@ -161,7 +162,7 @@ class InferenceServer:
             maximum_concurrent_rpcs=None,
             interceptors=grpc_interceptors(self.config),
         )
-        add_inference_servicer(InferenceServicer(self.plane, self.config.max_request_bytes, self.statistics), server)
+        add_inference_servicer(servicer, server)
         return server
 
     async def stop(self) -> None:
