@@ -138,8 +138,8 @@ def test_mcp_serve_unknown_model_is_one_line_error(tmp_path: Path) -> None:
     ],
 )
 def test_mcp_serve_refuses_a_port_in_use_in_one_line(tmp_path: Path, option: str, extra: list[str]) -> None:
-    """Also when the holder set SO_REUSEPORT (as another `mcp serve` does): the gRPC acceptors and
-    workers share their port that way, and would otherwise take half of its connections silently."""
+    """Also when the holder set SO_REUSEPORT (as another `mcp serve --workers N` does): workers share
+    their ports that way, and would otherwise take half of its connections silently."""
     with socket.socket() as holder:
         holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         holder.bind(("127.0.0.1", 0))

@@ -41,10 +41,8 @@ def serve(
     workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the ports.")] = 1,
     grpc_acceptors: Annotated[
         int,
-        typer.Option(
-            min=1, max=16, help="gRPC servers per process sharing the gRPC port (each accepts one RPC at a time)."
-        ),
-    ] = 3,
+        typer.Option(min=1, max=64, help="ModelInfer calls the gRPC server accepts at once (grpc.aio alone: 1)."),
+    ] = 5,
     policy: Annotated[
         bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
     ] = True,

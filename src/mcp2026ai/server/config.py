@@ -19,10 +19,11 @@ class ServerConfig(BaseModel):
     max_request_bytes: int = Field(64 << 20, ge=1024, description="Largest request body accepted (413 above).")
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
-        3,
+        5,
         ge=1,
-        le=16,
-        description="gRPC servers sharing the gRPC port in this process: each accepts one new RPC at a time.",
+        le=64,
+        description="ModelInfer calls the gRPC server keeps requested from gRPC core at once (grpc.aio alone: 1); "
+        "RPCs that arrive together start together instead of one per event-loop turn.",
     )
     log_level: str = Field("warning", description="uvicorn / grpc log level.")
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")

@@ -93,11 +93,13 @@ class _Capture:
         self.handlers.update({name.rsplit("/", 1)[-1]: handler for name, handler in handlers.items()})
 
 
-def add_inference_servicer(servicer: Any, server: grpc.aio.Server) -> None:
-    """``add_GRPCInferenceServiceServicer_to_server`` with every handler made :func:`lenient`."""
+def add_inference_servicer(servicer: Any, server: grpc.aio.Server) -> dict[str, grpc.RpcMethodHandler]:
+    """``add_GRPCInferenceServiceServicer_to_server`` with every handler made :func:`lenient`; the
+    handlers by method name (``ModelInfer``, ...)."""
     capture = _Capture()
     pb_grpc.add_GRPCInferenceServiceServicer_to_server(servicer, capture)
     handlers = {name: lenient(handler) for name, handler in capture.handlers.items()}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
     if hasattr(server, "add_registered_method_handlers"):
         server.add_registered_method_handlers(SERVICE, handlers)
+    return handlers
