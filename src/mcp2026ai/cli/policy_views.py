@@ -10,7 +10,7 @@ from mcp2026ai.policy.orchestrator import Evaluation, fmt
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.records import Decision, StoredPlan
 
-CANDIDATE_COLUMNS = ["", "plan", "p50 ms", "p99 ms", "exp p99", "rows/s", "MiB", "verdict"]
+CANDIDATE_COLUMNS = ["", "plan", "min ms", "p50 ms", "p99 ms", "exp p99", "rows/s", "MiB", "verdict"]
 DECISION_COLUMNS = ["time", "trigger", "version", "feasible", "chosen", "planning s"]
 CONSTRAINT_COLUMNS = ["constraint", "contract", "plan", "margin", "ok"]
 
@@ -66,6 +66,7 @@ def candidate_rows(
             {
                 "": "*" if chosen is not None and evaluation.candidate == chosen.candidate else "",
                 "plan": plan_label(evaluation, version),
+                "min ms": _num(figures.min_ms if figures else None),
                 "p50 ms": _num(figures.p50_ms if figures else None),
                 "p99 ms": _num(figures.p99_ms if figures else None),
                 "exp p99": _num(evaluation.expected_p99_ms),

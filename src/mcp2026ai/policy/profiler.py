@@ -45,6 +45,9 @@ class Figures(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    min_ms: float | None = Field(
+        None, description="Fastest run of one row at batch 1: what the plan does when nothing else wants the CPU."
+    )
     p50_ms: float = Field(description="Median latency of one row at batch 1.")
     p95_ms: float = Field(description="p95 latency of one row at batch 1.")
     p99_ms: float = Field(description="p99 latency of one row at batch 1.")
@@ -167,6 +170,7 @@ class Profiler:
                 continue
             meter.sample()
             figures = Figures(
+                min_ms=_ms(min(single)),
                 p50_ms=_ms(np.percentile(single, 50)),
                 p95_ms=_ms(np.percentile(single, 95)),
                 p99_ms=_ms(np.percentile(single, 99)),

@@ -42,7 +42,8 @@ def test_profiler_measures_every_candidate_within_bounds(registry: ModelRegistry
     for candidate, measurement in results.items():
         figures = measurement.figures
         assert figures is not None, measurement.note
-        assert 0 < figures.p50_ms <= figures.p95_ms <= figures.p99_ms
+        assert figures.min_ms is not None
+        assert 0 < figures.min_ms <= figures.p50_ms <= figures.p95_ms <= figures.p99_ms
         assert figures.batch_p99_ms > 0 and figures.throughput_rps > 0
         assert figures.memory_mb is not None and figures.memory_mb >= 0
         assert figures.load_ms > 0
