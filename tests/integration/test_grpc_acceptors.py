@@ -78,8 +78,17 @@ def outputs(response: pb.ModelInferResponse) -> dict[str, np.ndarray]:
 
 
 def test_this_grpcio_has_the_internals_the_acceptors_use() -> None:
-    """Canary: a grpcio release that reshapes them turns the extra acceptors off (next test but one)."""
-    assert missing_internals() == []
+    """Canary: a grpcio release that reshapes them turns the extra acceptors off (the last test)."""
+
+    async def missing_on_a_fresh_server() -> list[str]:
+        server = grpc.aio.server()
+        try:
+            return missing_internals(server)
+        finally:
+            await server.stop(None)
+
+    assert asyncio.run(missing_on_a_fresh_server()) == []
+    assert missing_internals(object()) == ["Server._server"]  # type: ignore[arg-type]
 
 
 def test_calls_the_extra_acceptors_take_are_answered_like_any_other(served: BackgroundServer) -> None:
@@ -147,7 +156,7 @@ def test_a_grpcio_with_other_internals_serves_with_one_acceptor_and_says_so(
     add_sub_registry: ModelRegistry, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A grpcio that is not installed here: its internals answer differently."""
-    monkeypatch.setattr(lifecycle, "missing_internals", lambda: ["_handle_rpc"])
+    monkeypatch.setattr(lifecycle, "missing_internals", lambda server: ["_handle_rpc"])
     config = ServerConfig(http_port=0, grpc_port=0, drain_timeout_s=5, grpc_acceptors=5)
     with (
         caplog.at_level(logging.WARNING, logger=lifecycle.__name__),

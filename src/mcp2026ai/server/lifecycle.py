@@ -137,17 +137,8 @@ class InferenceServer:
             return None
         if not self.config.reuse_port:  # under --workers the parent checked, and siblings share it
             ensure_port_free(self.config.host, self.config.grpc_port, "--grpc-port")
-        limit = self.config.max_request_bytes + (1 << 20)
         interceptors = grpc_interceptors(self.config)
-        server = grpc.aio.server(
-            options=[
-                ("grpc.max_receive_message_length", limit),
-                ("grpc.max_send_message_length", -1),
-                ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
-            ],
-            maximum_concurrent_rpcs=None,
-            interceptors=interceptors,
-        )
+        server = self._grpc_server(interceptors)
         servicer = InferenceServicer(self.plane, self.config.max_request_bytes, self.statistics)
         handlers = add_inference_servicer(servicer, server)
         port = bind_grpc(server, self.config, self.config.grpc_port)
@@ -156,13 +147,25 @@ class InferenceServer:
         self.infer_acceptors = self._start_acceptors(server, handlers["ModelInfer"], interceptors)
         return port
 
+    def _grpc_server(self, interceptors: list[grpc.aio.ServerInterceptor]) -> grpc.aio.Server:
+        limit = self.config.max_request_bytes + (1 << 20)
+        return grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", -1),
+                ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
+            ],
+            maximum_concurrent_rpcs=None,
+            interceptors=interceptors,
+        )
+
     def _start_acceptors(
         self, server: grpc.aio.Server, handler: grpc.RpcMethodHandler, interceptors: list[grpc.aio.ServerInterceptor]
     ) -> InferAcceptors | None:
         extra = self.config.grpc_acceptors - 1  # grpc.aio's own is the first
         if extra < 1:
             return None
-        missing = missing_internals()
+        missing = missing_internals(server)
         if missing:
             log.warning(
                 "grpcio %s: one gRPC acceptor instead of %d (its internals %s differ)",

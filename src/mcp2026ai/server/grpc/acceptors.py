@@ -13,9 +13,9 @@ status, message codecs), exactly as the serving coroutine does. MLP at c=32 over
 three whole grpc.aio servers on the port: 1531 vs 915 and 1541 vs 1115 req/s, p99 46 vs 84 and
 40 vs 68 ms, CPU 0.63 vs 0.85-0.92 ms per request (docs/benchmarks.md).
 
-grpc.aio has no public API for this: it takes four of grpcio's Cython internals, checked by name and
-signature first (:func:`missing_internals`). Where a grpcio release changes them, the server keeps
-grpc.aio's single acceptor and says so once in its log.
+grpc.aio has no public API for this: it takes grpc.aio.Server's core server and five of grpcio's
+Cython internals, checked by name and signature first (:func:`missing_internals`). Where a grpcio
+release changes them, the server keeps grpc.aio's single acceptor and says so once in its log.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ def _parameters(function: Callable[..., object]) -> tuple[str, ...] | None:
         return None
 
 
-def missing_internals() -> list[str]:
+def missing_internals(server: grpc.aio.Server) -> list[str]:
     """The grpcio internals this module needs that this grpcio lacks or shapes differently (empty: usable)."""
-    missing = []
+    missing = [] if isinstance(getattr(server, "_server", None), cygrpc.AioServer) else ["Server._server"]
     for dotted, expected in _EXPECTED_SIGNATURES.items():
         target: object = cygrpc
         for part in dotted.split("."):
