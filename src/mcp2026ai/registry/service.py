@@ -97,7 +97,7 @@ class ModelRegistry:
     def resolve(self, name: str, version: str | None = None) -> ModelVersion:
         """An exact version, or the default: highest production, else highest non-archived."""
         if version is not None:
-            if version.isdigit():  # Triton-style integer alias first, then the short semver form
+            if version.isascii() and version.isdigit():  # Triton-style integer alias, then short semver
                 with contextlib.suppress(NotFoundError):
                     return self.catalog.get_by_number(name, int(version))
             return self.catalog.get(name, _normalize(version))

@@ -35,7 +35,7 @@ BackendFactory = Callable[[ModelVersion], OnnxRuntimeBackend]
 
 def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
     """Look a version up by its Triton-style integer alias ("1" for the first registered)."""
-    if not key.isdigit():
+    if not (key.isascii() and key.isdigit()):  # "²" is a digit to str.isdigit, not to int()
         return None
     return next((m for m in entry.versions.values() if m.record.number == int(key)), None)
 

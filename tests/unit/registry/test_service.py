@@ -140,6 +140,10 @@ def test_unknown_model_and_version(registry: ModelRegistry, mlp_path: Path) -> N
         registry.remove("ghost")
     with pytest.raises(InvalidArgumentError):
         registry.resolve("m", "not-a-version")
+    with pytest.raises(
+        InvalidArgumentError
+    ):  # a digit to str.isdigit, not to int() (found by tests/integration/test_fuzz.py)
+        registry.resolve("m", "\u00b2")
 
 
 @pytest.mark.parametrize("name", ["", "-lead", ".hidden", "a b", "a/b", "../etc", "x" * 129, "é", "name:1.0"])
