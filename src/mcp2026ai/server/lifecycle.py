@@ -60,8 +60,9 @@ def bind_grpc(server: grpc.aio.Server, config: ServerConfig, port: int) -> int:
 
 
 def ensure_port_free(host: str, port: int, option: str) -> None:
-    """Refuse a port another server listens on. Listeners with SO_REUSEPORT share a port silently, so
-    a second ``mcp serve`` on the same gRPC port would take half its connections instead of failing."""
+    """Refuse a port another server listens on, naming the reason (grpc's own bind error does not).
+    Under ``--workers`` the parent must check: the workers' SO_REUSEPORT listeners would otherwise
+    share a port another server holds and take half its connections instead of failing."""
     if port == 0:
         return
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
