@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.onnx import session_options
+from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 
 
 @dataclass(frozen=True)

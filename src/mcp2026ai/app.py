@@ -10,14 +10,14 @@ from pathlib import Path
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.observability.export import start_trace_export
-from mcp2026ai.policy.service import PolicyOrchestrator
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.runtime.artifacts import ArtifactBackends
-from mcp2026ai.runtime.replanning import ReplanSupervisor
-from mcp2026ai.runtime.repository import ModelRepository
-from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
+from mcp2026ai.serving.artifacts import ArtifactBackends
+from mcp2026ai.serving.models import ModelRepository
+from mcp2026ai.serving.replanning import ReplanSupervisor
+from mcp2026ai.serving.sync import ServingSync
 
 log = logging.getLogger(__name__)
 

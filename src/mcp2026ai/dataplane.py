@@ -19,8 +19,8 @@ from mcp2026ai.ir.signature import TensorSpec
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
-from mcp2026ai.runtime.repository import ModelRepository, ServedModel
 from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.serving.models import ModelRepository, ServedModel
 
 SERVER_NAME = "mcp2026ai"
 SYSTEM_ACTOR = "system"

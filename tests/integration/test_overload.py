@@ -32,15 +32,15 @@ from tritonclient.utils import InferenceServerException
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.observability import metrics
-from mcp2026ai.policy.plan import Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.base import Backend
-from mcp2026ai.runtime.repository import ModelRepository
+from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPolicy
 from mcp2026ai.server.grpc.errors import RETRY_PUSHBACK_KEY
+from mcp2026ai.serving.models import ModelRepository
 from mcp2026ai.testing import BackgroundServer
 from support.models import chained_matmul_model
 

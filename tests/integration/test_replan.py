@@ -9,11 +9,11 @@ import pytest
 
 from mcp2026ai.app import build_plane
 from mcp2026ai.contract import parse_contract
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.replan import ReplanPolicy
-from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry
-from mcp2026ai.runtime.replanning import ReplanSupervisor
 from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.serving.replanning import ReplanSupervisor
 from mcp2026ai.testing import BackgroundServer
 from support.models import mlp_model
 

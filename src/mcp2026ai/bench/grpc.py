@@ -17,8 +17,8 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.server.grpc.codec import CONTENTS_FIELD
-from mcp2026ai.server.tensors import array_to_list, array_to_raw
+from mcp2026ai.protocol.tensors import array_to_list, array_to_raw
+from mcp2026ai.protocol.v2_grpc import CONTENTS_FIELD
 
 INFER_METHOD = "/inference.GRPCInferenceService/ModelInfer"
 _OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]

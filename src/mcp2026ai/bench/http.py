@@ -20,7 +20,7 @@ import numpy as np
 
 from mcp2026ai.errors import UnavailableError
 from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.server.tensors import array_to_list, array_to_raw
+from mcp2026ai.protocol.tensors import array_to_list, array_to_raw
 
 
 def fetch_json(base_url: str, path: str, method: str = "GET", timeout_s: float = 10.0) -> Any:

@@ -178,7 +178,7 @@ def _print_record(record: ModelVersion) -> None:
 
 def _plan_or_withdraw(registry: ModelRegistry, record: ModelVersion) -> None:
     """Plan the new version; if no plan meets its contract, remove it again and re-raise."""
-    from mcp2026ai.policy.service import PolicyOrchestrator
+    from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 
     try:
         decision = PolicyOrchestrator(registry).plan_for(record, "register")

@@ -20,11 +20,11 @@ from mcp2026ai.cli.policy_views import (
     when,
 )
 from mcp2026ai.errors import NotFoundError
-from mcp2026ai.policy.orchestrator import NoFeasiblePlanError, fmt
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import probe_hardware
 from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.policy.records import Decision
-from mcp2026ai.policy.service import PolicyOrchestrator
+from mcp2026ai.policy.selection import NoFeasiblePlanError, fmt
 from mcp2026ai.policy.synthetic import SyntheticShapes, parse_shape_override
 from mcp2026ai.policy.trace import parse_duration
 

@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from mcp2026ai.contract import InferenceContract
-from mcp2026ai.policy.orchestrator import Evaluation, fmt
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.records import Decision, StoredPlan
+from mcp2026ai.policy.selection import Evaluation, fmt
 
 CANDIDATE_COLUMNS = ["", "plan", "min ms", "p50 ms", "p99 ms", "exp p99", "rows/s", "MiB", "verdict"]
 DECISION_COLUMNS = ["time", "trigger", "version", "feasible", "chosen", "planning s"]

@@ -13,13 +13,13 @@ from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
+from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
-from mcp2026ai.policy.service import PolicyOrchestrator
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
-from mcp2026ai.server.workers import run_workers
 
 
 class TraceExporter(StrEnum):

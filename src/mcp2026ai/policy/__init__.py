@@ -1,15 +1,13 @@
 """Policy: hardware probe, candidate plans, measurement and selection against a contract.
 
-``Plan`` is imported eagerly (the runtime depends on it); everything else is loaded on first access,
-because the orchestrator itself depends on the runtime.
+Names are loaded on first access: importing one policy module (the probe, say) does not import the
+profiler and onnxruntime with it. ``Plan`` itself lives in :mod:`mcp2026ai.runtime.plan`.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
-
-from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan, Provider
 
 _LAZY = {
     "Candidate": "candidates",
@@ -22,11 +20,11 @@ _LAZY = {
     "Profiler": "profiler",
     "HardwareProfile": "probe",
     "probe_hardware": "probe",
-    "NoFeasiblePlanError": "orchestrator",
-    "Evaluation": "orchestrator",
-    "select_plan": "orchestrator",
+    "NoFeasiblePlanError": "selection",
+    "Evaluation": "selection",
+    "select_plan": "selection",
     "OptimizedModelCache": "cache",
-    "PolicyOrchestrator": "service",
+    "PolicyOrchestrator": "orchestrator",
     "ReplanMonitor": "replan",
     "ReplanPolicy": "replan",
     "SyntheticShapes": "synthetic",
@@ -34,7 +32,7 @@ _LAZY = {
     "parse_duration": "trace",
 }
 
-__all__ = ["DEFAULT_PLAN", "Plan", "Provider", *_LAZY]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> Any:

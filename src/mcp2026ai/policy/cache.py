@@ -18,8 +18,8 @@ import onnxruntime as ort
 
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.policy.plan import Plan, Provider
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend, session_options
+from mcp2026ai.runtime.plan import Plan, Provider
 
 # TensorRT keeps its own engine cache; an ORT-optimized graph is not portable to it.
 _UNCACHED_PROVIDERS = (Provider.TENSORRT,)

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.contract import InferenceContract, Precision
-from mcp2026ai.policy.plan import Plan, Provider
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.quantization.verification_store import verified_drift, version_precision
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.runtime.plan import Plan, Provider
 
 GPU_PROVIDERS = (Provider.CUDA, Provider.TENSORRT)
 

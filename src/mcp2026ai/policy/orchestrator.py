@@ -1,289 +1,190 @@
-"""Plan selection against a contract: pure, given candidates and their measurements.
+"""The policy orchestrator: contract -> candidates -> measurements -> chosen plan, logged and stored.
 
-A candidate is feasible when it keeps every constraint: precision allowed, verified drift within
-``accuracy.max_drift``, expected p99 (and p95) within the latency budget, throughput at or above the
-floor, memory within budget. The expected latency of a batched plan is its queue delay plus the p99 of
-one full batch; of an unbatched plan, its p99 at batch 1. Among feasible candidates the contract's
-objective decides. When none is feasible, :class:`NoFeasiblePlanError` names the nearest candidate and
-every constraint it missed, by how much.
+    orchestrator = PolicyOrchestrator(registry)
+    decision = orchestrator.plan_for(record, trigger="register")   # measures, selects, stores
+    backend = orchestrator.backend_for(record)                     # stored plan + cached optimized graph
+
+Everything it decides is written to the registry catalog (kinds ``policy_decision`` and ``plan``), so
+a new orchestrator on the same ``MCP_HOME`` reuses the stored plan without measuring again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Literal
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict
+from mcp2026ai.contract import BatchingSpec, InferenceContract, LatencySpec
+from mcp2026ai.ir.signature import Signature
+from mcp2026ai.policy.cache import OptimizedModelCache
+from mcp2026ai.policy.candidates import Candidate, Variant, VariantLookup, enumerate_candidates, registry_variants
+from mcp2026ai.policy.probe import HardwareProfile, probe_hardware
+from mcp2026ai.policy.profiler import Measurement, ProfileBudget, Profiler
+from mcp2026ai.policy.records import Decision, StoredPlan, Trigger
+from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy, reselect
+from mcp2026ai.policy.selection import (
+    NoFeasiblePlanError,
+    chosen_reason,
+    evaluate_all,
+    infeasible_message,
+    select_plan,
+    static_misses,
+)
+from mcp2026ai.policy.synthetic import SyntheticShapes
+from mcp2026ai.policy.trace import DecisionLog
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.plan import Plan
 
-from mcp2026ai.contract import InferenceContract
-from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.policy.candidates import Candidate
-from mcp2026ai.policy.plan import Plan
-from mcp2026ai.policy.profiler import Figures, Measurement
+Measurer = Callable[[ModelVersion, Sequence[Candidate]], dict[Candidate, Measurement]]
 
-_UNMEASURED_PENALTY = 1e6
-
-
-def fmt(value: float) -> str:
-    """A figure for people: 4 significant digits, whole numbers from 1000 up (48210, not 4.821e+04)."""
-    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
-
-
-class Miss(BaseModel):
-    """One constraint a candidate fails; numeric misses say by how much."""
-
-    model_config = ConfigDict(frozen=True)
-
-    constraint: str
-    bound: Literal["max", "min", "set"]
-    limit: float | None = None
-    actual: float | None = None
-    unit: str = ""
-    detail: str = ""
-
-    @property
-    def by(self) -> float | None:
-        if self.limit is None or self.actual is None:
-            return None
-        return abs(self.actual - self.limit)
-
-    @property
-    def relative(self) -> float:
-        """Shortfall relative to the limit (1.0 for a miss that has no size)."""
-        by = self.by
-        return 1.0 if by is None or not self.limit else by / abs(self.limit)
-
-    def short(self) -> str:
-        """A compact form for tables, e.g. ``p99_ms +7 ms`` or ``min_rps -75.2 rows/s``."""
-        name = self.constraint.split(".")[-1]
-        by = self.by
-        if by is None:
-            return name
-        sign = "+" if self.bound == "max" else "-"
-        return f"{name} {sign}{fmt(by)}{' ' + self.unit if self.unit else ''}"
-
-    def describe(self) -> str:
-        by = self.by
-        if by is None or self.actual is None:
-            return f"{self.constraint} ({self.detail})"
-        unit = f" {self.unit}" if self.unit else ""
-        op = ">" if self.bound == "max" else "<"
-        return f"{self.constraint} by {fmt(by)}{unit} ({fmt(self.actual)} {op} {fmt(self.limit or 0.0)})"
+# A model registered without a contract is planned for lowest latency with no constraint to keep.
+UNCONSTRAINED = InferenceContract(
+    latency=LatencySpec(p99_ms=3_600_000), batching=BatchingSpec(max_batch_size=1, max_queue_delay_ms=0)
+)
 
 
-class Evaluation(BaseModel):
-    """A candidate, its figures (None if it could not be measured) and the constraints it misses."""
+class PolicyOrchestrator:
+    """Plans model versions against their contracts on this machine and keeps the trace."""
 
-    model_config = ConfigDict(frozen=True)
-
-    candidate: Candidate
-    figures: Figures | None = None
-    expected_p99_ms: float | None = None
-    misses: list[Miss] = []
-    note: str = ""
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        hardware: HardwareProfile | None = None,
+        budget: ProfileBudget | None = None,
+        variants: VariantLookup | None = None,
+        measurer: Measurer | None = None,
+        shapes: SyntheticShapes | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.registry = registry
+        self._hardware = hardware
+        self.budget = budget or ProfileBudget()
+        self.variants = variants or registry_variants(registry)
+        self.measurer = measurer or self._profile
+        self.shapes = shapes or SyntheticShapes()
+        self.now = now
+        self.log = DecisionLog(registry.catalog)
 
     @property
-    def feasible(self) -> bool:
-        return self.figures is not None and not self.misses
+    def hardware(self) -> HardwareProfile:
+        if self._hardware is None:
+            self._hardware = probe_hardware()
+        return self._hardware
 
     @property
-    def plan(self) -> Plan:
-        return self.candidate.plan
+    def cache(self) -> OptimizedModelCache:
+        return OptimizedModelCache(self.registry.home / "cache", self.hardware.fingerprint())
 
+    @staticmethod
+    def contract_for(record: ModelVersion) -> InferenceContract:
+        return record.contract or UNCONSTRAINED
 
-def expected_latency_ms(plan: Plan, figures: Figures, quantile: Literal[95, 99] = 99) -> float:
-    if plan.max_batch_size == 1:
-        return figures.p99_ms if quantile == 99 else figures.p95_ms
-    batch = figures.batch_p99_ms if quantile == 99 else figures.batch_p95_ms
-    return round(plan.max_queue_delay_ms + batch, 3)
+    def candidates(self, record: ModelVersion) -> list[Candidate]:
+        contract = self.contract_for(record)
+        return enumerate_candidates(record, contract, self.hardware, self.variants(record, contract))
 
+    def plan_for(self, record: ModelVersion, trigger: Trigger = "manual") -> Decision:
+        """Measure every candidate, select against the contract, log the decision and store the plan.
 
-def static_misses(contract: InferenceContract, candidate: Candidate) -> list[Miss]:
-    """Constraints decided before measuring: precision and verified drift."""
-    variant = candidate.variant
-    misses = []
-    if variant.precision not in contract.precision.allowed:
-        allowed = ", ".join(p.value for p in contract.precision.allowed)
-        misses.append(
-            Miss(constraint="precision.allowed", bound="set", detail=f"{variant.precision.value} not in [{allowed}]")
+        Raises NoFeasiblePlanError (after logging the decision) when no candidate keeps the contract.
+        """
+        started = time.perf_counter()
+        contract = self.contract_for(record)
+        candidates = self.candidates(record)
+        measurable = [candidate for candidate in candidates if not static_misses(contract, candidate)]
+        measurements = self.measurer(record, measurable) if measurable else {}
+        evaluations = evaluate_all(contract, candidates, measurements)
+        chosen = select_plan(contract, evaluations)
+        reason = chosen_reason(contract, chosen, evaluations) if chosen else infeasible_message(record.ref, evaluations)
+        if record.contract is None:
+            reason = "no contract: lowest latency, nothing to keep; " + reason
+        decision = Decision(
+            model=record.name,
+            version=record.version,
+            time=self.now(),
+            trigger=trigger,
+            contract=contract,
+            hardware=self.hardware.summary(),
+            hardware_fingerprint=self.hardware.fingerprint(),
+            evaluations=evaluations,
+            chosen=chosen,
+            reason=reason,
+            planning_s=round(time.perf_counter() - started, 3),
         )
-    if variant.drift is None:
-        misses.append(
-            Miss(constraint="accuracy.max_drift", bound="max", detail=f"{variant.label()} has no verified drift")
+        self.log.record(decision)
+        if chosen is None:
+            raise NoFeasiblePlanError(record.ref, evaluations)
+        self._store(record, decision)
+        return decision
+
+    def stored(self, record: ModelVersion) -> StoredPlan | None:
+        return self.log.current_plan(record.name, record.version)
+
+    def stored_plan(self, record: ModelVersion) -> Plan | None:
+        stored = self.stored(record)
+        return stored.plan if stored else None
+
+    def ensure_plan(self, record: ModelVersion, trigger: Trigger = "serve") -> StoredPlan:
+        """The stored plan if it was made on this hardware, else a fresh one (measured now)."""
+        stored = self.stored(record)
+        if stored is not None and stored.hardware_fingerprint == self.hardware.fingerprint():
+            return stored
+        self.plan_for(record, trigger)
+        fresh = self.stored(record)
+        assert fresh is not None
+        return fresh
+
+    def backend_for(self, record: ModelVersion, stored: StoredPlan | None = None) -> OnnxRuntimeBackend:
+        """An (unloaded) backend running the stored plan's variant from the optimized-model cache."""
+        stored = stored or self.ensure_plan(record)
+        source = self.registry.store.path_for(stored.variant.digest)
+        return self.cache.backend(
+            source, stored.variant.digest, stored.plan, self.variant_signature(record, stored.variant)
         )
-    elif variant.drift > contract.accuracy.max_drift:
-        misses.append(
-            Miss(constraint="accuracy.max_drift", bound="max", limit=contract.accuracy.max_drift, actual=variant.drift)
+
+    def variant_signature(self, record: ModelVersion, variant: Variant) -> Signature:
+        """The signature of the artifact a variant runs (a quantized child may differ in datatypes)."""
+        if variant.digest == record.digest:
+            return record.signature
+        return self.registry.resolve(variant.name or record.name, variant.version).signature
+
+    def decisions(self, name: str, since: datetime | None = None, version: str | None = None) -> list[Decision]:
+        return self.log.decisions(name, since=since, version=version)
+
+    def replan(self, record: ModelVersion, observed_p99_ms: float) -> Decision:
+        """Re-select after serving observed ``observed_p99_ms``; logs it and stores a newly chosen plan."""
+        previous = self.log.last_decision(record.name, record.version)
+        if previous is None:
+            return self.plan_for(record, "replan")
+        decision = reselect(previous, observed_p99_ms, self.now())
+        self.log.record(decision)
+        if decision.chosen is not None:
+            self._store(record, decision)
+        return decision
+
+    def monitor(
+        self, record: ModelVersion, swap: Callable[[Decision], None], policy: ReplanPolicy | None = None
+    ) -> ReplanMonitor:
+        """A run-time monitor for ``record`` that re-plans through :meth:`replan` and calls ``swap``."""
+        budget = self.contract_for(record).latency.p99_ms
+        return ReplanMonitor(budget, lambda observed: self.replan(record, observed), swap, policy)
+
+    def _store(self, record: ModelVersion, decision: Decision) -> None:
+        chosen = decision.chosen
+        assert chosen is not None
+        digest = chosen.candidate.variant.digest
+        optimized = self.cache.ensure(self.registry.store.path_for(digest), digest, chosen.plan)
+        stored = StoredPlan.from_decision(decision, str(optimized) if optimized else None)
+        self.log.store_plan(record.name, record.version, stored)
+
+    def _profile(self, record: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
+        profiler = Profiler(
+            lambda variant: self.registry.store.path_for(variant.digest),
+            lambda variant: self.variant_signature(record, variant),
+            self.budget,
+            self.shapes,
+            record.preprocessing,
+            latency_limit_ms=self.contract_for(record).latency.p99_ms,
         )
-    return misses
-
-
-def measured_misses(
-    contract: InferenceContract, plan: Plan, figures: Figures, observed_p99_ms: float | None = None
-) -> list[Miss]:
-    """Constraints checked against figures; ``observed_p99_ms`` (from serving) overrides the p99 estimate."""
-    misses = []
-    p99 = expected_latency_ms(plan, figures) if observed_p99_ms is None else observed_p99_ms
-    if p99 > contract.latency.p99_ms:
-        misses.append(
-            Miss(constraint="latency.p99_ms", bound="max", limit=contract.latency.p99_ms, actual=p99, unit="ms")
-        )
-    p95_budget = contract.latency.p95_ms
-    if p95_budget is not None and (p95 := expected_latency_ms(plan, figures, 95)) > p95_budget:
-        misses.append(Miss(constraint="latency.p95_ms", bound="max", limit=p95_budget, actual=p95, unit="ms"))
-    floor = contract.throughput.min_rps
-    if figures.throughput_rps < floor:
-        misses.append(
-            Miss(
-                constraint="throughput.min_rps", bound="min", limit=floor, actual=figures.throughput_rps, unit="rows/s"
-            )
-        )
-    memory = contract.resources.memory_mb
-    if memory is not None and figures.memory_mb is not None and figures.memory_mb > memory:
-        misses.append(
-            Miss(constraint="resources.memory_mb", bound="max", limit=memory, actual=figures.memory_mb, unit="MiB")
-        )
-    return misses
-
-
-def evaluate(
-    contract: InferenceContract,
-    candidate: Candidate,
-    measurement: Measurement | None,
-    observed_p99_ms: float | None = None,
-) -> Evaluation:
-    misses = static_misses(contract, candidate)
-    figures = measurement.figures if measurement else None
-    note = measurement.note if measurement else "not measured"
-    if figures is None:
-        return Evaluation(candidate=candidate, misses=misses, note=note)
-    misses += measured_misses(contract, candidate.plan, figures, observed_p99_ms)
-    p99 = expected_latency_ms(candidate.plan, figures) if observed_p99_ms is None else observed_p99_ms
-    return Evaluation(candidate=candidate, figures=figures, expected_p99_ms=p99, misses=misses, note=note)
-
-
-def evaluate_all(
-    contract: InferenceContract, candidates: Sequence[Candidate], measurements: Mapping[Candidate, Measurement]
-) -> list[Evaluation]:
-    return [evaluate(contract, candidate, measurements.get(candidate)) for candidate in candidates]
-
-
-def rank_key(objective: str, evaluation: Evaluation) -> tuple[float, ...]:
-    """Smaller is better; ties go to fewer threads, smaller batches and lower drift."""
-    figures = evaluation.figures
-    assert figures is not None and evaluation.expected_p99_ms is not None
-    plan, drift = evaluation.plan, evaluation.candidate.variant.drift or 0.0
-    tail = (float(plan.intra_op_threads), float(plan.max_batch_size), drift)
-    memory = figures.memory_mb if figures.memory_mb is not None else float("inf")
-    if objective == "throughput":
-        return (-figures.throughput_rps, evaluation.expected_p99_ms, *tail)
-    if objective == "memory":
-        return (memory, evaluation.expected_p99_ms, *tail)
-    return (evaluation.expected_p99_ms, *tail)
-
-
-def shortfall(evaluation: Evaluation) -> float:
-    """How far a candidate is from feasible (sum of relative misses); unmeasured ones are farthest."""
-    penalty = _UNMEASURED_PENALTY if evaluation.figures is None else 0.0
-    return penalty + sum(miss.relative for miss in evaluation.misses)
-
-
-def nearest(evaluations: Sequence[Evaluation]) -> Evaluation | None:
-    return min(evaluations, key=shortfall, default=None)
-
-
-class NoFeasiblePlanError(InvalidArgumentError):
-    """No candidate keeps every constraint; names the nearest candidate and what it missed."""
-
-    def __init__(self, subject: str, evaluations: Sequence[Evaluation]) -> None:
-        self.nearest = nearest(evaluations)
-        self.evaluations = list(evaluations)
-        super().__init__(infeasible_message(subject, evaluations))
-
-
-def infeasible_message(subject: str, evaluations: Sequence[Evaluation]) -> str:
-    near = nearest(evaluations)
-    head = f"no plan meets the contract of {subject} on this machine ({len(evaluations)} candidates)"
-    if near is None:
-        return head + ": no candidate plan (no usable provider?)"
-    missed = "; ".join(miss.describe() for miss in near.misses) or near.note or "not measured"
-    return f"{head}; nearest: {near.candidate.describe()} misses {missed}"
-
-
-def chosen_reason(contract: InferenceContract, chosen: Evaluation, evaluations: Sequence[Evaluation]) -> str:
-    feasible = sum(1 for evaluation in evaluations if evaluation.feasible)
-    figures = chosen.figures
-    assert figures is not None
-    memory = f", {fmt(figures.memory_mb)} MiB" if figures.memory_mb is not None else ""
-    return (
-        f"best {contract.objective} of {feasible} feasible / {len(evaluations)} candidates: "
-        f"p99 {fmt(chosen.expected_p99_ms or 0.0)} ms <= {fmt(contract.latency.p99_ms)}, "
-        f"{fmt(figures.throughput_rps)} rows/s >= {fmt(contract.throughput.min_rps)}{memory}"
-    )
-
-
-def select_plan(contract: InferenceContract, evaluations: Sequence[Evaluation]) -> Evaluation | None:
-    """The feasible evaluation best on the contract's objective, or None.
-
-    Figures within measurement noise of the best (:func:`within_noise`) count as equal, and among
-    those the cheapest plan wins: fewer threads, then smaller batches, then lower drift. A 13 us
-    latency edge at batch 1 is not worth a second spinning onnxruntime thread beside the server.
-    Under the latency objective a tie also needs a tied fastest run (:func:`as_fast_as_the_fastest`).
-    """
-    feasible = [evaluation for evaluation in evaluations if evaluation.feasible]
-    if not feasible:
-        return None
-    best = min(feasible, key=lambda e: rank_key(contract.objective, e))
-    close = [e for e in feasible if within_noise(contract.objective, e, best)]
-    if contract.objective == "latency":
-        close = as_fast_as_the_fastest(close)
-    return min(close, key=lambda e: (*cost_key(e), *rank_key(contract.objective, e)))
-
-
-def as_fast_as_the_fastest(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
-    """Those whose fastest batch-1 run ties the fastest of them all (figures without one stay).
-
-    Other load on the machine slows every run of a plan measured while it lasts, medians and tails
-    alike, but rarely all of them: the fastest run still shows what the plan can do. ResNet-50 on 2
-    cores profiled under heavy outside load: one thread's p50 and p99 tied two threads', and one
-    thread served half as fast.
-    """
-    fastest = min((e.figures.min_ms for e in evaluations if e.figures and e.figures.min_ms is not None), default=None)
-    if fastest is None:
-        return list(evaluations)
-    return [
-        e for e in evaluations if e.figures is None or e.figures.min_ms is None or _close_ms(e.figures.min_ms, fastest)
-    ]
-
-
-NOISE_RELATIVE = 0.10
-"""Figures closer than this (relative to the best) are not told apart: shared machines are noisy."""
-NOISE_ABSOLUTE_MS = 0.1
-"""Latencies closer than this are equal: below what serving a request costs anyway."""
-
-
-def within_noise(objective: str, evaluation: Evaluation, best: Evaluation) -> bool:
-    """Whether ``evaluation`` is as good as ``best`` on the objective, up to measurement noise (latency:
-    its expected p99 and its batch-1 median both)."""
-    figures, top = evaluation.figures, best.figures
-    assert figures is not None and top is not None
-    if objective == "throughput":
-        return figures.throughput_rps >= top.throughput_rps * (1 - NOISE_RELATIVE)
-    if objective == "memory":
-        mine, least = figures.memory_mb, top.memory_mb
-        if mine is None or least is None:
-            return mine is None and least is None
-        return mine <= least * (1 + NOISE_RELATIVE) + 1.0
-    # A p99 from a few dozen runs is one noisy sample of the tail: a plan half as fast can tie on it
-    # (ResNet-50 on 2 cores: p99 79.8 vs 76.2 ms, medians 77.1 vs 52.1). Equal means equal median too.
-    typical = _close_ms(figures.p50_ms, top.p50_ms)
-    return typical and _close_ms(evaluation.expected_p99_ms or 0.0, best.expected_p99_ms or 0.0)
-
-
-def _close_ms(mine_ms: float, best_ms: float) -> bool:
-    return mine_ms <= best_ms * (1 + NOISE_RELATIVE) + NOISE_ABSOLUTE_MS
-
-
-def cost_key(evaluation: Evaluation) -> tuple[float, ...]:
-    plan = evaluation.plan
-    return (float(plan.intra_op_threads), float(plan.max_batch_size), evaluation.candidate.variant.drift or 0.0)
+        return profiler(candidates)

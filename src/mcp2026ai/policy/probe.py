@@ -16,7 +16,7 @@ from pathlib import Path
 import onnxruntime as ort
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp2026ai.policy.plan import ORT_PROVIDER_NAMES, Provider
+from mcp2026ai.runtime.plan import ORT_PROVIDER_NAMES, Provider
 
 # CPU features that change which kernels onnxruntime (MLAS) can use.
 INTERESTING_FLAGS = (

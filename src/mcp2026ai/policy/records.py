@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.candidates import Variant
-from mcp2026ai.policy.orchestrator import Evaluation
-from mcp2026ai.policy.plan import Plan
 from mcp2026ai.policy.profiler import Figures
+from mcp2026ai.policy.selection import Evaluation
+from mcp2026ai.runtime.plan import Plan
 
 Trigger = Literal["register", "serve", "replan", "manual"]
 

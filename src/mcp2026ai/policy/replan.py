@@ -16,9 +16,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp2026ai.policy.orchestrator import Evaluation, evaluate, fmt, select_plan
 from mcp2026ai.policy.profiler import Measurement
 from mcp2026ai.policy.records import Decision, new_decision_id
+from mcp2026ai.policy.selection import Evaluation, evaluate, fmt, select_plan
 
 
 class ReplanPolicy(BaseModel):

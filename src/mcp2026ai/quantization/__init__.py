@@ -2,7 +2,7 @@
 
 from mcp2026ai.quantization.drift import DriftReport, OutputDrift
 from mcp2026ai.quantization.quantize import CalibrationMethod, QuantizeOptions, Scheme, quantize_file
-from mcp2026ai.quantization.service import quantize_version
+from mcp2026ai.quantization.registration import quantize_version
 from mcp2026ai.quantization.verification_store import (
     Verification,
     latest_verification,

@@ -1,6 +1,6 @@
 """Model registry: content-addressed artifacts plus SQLite metadata."""
 
+from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
-from mcp2026ai.registry.service import ModelRegistry
 
 __all__ = ["ModelRegistry", "ModelVersion", "Preprocessing", "Stage"]

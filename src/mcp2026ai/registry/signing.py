@@ -19,8 +19,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mcp2026ai.errors import NotFoundError, SignatureError
+from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion
-from mcp2026ai.registry.service import ModelRegistry
 from mcp2026ai.security.keys import SigningKey
 from mcp2026ai.security.trust import TrustedKeys
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.messages import describe_validation_error, yaml_location
-from mcp2026ai.registry.service import validate_model_name
+from mcp2026ai.registry.model_registry import validate_model_name
 from mcp2026ai.registry.versioning import SemVer
 
 

@@ -10,8 +10,8 @@ import onnxruntime as ort
 
 from mcp2026ai.errors import InferenceFailedError, ModelNotReadyError
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
 _OPTIMIZATION_LEVELS = {

@@ -20,7 +20,6 @@ import uvicorn
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import UnavailableError
-from mcp2026ai.runtime.sync import ServingSync
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.acceptors import InferAcceptors, missing_internals
 from mcp2026ai.server.grpc.auth import AuthInterceptor
@@ -28,6 +27,7 @@ from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.server.statistics import ServerStatistics
+from mcp2026ai.serving.sync import ServingSync
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from mcp2026ai.bench import http as http_codec
 from mcp2026ai.bench.config import BenchConfig, parse_shapes, parse_target
 from mcp2026ai.bench.inputs import model_info, request_shapes, synthesize
 from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.server.grpc.codec import decode_request as decode_grpc
-from mcp2026ai.server.http.codec import decode_request as decode_http
+from mcp2026ai.protocol.v2_grpc import decode_request as decode_grpc
+from mcp2026ai.protocol.v2_json import decode_request as decode_http
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ import pytest
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir import import_model
 from mcp2026ai.policy.cache import OptimizedModelCache
-from mcp2026ai.policy.plan import Plan, Provider
 from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.plan import Plan, Provider
 
 
 def test_optimized_model_written_once_and_gives_the_same_outputs(tmp_path: Path, mlp_path: Path) -> None:

@@ -11,10 +11,10 @@ from mcp2026ai.policy.candidates import (
     registry_variants,
     thread_counts,
 )
-from mcp2026ai.policy.plan import Provider
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.quantization.verification_store import Verification, record_verification
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.plan import Provider
 
 from .support import write_mlp
 

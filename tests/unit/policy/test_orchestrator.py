@@ -1,223 +1,225 @@
-"""Pure selection against contracts, with injected measurements."""
+"""The orchestrator end to end: real measurement on a tiny model, injected measurements for hardware shapes."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.policy.candidates import Candidate, Variant
-from mcp2026ai.policy.orchestrator import (
-    NoFeasiblePlanError,
-    evaluate_all,
-    expected_latency_ms,
-    nearest,
-    select_plan,
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
+from mcp2026ai.policy.probe import HardwareProfile
+from mcp2026ai.policy.profiler import Figures, Measurement, ProfileBudget
+from mcp2026ai.policy.selection import NoFeasiblePlanError
+from mcp2026ai.quantization.verification_store import Verification, record_verification
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+
+from .support import write_mlp
+
+TIGHT = ProfileBudget(seconds_per_plan=0.02, latency_runs=8, batch_runs=4, warmup_runs=1, min_runs=2, total_seconds=10)
+FOUR_CORES = HardwareProfile(
+    cpu_model="model-4", logical_cores=4, online_cpus=4, ort_providers=["CPUExecutionProvider"]
 )
-from mcp2026ai.policy.plan import Plan
-from mcp2026ai.policy.profiler import Figures, Measurement
-
-FP32 = Variant(version="1.0.0", digest="d32", precision=Precision.FP32, drift=0.0)
 
 
-def contract(**document: Any) -> InferenceContract:
+def _contract(**document: object) -> InferenceContract:
     return InferenceContract.model_validate(document)
 
 
-def candidate(threads: int = 1, batch: int = 1, variant: Variant = FP32, delay: float = 2.0) -> Candidate:
-    plan = Plan(
-        precision=variant.precision,
-        intra_op_threads=threads,
-        max_batch_size=batch,
-        max_queue_delay_ms=delay if batch > 1 else 0.0,
-    )
-    return Candidate(plan=plan, variant=variant)
+class ScalingMeasurer:
+    """Figures of a machine where latency falls with threads and batches amortize 4 ms of overhead."""
 
+    def __init__(self) -> None:
+        self.calls = 0
 
-def figures(
-    p99: float,
-    rps: float,
-    batch_p99: float | None = None,
-    memory: float = 10.0,
-    p50: float | None = None,
-    fastest: float | None = None,
-) -> Measurement:
-    batch_p99 = p99 if batch_p99 is None else batch_p99
-    return Measurement(
-        figures=Figures(
-            min_ms=fastest,
-            p50_ms=p99 / 2 if p50 is None else p50,
-            p95_ms=p99 * 0.9,
-            p99_ms=p99,
-            batch_p95_ms=batch_p99 * 0.9,
-            batch_p99_ms=batch_p99,
-            throughput_rps=rps,
-            memory_mb=memory,
-            runs=50,
+    def __call__(self, record: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
+        self.calls += 1
+        return {c: self._figures(c.plan.intra_op_threads, c.plan.max_batch_size) for c in candidates}
+
+    @staticmethod
+    def _figures(threads: int, batch: int) -> Measurement:
+        single = 4.0 + 8.0 / threads
+        batch_ms = 4.0 + 8.0 * batch / threads
+        return Measurement(
+            figures=Figures(
+                p50_ms=single * 0.8,
+                p95_ms=single * 0.95,
+                p99_ms=single,
+                batch_p95_ms=batch_ms * 0.95,
+                batch_p99_ms=batch_ms,
+                throughput_rps=round(1000 * batch / batch_ms, 1),
+                memory_mb=10.0 + batch,
+            )
         )
+
+
+def _orchestrator(registry: ModelRegistry, measurer: ScalingMeasurer | None = None) -> PolicyOrchestrator:
+    return PolicyOrchestrator(registry, hardware=FOUR_CORES, budget=TIGHT, measurer=measurer)
+
+
+def test_only_more_threads_meets_the_p99(registry: ModelRegistry, mlp_path: Path) -> None:
+    record = registry.register("mlp", mlp_path, contract=_contract(latency={"p99_ms": 7}, objective="memory"))
+    decision = _orchestrator(registry, ScalingMeasurer()).plan_for(record, "register")
+    assert decision.chosen is not None
+    # p99 = 4 + 8/threads: 12 ms at 1 thread, 8 at 2, 6 at 4 -> only 4 threads keeps 7 ms
+    assert (decision.chosen.plan.intra_op_threads, decision.chosen.plan.max_batch_size) == (4, 1)
+
+
+def test_only_a_batched_plan_meets_the_throughput_floor(registry: ModelRegistry, mlp_path: Path) -> None:
+    contract = _contract(
+        latency={"p99_ms": 50}, throughput={"min_rps": 300}, batching={"max_batch_size": 8, "max_queue_delay_ms": 2}
     )
+    record = registry.register("mlp", mlp_path, contract=contract)
+    decision = _orchestrator(registry, ScalingMeasurer()).plan_for(record, "register")
+    chosen = decision.chosen
+    assert chosen is not None and chosen.plan.max_batch_size > 1
+    assert chosen.figures is not None and chosen.figures.throughput_rps >= 300
+    unbatched = [e for e in decision.evaluations if e.plan.max_batch_size == 1]
+    assert unbatched and not any(e.feasible for e in unbatched)  # batch 1 tops out at 1000/6 rows/s
+    assert chosen.plan.max_queue_delay_ms == 2
 
 
-def choose(c: InferenceContract, table: dict[Candidate, Measurement]) -> Candidate | None:
-    chosen = select_plan(c, evaluate_all(c, list(table), table))
-    return chosen.candidate if chosen else None
+def test_impossible_contract_fails_naming_the_nearest_plan_and_is_traced(
+    registry: ModelRegistry, mlp_path: Path
+) -> None:
+    record = registry.register(
+        "mlp", mlp_path, contract=_contract(latency={"p99_ms": 1}, batching={"max_batch_size": 1})
+    )
+    orchestrator = _orchestrator(registry, ScalingMeasurer())
+    with pytest.raises(NoFeasiblePlanError) as caught:
+        orchestrator.plan_for(record, "register")
+    message = str(caught.value)
+    assert "no plan meets the contract of mlp:1.0.0" in message
+    assert "nearest: cpu/fp32 threads=4 batch<=1" in message
+    assert "latency.p99_ms by 5 ms (6 > 1)" in message
+    assert orchestrator.stored(record) is None
+    [decision] = orchestrator.decisions("mlp")
+    assert decision.chosen is None and decision.reason == message
 
 
-def test_expected_latency_of_batched_plan_adds_queue_delay() -> None:
-    measured = figures(p99=2.0, rps=500, batch_p99=9.0).figures
-    assert measured is not None
-    assert expected_latency_ms(candidate(batch=1).plan, measured) == 2.0
-    assert expected_latency_ms(candidate(batch=8, delay=3.0).plan, measured) == 12.0
+def test_real_planning_end_to_end_and_reuse_across_restarts(tmp_path: Path, mlp_path: Path) -> None:
+    home = tmp_path / "home"
+    contract = _contract(latency={"p99_ms": 1000}, batching={"max_batch_size": 4}, resources={"memory_mb": 512})
+    record = ModelRegistry(home).register("mlp", mlp_path, contract=contract)
+    first = PolicyOrchestrator(ModelRegistry(home), budget=TIGHT)
+    decision = first.plan_for(record, "register")
+    assert decision.chosen is not None and decision.feasible_count == len(decision.evaluations)
+    assert all(e.figures is not None and e.figures.p99_ms > 0 for e in decision.evaluations)
+    stored = first.stored(record)
+    assert stored is not None and stored.plan == decision.chosen.plan
+    assert stored.optimized_model is not None
+    cached = Path(stored.optimized_model)
+    assert cached.exists() and cached.parent == home / "cache" and cached.name.startswith(record.digest)
+    written_at = cached.stat().st_mtime_ns
+
+    # "restart": new registry and orchestrator objects on the same home
+    counting = CountingMeasurer()
+    second = PolicyOrchestrator(ModelRegistry(home), budget=TIGHT, measurer=counting)
+    assert second.stored_plan(record) == decision.chosen.plan
+    assert second.ensure_plan(record).decision_id == decision.id
+    backend = second.backend_for(record)
+    assert backend.model_path == cached  # loads the cached optimized graph
+    backend.load()
+    x = np.ones((3, 32), dtype=np.float32)
+    assert backend.infer({"x": x})["y"].shape == (3, 4)
+    assert counting.calls == 0 and cached.stat().st_mtime_ns == written_at
+    assert len(second.decisions("mlp")) == 1
 
 
-def test_only_a_batched_plan_meets_the_throughput_floor() -> None:
-    c = contract(latency={"p99_ms": 40}, throughput={"min_rps": 900}, objective="latency")
-    table = {
-        candidate(batch=1): figures(p99=2.0, rps=500),
-        candidate(batch=4): figures(p99=2.0, rps=850, batch_p99=5.0),
-        candidate(batch=8): figures(p99=2.0, rps=1200, batch_p99=8.0),
-        candidate(batch=16): figures(p99=2.0, rps=1600, batch_p99=30.0),
-    }
-    assert choose(c, table) == candidate(batch=8)  # feasible: 8 and 16; 8 has the lower expected p99
-    assert choose(c.model_copy(update={"objective": "throughput"}), table) == candidate(batch=16)
+def test_stored_plan_from_other_hardware_is_replanned(registry: ModelRegistry, mlp_path: Path) -> None:
+    record = registry.register("mlp", mlp_path, contract=_contract(batching={"max_batch_size": 1}))
+    measurer = ScalingMeasurer()
+    _orchestrator(registry, measurer).plan_for(record, "register")
+    other = FOUR_CORES.model_copy(update={"cpu_model": "another CPU"})
+    moved = PolicyOrchestrator(registry, hardware=other, budget=TIGHT, measurer=measurer)
+    stored = moved.ensure_plan(record)
+    assert measurer.calls == 2 and stored.trigger == "serve"
+    assert stored.hardware_fingerprint == other.fingerprint()
 
 
-def test_figures_within_noise_of_the_best_go_to_the_cheaper_plan() -> None:
-    c = contract(latency={"p99_ms": 100}, objective="latency")
-    table = {
-        candidate(threads=1): figures(p99=0.033, rps=60_000),  # 13 us slower than two threads: noise
-        candidate(threads=2): figures(p99=0.020, rps=66_000),
-    }
-    assert choose(c, table) == candidate(threads=1)
-    table = {
-        candidate(threads=1): figures(p99=95.0, rps=10),  # a real difference: two threads win
-        candidate(threads=2): figures(p99=55.0, rps=18),
-    }
-    assert choose(c, table) == candidate(threads=2)
-    throughput = c.model_copy(update={"objective": "throughput"})
-    table = {
-        candidate(batch=8): figures(p99=2.0, rps=1200, batch_p99=8.0),
-        candidate(batch=16): figures(p99=2.0, rps=1250, batch_p99=30.0),  # +4 %: not worth 16-row batches
-    }
-    assert choose(throughput, table) == candidate(batch=8)
+def test_model_without_contract_is_planned_unconstrained(registry: ModelRegistry, mlp_path: Path) -> None:
+    record = registry.register("mlp", mlp_path)
+    decision = _orchestrator(registry, ScalingMeasurer()).plan_for(record)
+    assert decision.chosen is not None and decision.chosen.plan.intra_op_threads == 4
+    assert decision.reason.startswith("no contract")
+    assert {e.plan.max_batch_size for e in decision.evaluations} == {1}
 
 
-def test_a_tied_p99_with_a_slower_median_is_not_noise() -> None:
-    c = contract(latency={"p99_ms": 5000}, objective="latency")
-    table = {  # measured at serve time on the 2-core host: one thread's p99 tied, its median did not
-        candidate(threads=1): figures(p99=79.84, p50=77.1, rps=12.9),
-        candidate(threads=2): figures(p99=76.23, p50=52.06, rps=17.8),
-    }
-    assert choose(c, table) == candidate(threads=2)
-    table = {  # both figures within noise: the cheaper plan still wins
-        candidate(threads=1): figures(p99=0.026, p50=0.013, rps=71_000),
-        candidate(threads=2): figures(p99=0.020, p50=0.013, rps=73_000),
-    }
-    assert choose(c, table) == candidate(threads=1)
+def test_replan_switches_and_stores_the_new_plan(registry: ModelRegistry, mlp_path: Path) -> None:
+    record = registry.register(
+        "mlp", mlp_path, contract=_contract(latency={"p99_ms": 9}, batching={"max_batch_size": 1})
+    )
+    orchestrator = _orchestrator(registry, ScalingMeasurer())
+    orchestrator.plan_for(record, "register")
+    assert orchestrator.stored_plan(record) is not None
+    assert orchestrator.stored_plan(record).intra_op_threads == 4  # type: ignore[union-attr]
+    swapped = []
+    monitor = orchestrator.monitor(record, swapped.append)
+    for _ in range(monitor.policy.consecutive_windows):
+        decision = monitor.observe(20.0)
+    assert decision is not None and swapped == [decision]
+    assert decision.chosen is not None and decision.chosen.plan.intra_op_threads == 2  # 8 ms: next best
+    assert orchestrator.stored_plan(record) == decision.chosen.plan
+    assert [d.trigger for d in orchestrator.decisions("mlp")] == ["register", "replan"]
 
 
-def test_a_tie_measured_under_outside_load_needs_a_tied_fastest_run_too() -> None:
-    c = contract(latency={"p99_ms": 5000}, objective="latency")
-    table = {  # ResNet-50 profiled while the host's other tenants held a core: medians and tails tied
-        candidate(threads=1): figures(p99=110.0, p50=101.0, fastest=97.5, rps=9.9),
-        candidate(threads=2): figures(p99=112.0, p50=103.0, fastest=55.2, rps=9.8),
-    }
-    assert choose(c, table) == candidate(threads=2)
-    table = {  # a tiny model: every figure within noise, the fastest runs too: the cheaper plan wins
-        candidate(threads=1): figures(p99=0.026, p50=0.013, fastest=0.011, rps=71_000),
-        candidate(threads=2): figures(p99=0.020, p50=0.013, fastest=0.010, rps=73_000),
-    }
-    assert choose(c, table) == candidate(threads=1)
-    table = {  # a faster best case does not beat a clearly better p99
-        candidate(threads=1): figures(p99=60.0, p50=50.0, fastest=48.0, rps=20.0),
-        candidate(threads=2): figures(p99=120.0, p50=100.0, fastest=30.0, rps=10.0),
-    }
-    assert choose(c, table) == candidate(threads=1)
+class CountingMeasurer(ScalingMeasurer):
+    pass
 
 
-def test_only_more_threads_meets_the_p99() -> None:
-    c = contract(latency={"p99_ms": 5}, objective="memory")
-    table = {
-        candidate(threads=1): figures(p99=8.0, rps=150, memory=10),
-        candidate(threads=2): figures(p99=4.5, rps=260, memory=12),
-        candidate(threads=4): figures(p99=3.0, rps=400, memory=14),
-    }
-    assert choose(c, table) == candidate(threads=2)  # memory objective among the feasible 2 and 4
+def test_precision_the_contract_forbids_is_not_measured(registry: ModelRegistry, mlp_path: Path) -> None:
+    record = registry.register("mlp", mlp_path, contract=_contract(precision={"allowed": ["int8"]}))
+    measurer = ScalingMeasurer()
+    with pytest.raises(NoFeasiblePlanError, match=r"misses precision\.allowed \(fp32 not in \[int8\]\)"):
+        _orchestrator(registry, measurer).plan_for(record)
+    assert measurer.calls == 0
 
 
-def test_impossible_contract_names_the_nearest_plan_and_each_miss() -> None:
-    c = contract(latency={"p99_ms": 1}, throughput={"min_rps": 5000})
-    table = {
-        candidate(threads=1): figures(p99=8.0, rps=150),
-        candidate(threads=2): figures(p99=4.0, rps=260),
-        candidate(threads=2, batch=8): figures(p99=4.0, rps=1000, batch_p99=20.0),
-    }
-    evaluations = evaluate_all(c, list(table), table)
-    assert select_plan(c, evaluations) is None
-    error = NoFeasiblePlanError("m:1.0.0", evaluations)
-    assert error.nearest is not None and error.nearest.candidate == candidate(threads=2)
-    message = str(error)
-    assert "no plan meets the contract of m:1.0.0 on this machine (3 candidates)" in message
-    assert "nearest: cpu/fp32 threads=2 batch<=1" in message
-    assert "latency.p99_ms by 3 ms (4 > 1)" in message
-    assert "throughput.min_rps by 4740 rows/s (260 < 5000)" in message
+def test_injected_variant_lookup_adds_measured_quantized_candidates(
+    registry: ModelRegistry, mlp_path: Path, tmp_path: Path
+) -> None:
+    contract = _contract(precision={"allowed": ["fp32", "int8"]}, batching={"max_batch_size": 1}, objective="memory")
+    record = registry.register("mlp", mlp_path, contract=contract)
+    child = registry.register("mlp", write_mlp(tmp_path / "int8.onnx", seed=1), parent=record.version)
+
+    def lookup(parent: ModelVersion, wanted: InferenceContract) -> list[Variant]:
+        assert parent == record and wanted == contract
+        return [Variant(version=child.version, digest=child.digest, precision=Precision.INT8, drift=0.001)]
+
+    one_core = FOUR_CORES.model_copy(update={"logical_cores": 1})
+    orchestrator = PolicyOrchestrator(registry, hardware=one_core, budget=TIGHT, variants=lookup)
+    decision = orchestrator.plan_for(record)
+    assert [(e.plan.precision, e.candidate.variant.version) for e in decision.evaluations] == [
+        (Precision.FP32, record.version),
+        (Precision.INT8, child.version),
+    ]
+    assert all(e.figures is not None for e in decision.evaluations)  # both artifacts really ran
+    chosen = decision.chosen
+    assert chosen is not None
+    backend = orchestrator.backend_for(record)
+    assert backend.model_path.name.startswith(chosen.candidate.variant.digest)  # the chosen variant's artifact
+    backend.load()
+    assert backend.infer({"x": np.ones((1, 32), dtype=np.float32)})["y"].shape == (1, 4)
 
 
-def test_memory_budget_is_a_constraint() -> None:
-    c = contract(resources={"memory_mb": 50})
-    table = {
-        candidate(threads=1): figures(p99=3.0, rps=300, memory=80),
-        candidate(threads=2): figures(p99=4.0, rps=250, memory=40),
-    }
-    assert choose(c, table) == candidate(threads=2)
-    misses = evaluate_all(c, list(table), table)[0].misses
-    assert [m.describe() for m in misses] == ["resources.memory_mb by 30 MiB (80 > 50)"]
-
-
-def test_p95_budget_checked_when_given() -> None:
-    c = contract(latency={"p99_ms": 100, "p95_ms": 3})
-    table = {candidate(threads=1): figures(p99=5.0, rps=300), candidate(threads=2): figures(p99=3.0, rps=300)}
-    assert choose(c, table) == candidate(threads=2)
-
-
-def test_quantized_variant_needs_allowed_precision_and_drift_within_tolerance() -> None:
-    good = Variant(version="1.1.0", digest="d8", precision=Precision.INT8, drift=0.005)
-    drifty = Variant(version="1.2.0", digest="d8b", precision=Precision.INT8, drift=0.08)
-    unverified = Variant(version="1.3.0", digest="d16", precision=Precision.FP16, drift=None)
-    table = {
-        candidate(): figures(p99=6.0, rps=160),
-        candidate(variant=good): figures(p99=3.0, rps=330),
-        candidate(variant=drifty): figures(p99=1.0, rps=900),
-        candidate(variant=unverified): figures(p99=1.0, rps=900),
-    }
-    allowed = contract(precision={"allowed": ["fp32", "int8", "fp16"]}, accuracy={"max_drift": 0.01})
-    assert choose(allowed, table) == candidate(variant=good)
-    notes = {
-        e.candidate.variant.version: [m.describe() for m in e.misses] for e in evaluate_all(allowed, list(table), table)
-    }
-    assert notes["1.2.0"] == ["accuracy.max_drift by 0.07 (0.08 > 0.01)"]
-    assert notes["1.3.0"] == ["accuracy.max_drift (fp16@1.3.0 has no verified drift)"]
-    fp32_only = contract(accuracy={"max_drift": 0.01})
-    assert choose(fp32_only, table) == candidate()
-
-
-def test_unmeasured_candidates_are_never_chosen_and_are_farthest() -> None:
-    c = contract(latency={"p99_ms": 1})
-    failed = candidate(threads=4)
-    table = {candidate(threads=1): figures(p99=3.0, rps=300), failed: Measurement(note="failed to load: boom")}
-    evaluations = evaluate_all(c, list(table), table)
-    assert select_plan(c, evaluations) is None
-    assert nearest(evaluations) is not None and nearest(evaluations).candidate == candidate(threads=1)  # type: ignore[union-attr]
-    assert evaluations[1].note == "failed to load: boom" and not evaluations[1].feasible
-
-
-def test_no_candidates_at_all_still_gives_a_clear_error() -> None:
-    with pytest.raises(NoFeasiblePlanError, match="no candidate plan"):
-        raise NoFeasiblePlanError("m:1.0.0", [])
-
-
-def test_ties_go_to_fewer_threads() -> None:
-    c = contract()
-    table = {candidate(threads=2): figures(p99=3.0, rps=300), candidate(threads=1): figures(p99=3.0, rps=300)}
-    assert choose(c, table) == candidate(threads=1)
+def test_verified_fp16_child_with_fp16_inputs_is_measured_with_its_own_signature(
+    registry: ModelRegistry, mlp_path: Path, tmp_path: Path
+) -> None:
+    contract = _contract(precision={"allowed": ["fp32", "fp16"]}, batching={"max_batch_size": 2})
+    record = registry.register("mlp", mlp_path, contract=contract)
+    child = registry.register(
+        "mlp-fp16", write_mlp(tmp_path / "fp16.onnx", fp16=True), parent=record.ref, tags={"precision": "fp16"}
+    )
+    passed = Verification(baseline=record.version, precision="fp16", rel_l2=0.002, tolerance=0.01, passed=True)
+    record_verification(registry, child.name, child.version, passed, child.created_at)
+    one_core = FOUR_CORES.model_copy(update={"logical_cores": 1})
+    orchestrator = PolicyOrchestrator(registry, hardware=one_core, budget=TIGHT)  # default lookup: the registry
+    decision = orchestrator.plan_for(record)
+    fp16 = [e for e in decision.evaluations if e.plan.precision is Precision.FP16]
+    assert [e.plan.max_batch_size for e in fp16] == [1, 2]
+    assert all(e.figures is not None and e.feasible for e in fp16), [e.note for e in fp16]
+    assert fp16[0].candidate.variant.name == "mlp-fp16"
+    assert orchestrator.variant_signature(record, fp16[0].candidate.variant).inputs[0].datatype == "FP16"

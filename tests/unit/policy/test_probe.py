@@ -4,7 +4,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcp2026ai.policy.plan import Provider
 from mcp2026ai.policy.probe import (
     GpuInfo,
     HardwareProfile,
@@ -15,6 +14,7 @@ from mcp2026ai.policy.probe import (
     probe_hardware,
     query_gpus,
 )
+from mcp2026ai.runtime.plan import Provider
 
 XEON_CPUINFO = """processor\t: 0
 model name\t: Intel(R) Xeon(R) Platinum 8480+

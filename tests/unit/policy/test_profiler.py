@@ -8,10 +8,10 @@ from pathlib import Path
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.candidates import Candidate, Variant, enumerate_candidates
 from mcp2026ai.policy.memory import MemoryMeter
-from mcp2026ai.policy.plan import Plan
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.profiler import ProfileBudget, Profiler, group_by_session
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.plan import Plan
 
 from .support import write_batch_one_only
 

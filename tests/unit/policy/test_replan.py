@@ -4,11 +4,11 @@ from datetime import UTC, datetime
 
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.candidates import Candidate, Variant
-from mcp2026ai.policy.orchestrator import evaluate_all, select_plan
-from mcp2026ai.policy.plan import Plan
 from mcp2026ai.policy.profiler import Figures, Measurement
 from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy, reselect
+from mcp2026ai.policy.selection import evaluate_all, select_plan
+from mcp2026ai.runtime.plan import Plan
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 VARIANT = Variant(version="1.0.0", digest="d", drift=0.0)

@@ -8,12 +8,12 @@ import pytest
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.policy.candidates import Candidate, Variant
-from mcp2026ai.policy.orchestrator import evaluate_all, select_plan
-from mcp2026ai.policy.plan import Plan
 from mcp2026ai.policy.profiler import Figures, Measurement
 from mcp2026ai.policy.records import Decision, StoredPlan
+from mcp2026ai.policy.selection import evaluate_all, select_plan
 from mcp2026ai.policy.trace import DecisionLog, parse_duration
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.plan import Plan
 
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -20,7 +20,7 @@ from mcp2026ai.quantization import (
     verify_version,
     version_precision,
 )
-from mcp2026ai.quantization.service import QUANTIZATION_KIND
+from mcp2026ai.quantization.registration import QUANTIZATION_KIND
 from mcp2026ai.quantization.verification_store import KIND
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 

@@ -12,8 +12,8 @@ from mcp2026ai.errors import NotFoundError
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing import AnalysisSpec, Outcome, RolloutConfig
 from mcp2026ai.routing.traffic import TrafficController
-from mcp2026ai.runtime.repository import ModelRepository, direct_executor
 from mcp2026ai.security import AuditLog
+from mcp2026ai.serving.models import ModelRepository, direct_executor
 
 from .conftest import FakeClock
 

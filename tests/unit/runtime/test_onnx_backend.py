@@ -11,8 +11,8 @@ import pytest
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir import Signature, import_model
-from mcp2026ai.policy.plan import Plan
 from mcp2026ai.runtime import Backend, OnnxRuntimeBackend
+from mcp2026ai.runtime.plan import Plan
 
 
 def loaded_backend(path: Path, plan: Plan | None = None) -> OnnxRuntimeBackend:

@@ -8,8 +8,8 @@ import pytest
 from tritonclient.grpc import service_pb2 as pb
 
 from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
+from mcp2026ai.protocol.tensors import array_from_list, array_from_raw
 from mcp2026ai.server.grpc.decoding import Malformed, lenient, lenient_deserializer
-from mcp2026ai.server.tensors import array_from_list, array_from_raw
 
 
 def _nested(depth: int, leaf: object) -> object:

@@ -17,8 +17,8 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, PayloadTooLargeError
 from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.observability.requests import EdgeCodes, InferObservation, observe_inference
+from mcp2026ai.protocol.v2_grpc import decode_request, encode_response
 from mcp2026ai.server.grpc.auth import PRINCIPAL
-from mcp2026ai.server.grpc.codec import decode_request, encode_response
 from mcp2026ai.server.grpc.errors import grpc_status, trailing_metadata
 from mcp2026ai.server.statistics import ServerStatistics
 

@@ -17,12 +17,12 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, ModelNotReadyError
 from mcp2026ai.observability import metrics
 from mcp2026ai.observability.requests import EdgeCodes, observe_inference
+from mcp2026ai.protocol.v2_json import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
 from mcp2026ai.server.http.body import read_body
-from mcp2026ai.server.http.codec import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.http.errors import error_response, plain_error
-from mcp2026ai.server.http.legacy import image_request, predictions, requested_model
+from mcp2026ai.server.http.image import image_request, predictions, requested_model
 from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from pathlib import Path
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError
 from mcp2026ai.registry.store import sha256_of
-from mcp2026ai.runtime.replanning import ReplanSupervisor
+from mcp2026ai.serving.replanning import ReplanSupervisor
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import orjson
 from mcp2026ai.errors import InvalidInputError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
 from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.server.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
+from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
 
 HEADER_LENGTH = "inference-header-content-length"
 

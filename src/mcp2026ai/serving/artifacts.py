@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.signing import read_verified_artifact
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.security.trust import TrustedKeys
 
 if TYPE_CHECKING:
-    from mcp2026ai.policy.service import PolicyOrchestrator
+    from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from tritonclient.grpc import service_pb2 as pb
 from mcp2026ai.errors import InvalidInputError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
 from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.server.tensors import array_from_list, array_from_raw, array_to_raw
+from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_raw
 
 # Which InferTensorContents field carries each v2 datatype (FP16/BF16 travel only as raw bytes).
 CONTENTS_FIELD = {

@@ -11,16 +11,16 @@ import pytest
 
 from mcp2026ai.errors import ModelNotReadyError, SignatureError
 from mcp2026ai.policy.candidates import Candidate
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.profiler import Figures, Measurement
-from mcp2026ai.policy.service import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.signing import sign_version
-from mcp2026ai.runtime.artifacts import ArtifactBackends
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
-from mcp2026ai.runtime.repository import default_backends
 from mcp2026ai.security import KeyRing, SigningKey, TrustedKeys
 from mcp2026ai.security.encryption import ArtifactCipher
+from mcp2026ai.serving.artifacts import ArtifactBackends
+from mcp2026ai.serving.models import default_backends
 
 X = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
 

@@ -10,7 +10,7 @@ import pytest
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, ModelImportError, NotFoundError
 from mcp2026ai.registry import ModelRegistry, Preprocessing, Stage
-from mcp2026ai.registry.service import validate_model_name
+from mcp2026ai.registry.model_registry import validate_model_name
 
 
 def artifacts(registry: ModelRegistry) -> list[Path]:

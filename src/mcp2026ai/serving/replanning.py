@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy
-from mcp2026ai.policy.service import PolicyOrchestrator
-from mcp2026ai.runtime.repository import ModelRepository, ServedModel
+from mcp2026ai.serving.models import ModelRepository, ServedModel
 
 log = logging.getLogger(__name__)
 MIN_WINDOW_REQUESTS = 20

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError, SignatureError
 from mcp2026ai.observability import metrics
-from mcp2026ai.policy.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.runtime.artifacts import ArtifactBackends
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
+from mcp2026ai.serving.artifacts import ArtifactBackends
 
 log = logging.getLogger(__name__)
 
