@@ -15,7 +15,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.models import ModelRepository
+from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.replanning import ReplanSupervisor
 from mcp2026ai.serving.sync import ServingSync
 
@@ -33,7 +33,7 @@ def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
     planner = PolicyOrchestrator(registry) if config.plan_with_policy else None
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner)
-    repository = ModelRepository(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
+    repository = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
     return DataPlane(repository, default_models=names, audit=config.security.audit())
 
 

@@ -20,7 +20,7 @@ from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
-from mcp2026ai.serving.models import ModelRepository, ServedModel
+from mcp2026ai.serving.models import ServedModel, ServedModels
 
 SERVER_NAME = "mcp2026ai"
 SYSTEM_ACTOR = "system"
@@ -39,7 +39,7 @@ _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 class DataPlane:
     def __init__(
         self,
-        repository: ModelRepository,
+        repository: ServedModels,
         default_models: list[str] | None = None,
         traffic: TrafficController | None = None,
         audit: AuditLog | None = None,

@@ -34,13 +34,12 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.base import Backend
-from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPolicy
 from mcp2026ai.server.grpc.errors import RETRY_PUSHBACK_KEY
-from mcp2026ai.serving.models import ModelRepository
+from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.testing import BackgroundServer
 from support.models import chained_matmul_model
 
@@ -67,7 +66,7 @@ CONFIG = BatchingConfig(
 )
 
 
-def overload_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
+def overload_executor(record: ModelVersion, backend: Backend, stats: ModelStats) -> Executor:
     return BatchingExecutor(backend, CONFIG, model=record.name, version=record.version, stats=stats)
 
 
@@ -85,7 +84,7 @@ class Outcome:
 def server(tmp_path: Path) -> Iterator[BackgroundServer]:
     registry = ModelRegistry(tmp_path / "home")
     registry.register(MODEL, chained_matmul_model(tmp_path / "heavy.onnx", SIZE, DEPTH))
-    repository = ModelRepository(registry, executor_factory=overload_executor, drain_timeout_s=30)
+    repository = ServedModels(registry, executor_factory=overload_executor, drain_timeout_s=30)
     with BackgroundServer(registry, [MODEL], plane=DataPlane(repository, default_models=[MODEL])) as running:
         yield running
 

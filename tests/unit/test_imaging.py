@@ -14,7 +14,7 @@ from mcp2026ai.errors import InvalidInputError
 from mcp2026ai.imaging import decode_image, image_to_tensor, top_k
 from mcp2026ai.ir import import_model
 from mcp2026ai.registry import Preprocessing
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from tests.support.images import png_bytes, render_text
 
 OCR_PREP = Preprocessing.model_validate(OCR_CLS_PREPROCESSING)

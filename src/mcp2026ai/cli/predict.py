@@ -14,7 +14,8 @@ from mcp2026ai.cli.tensors_io import read_inputs
 from mcp2026ai.errors import InvalidArgumentError, InvalidInputError
 from mcp2026ai.imaging import decode_image, image_to_tensor, top_k
 from mcp2026ai.registry import ModelVersion
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.plan import DEFAULT_PLAN
 
 
 def predict(
@@ -28,7 +29,7 @@ def predict(
     """Run one local inference and print the outputs."""
     registry = context.registry()
     record = registry.resolve(name, version)
-    backend = OnnxRuntimeBackend(registry.artifact_path(record), record.signature)
+    backend = create_backend(registry.artifact_path(record), record.signature, DEFAULT_PLAN)
     backend.load()
     outputs = backend.infer(_inputs(record, input, image))
     if as_json:

@@ -18,8 +18,10 @@ import onnxruntime as ort
 
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.runtime.onnx import OnnxRuntimeBackend, session_options
-from mcp2026ai.runtime.plan import Plan, Provider
+from mcp2026ai.runtime.base import Backend
+from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.onnx import session_options
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan, Provider
 
 # TensorRT keeps its own engine cache; an ORT-optimized graph is not portable to it.
 _UNCACHED_PROVIDERS = (Provider.TENSORRT,)
@@ -66,9 +68,12 @@ class OptimizedModelCache:
                 os.unlink(tmp_name)
         return target
 
-    def backend(self, source: Path, digest: str, plan: Plan, signature: Signature) -> OnnxRuntimeBackend:
-        """A backend for ``plan`` that loads the cached optimized model (creating it on first use)."""
-        cached = self.ensure(source, digest, plan)
+    def backend(self, source: Path, digest: str, plan: Plan, signature: Signature) -> Backend:
+        """A backend for ``plan`` that loads the cached optimized model (creating it on first use).
+
+        The cache holds onnxruntime's optimized graphs; another runtime loads the source itself.
+        """
+        cached = self.ensure(source, digest, plan) if plan.runtime == DEFAULT_RUNTIME else None
         if cached is None:
-            return OnnxRuntimeBackend(source, signature, plan)
-        return OnnxRuntimeBackend(cached, signature, plan.model_copy(update={"graph_optimization": "disable"}))
+            return create_backend(source, signature, plan)
+        return create_backend(cached, signature, plan.model_copy(update={"graph_optimization": "disable"}))

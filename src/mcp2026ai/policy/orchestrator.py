@@ -33,7 +33,7 @@ from mcp2026ai.policy.selection import (
 from mcp2026ai.policy.synthetic import SyntheticShapes
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.plan import Plan
 
 Measurer = Callable[[ModelVersion, Sequence[Candidate]], dict[Candidate, Measurement]]
@@ -135,7 +135,7 @@ class PolicyOrchestrator:
         assert fresh is not None
         return fresh
 
-    def backend_for(self, record: ModelVersion, stored: StoredPlan | None = None) -> OnnxRuntimeBackend:
+    def backend_for(self, record: ModelVersion, stored: StoredPlan | None = None) -> Backend:
         """An (unloaded) backend running the stored plan's variant from the optimized-model cache."""
         stored = stored or self.ensure_plan(record)
         source = self.registry.store.path_for(stored.variant.digest)

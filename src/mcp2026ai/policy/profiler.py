@@ -18,13 +18,15 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.errors import MCPError
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.policy.candidates import Candidate, Variant
 from mcp2026ai.policy.memory import MemoryMeter, release_freed_memory
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
 from mcp2026ai.registry import Preprocessing
-from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.base import Backend
+from mcp2026ai.runtime.catalog import create_backend
 
 
 class ProfileBudget(BaseModel):
@@ -67,7 +69,6 @@ class Measurement(BaseModel):
 
 
 Measurer = Callable[[Sequence[Candidate]], dict[Candidate, Measurement]]
-Clock = Callable[[], float]
 
 
 def group_by_session(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
@@ -121,7 +122,7 @@ class Profiler:
     def _prime(self, candidate: Candidate) -> None:
         """One untimed load and run, so one-time costs (code pages, thread pools) hit no candidate's figures."""
         signature = self.signature_for(candidate.variant)
-        backend = OnnxRuntimeBackend(self.model_path(candidate.variant), signature, candidate.plan)
+        backend = create_backend(self.model_path(candidate.variant), signature, candidate.plan)
         try:
             backend.load()
             backend.infer(synthetic_inputs(signature, 1, self.shapes, self.preprocessing))
@@ -136,7 +137,7 @@ class Profiler:
         meter = MemoryMeter()
         meter.start()
         started = self.clock()
-        backend = OnnxRuntimeBackend(self.model_path(first.variant), self.signature_for(first.variant), first.plan)
+        backend = create_backend(self.model_path(first.variant), self.signature_for(first.variant), first.plan)
         try:
             backend.load()
         except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
@@ -148,7 +149,7 @@ class Profiler:
             backend.unload()
 
     def _time_group(
-        self, backend: OnnxRuntimeBackend, group: list[Candidate], meter: MemoryMeter, load_ms: float, share_ends: float
+        self, backend: Backend, group: list[Candidate], meter: MemoryMeter, load_ms: float, share_ends: float
     ) -> dict[Candidate, Measurement]:
         phase_s = self.budget.seconds_per_plan / 2
         single = self._time_runs(backend, 1, self.budget.latency_runs, phase_s, share_ends)
@@ -194,9 +195,7 @@ class Profiler:
             return "not measured: this session's share of the planning budget was spent"
         return None
 
-    def _time_runs(
-        self, backend: OnnxRuntimeBackend, batch: int, max_runs: int, seconds: float, hard_stop: float
-    ) -> list[float]:
+    def _time_runs(self, backend: Backend, batch: int, max_runs: int, seconds: float, hard_stop: float) -> list[float]:
         """Time up to ``max_runs`` runs for about ``seconds`` (at least ``min_runs`` unless that would
         run past ``hard_stop``; always at least one)."""
         inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)

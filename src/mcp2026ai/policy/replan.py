@@ -16,6 +16,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.policy.profiler import Measurement
 from mcp2026ai.policy.records import Decision, new_decision_id
 from mcp2026ai.policy.selection import Evaluation, evaluate, fmt, select_plan
@@ -76,7 +77,7 @@ class ReplanMonitor:
         replan: Callable[[float], Decision],
         swap: Callable[[Decision], None],
         policy: ReplanPolicy | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = time.monotonic,
     ) -> None:
         self.p99_budget_ms = p99_budget_ms
         self.replan = replan

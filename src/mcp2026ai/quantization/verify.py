@@ -13,7 +13,8 @@ from mcp2026ai.quantization import drift
 from mcp2026ai.quantization.calibration import DEFAULT_BATCH, Feed, feeds, load_samples
 from mcp2026ai.quantization.verification_store import Verification, record_verification, version_precision
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.plan import DEFAULT_PLAN
 
 DEFAULT_TOLERANCE = 0.03
 
@@ -63,7 +64,7 @@ def verify_version(
 
 def run_version(registry: ModelRegistry, record: ModelVersion, batches: list[Feed]) -> dict[str, np.ndarray]:
     """Every output of ``record`` over all batches, concatenated along the batch axis."""
-    backend = OnnxRuntimeBackend(registry.artifact_path(record), record.signature)
+    backend = create_backend(registry.artifact_path(record), record.signature, DEFAULT_PLAN)
     backend.load()
     try:
         results = [backend.infer(batch) for batch in batches]

@@ -10,17 +10,15 @@ re-opens). Every request that :meth:`CircuitBreaker.allow` let through must be r
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.errors import UnavailableError
 from mcp2026ai.observability.metrics import CIRCUIT_FALLBACKS, CIRCUIT_STATE, CIRCUIT_TRANSITIONS
 from mcp2026ai.routing.config import BreakerSpec, RolloutConfig
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.window import SlidingWindow
-
-Clock = Callable[[], float]
 
 
 class BreakerState(IntEnum):

@@ -17,9 +17,10 @@ read off the event loop: :meth:`RolloutManager.read` (catalog reads only, any th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.observability.metrics import CANARY_ROLLBACKS
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.outcome import Outcome
@@ -38,7 +39,7 @@ class RolloutSnapshot:
 
 
 class RolloutManager:
-    def __init__(self, store: RolloutStore, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, store: RolloutStore, clock: Clock = time.monotonic) -> None:
         self.store = store
         self._clock = clock
         self._configs: dict[str, RolloutConfig | None] = {}

@@ -9,15 +9,13 @@ fewer than ``min_requests`` requests gives no verdict either way.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.observability.metrics import CANARY_ANALYSIS
 from mcp2026ai.routing.config import AnalysisSpec
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.window import SlidingWindow, WindowFigures
-
-Clock = Callable[[], float]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.routing.diff import Observation, ShadowDiff, compare
 from mcp2026ai.routing.outcome import classify
 from mcp2026ai.routing.report import ShadowKey
@@ -50,7 +51,7 @@ class ShadowMirror:
         self,
         sink: ShadowSink,
         max_in_flight: int = 8,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = time.monotonic,
     ) -> None:
         self.sink = sink
         self.max_in_flight = max_in_flight

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing.breaker import BreakerBoard, Target, pick_target
@@ -37,7 +38,7 @@ class Choice:
 
 
 class TrafficController:
-    def __init__(self, registry: ModelRegistry, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, registry: ModelRegistry, clock: Clock = time.monotonic) -> None:
         self.manager = RolloutManager(RolloutStore(registry), clock)
         self.router = Router()
         self.breakers = BreakerBoard(clock)

@@ -33,6 +33,10 @@ def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort
     return options
 
 
+PLATFORM = "onnxruntime_onnx"
+"""Triton's platform name for an ONNX model on onnxruntime."""
+
+
 class OnnxRuntimeBackend:
     """Runs one ONNX model with onnxruntime according to a Plan.
 
@@ -59,6 +63,10 @@ class OnnxRuntimeBackend:
     @property
     def signature(self) -> Signature:
         return self._signature
+
+    @property
+    def platform(self) -> str:
+        return PLATFORM
 
     @property
     def loaded(self) -> bool:

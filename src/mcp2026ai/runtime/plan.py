@@ -24,14 +24,17 @@ ORT_PROVIDER_NAMES: dict[Provider, str] = {
     Provider.OPENVINO: "OpenVINOExecutionProvider",
 }
 
+DEFAULT_RUNTIME = "onnxruntime"
+
 GraphOptimization = Literal["disable", "basic", "extended", "all"]
 
 
 class Plan(BaseModel):
-    """How to run a model: provider, precision, threads and batching limits."""
+    """How to run a model: runtime, provider, precision, threads and batching limits."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    runtime: str = Field(DEFAULT_RUNTIME, description="A name in the backend catalog (runtime/catalog.py).")
     provider: Provider = Provider.CPU
     precision: Precision = Precision.FP32
     intra_op_threads: int = Field(0, ge=0, le=1024, description="0 lets onnxruntime choose.")
@@ -49,8 +52,9 @@ class Plan(BaseModel):
 
     def describe(self) -> str:
         threads = self.intra_op_threads or "auto"
+        runtime = "" if self.runtime == DEFAULT_RUNTIME else f"{self.runtime}:"
         return (
-            f"{self.provider.value}/{self.precision.value} threads={threads} "
+            f"{runtime}{self.provider.value}/{self.precision.value} threads={threads} "
             f"batch<={self.max_batch_size} delay={self.max_queue_delay_ms:g}ms"
         )
 

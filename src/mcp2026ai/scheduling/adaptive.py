@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.scheduling.config import AdaptiveConfig
-
-Clock = Callable[[], float]
 
 
 def percentile(samples: list[float], fraction: float) -> float:

@@ -21,6 +21,7 @@ from contextlib import suppress
 
 import numpy as np
 
+from mcp2026ai.clock import Clock
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import (
     DeadlineExceededError,
@@ -52,7 +53,6 @@ from mcp2026ai.scheduling.window import FillingBatch, dispatch_due
 
 logger = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 DEADLINE_MESSAGE = "request timeout expired"
 SWEEP_INTERVAL_S = 0.001
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.signing import read_verified_artifact
-from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.base import Backend
+from mcp2026ai.runtime.catalog import create_backend
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.security.trust import TrustedKeys
 
@@ -37,17 +38,17 @@ class ArtifactBackends:
         self.trusted_keys = trusted_keys
         self.planner = planner
 
-    def __call__(self, record: ModelVersion) -> OnnxRuntimeBackend:
+    def __call__(self, record: ModelVersion) -> Backend:
         encrypted = self.registry.store.is_encrypted(record.digest)
         if self.trusted_keys is None and not encrypted:
             if self.planner is not None:
                 return self.planner.backend_for(record)
-            return OnnxRuntimeBackend(self.registry.artifact_path(record), record.signature, DEFAULT_PLAN)
+            return create_backend(self.registry.artifact_path(record), record.signature, DEFAULT_PLAN)
         # Check the requested version before anything (the planner's profiler included) opens it.
         verified = self._read(record)
         plan, source = self._plan(record, measure=not encrypted)
         data = verified if source.digest == record.digest else self._read(source)
-        return OnnxRuntimeBackend(data, source.signature, plan, label=source.ref)
+        return create_backend(data, source.signature, plan, label=source.ref)
 
     def _read(self, record: ModelVersion) -> bytes:
         if self.trusted_keys is not None:

@@ -17,7 +17,6 @@ from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError,
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.base import Backend
-from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
@@ -28,8 +27,8 @@ from mcp2026ai.serving.artifacts import ArtifactBackends
 
 log = logging.getLogger(__name__)
 
-ExecutorFactory = Callable[[ModelVersion, Backend, Plan, ModelStats], Executor]
-BackendFactory = Callable[[ModelVersion], OnnxRuntimeBackend]
+ExecutorFactory = Callable[[ModelVersion, Backend, ModelStats], Executor]
+BackendFactory = Callable[[ModelVersion], Backend]
 """Builds an unloaded backend for a version (blocking: may measure plans); runs off the event loop."""
 
 
@@ -40,16 +39,17 @@ def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
     return next((m for m in entry.versions.values() if m.record.number == int(key)), None)
 
 
-def direct_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
+def direct_executor(record: ModelVersion, backend: Backend, stats: ModelStats) -> Executor:
     return DirectExecutor(backend, stats, model=record.name, version=record.version)
 
 
-def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats: ModelStats) -> Executor:
+def batching_executor(record: ModelVersion, backend: Backend, stats: ModelStats) -> Executor:
     """Dynamic batching with SLA-class queues.
 
     The contract bounds the rows a request may carry; a measured plan (anything but the default)
     sets the batching window, since that is what the policy traded latency against throughput for.
     """
+    plan = backend.plan
     config = BatchingConfig.from_contract(record.contract, record.signature)
     if config.batch_dim and plan != DEFAULT_PLAN:
         config = config.model_copy(
@@ -61,19 +61,17 @@ def batching_executor(record: ModelVersion, backend: Backend, plan: Plan, stats:
     return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
 
 
-def default_backends(registry: ModelRegistry) -> BackendFactory:
-    """onnxruntime with the default plan, no policy measurement (encrypted artifacts load from memory)."""
-    return ArtifactBackends(registry)
-
-
 @dataclass
 class ServedModel:
     record: ModelVersion
     backend: Backend
     executor: Executor
-    plan: Plan
     stats: ModelStats
     load_seconds: float = 0.0
+
+    @property
+    def plan(self) -> Plan:
+        return self.backend.plan
 
     @property
     def batching(self) -> BatchingConfig | None:
@@ -93,8 +91,9 @@ class _ModelEntry:
     failure: str | None = None
 
 
-class ModelRepository:
-    """Loads registry versions into backends + executors and serves lookups."""
+class ServedModels:
+    """The model versions this process serves: loads registry versions into backends + executors,
+    swaps and retires them, and answers lookups."""
 
     def __init__(
         self,
@@ -105,7 +104,7 @@ class ModelRepository:
     ) -> None:
         self.registry = registry
         self.executor_factory = executor_factory
-        self.backend_factory = backend_factory or default_backends(registry)
+        self.backend_factory = backend_factory or ArtifactBackends(registry)
         self.drain_timeout_s = drain_timeout_s
         self._models: dict[str, _ModelEntry] = {}
         self._lock = asyncio.Lock()
@@ -212,15 +211,14 @@ class ModelRepository:
     async def _build(self, record: ModelVersion) -> ServedModel:
         started = time.perf_counter()
         backend = await asyncio.to_thread(self.backend_factory, record)
-        plan = backend.plan
         await asyncio.to_thread(backend.load)
         stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
-        executor = self.executor_factory(record, backend, plan, stats)
+        executor = self.executor_factory(record, backend, stats)
         await executor.start()
         seconds = time.perf_counter() - started
-        log.info("loaded %s with plan %s in %.3f s", record.ref, plan.describe(), seconds)
+        log.info("loaded %s with plan %s in %.3f s", record.ref, backend.plan.describe(), seconds)
         metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(seconds)
-        return ServedModel(record, backend, executor, plan, stats, seconds)
+        return ServedModel(record, backend, executor, stats, seconds)
 
     def _install(self, served: ServedModel, make_default: bool) -> list[ServedModel]:
         name, version = served.record.name, served.record.version

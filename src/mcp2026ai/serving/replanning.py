@@ -12,7 +12,7 @@ import numpy as np
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy
-from mcp2026ai.serving.models import ModelRepository, ServedModel
+from mcp2026ai.serving.models import ServedModel, ServedModels
 
 log = logging.getLogger(__name__)
 MIN_WINDOW_REQUESTS = 20
@@ -20,7 +20,7 @@ MIN_WINDOW_REQUESTS = 20
 
 class ReplanSupervisor:
     def __init__(
-        self, repository: ModelRepository, orchestrator: PolicyOrchestrator, policy: ReplanPolicy | None = None
+        self, repository: ServedModels, orchestrator: PolicyOrchestrator, policy: ReplanPolicy | None = None
     ) -> None:
         self.repository = repository
         self.orchestrator = orchestrator

@@ -8,7 +8,7 @@ import pytest
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir import import_model
 from mcp2026ai.policy.cache import OptimizedModelCache
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.plan import Plan, Provider
 
 

@@ -9,6 +9,7 @@ from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy, reselect
 from mcp2026ai.policy.selection import evaluate_all, select_plan
 from mcp2026ai.runtime.plan import Plan
+from tests.support.clock import FakeClock
 
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
 VARIANT = Variant(version="1.0.0", digest="d", drift=0.0)
@@ -41,14 +42,6 @@ def _decision() -> Decision:
     )
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_reselect_penalizes_the_current_plan_and_switches() -> None:
     previous = _decision()
     assert previous.chosen is not None and previous.chosen.candidate == _candidate(1)
@@ -71,7 +64,7 @@ def test_monitor_triggers_after_n_consecutive_windows_only() -> None:
         made.append(observed)
         return reselect(_decision(), observed, T0)
 
-    clock = FakeClock()
+    clock = FakeClock(start=0.0)
     monitor = ReplanMonitor(10.0, replan, swapped.append, ReplanPolicy(consecutive_windows=3, cooldown_s=60), clock)
     for p99 in (12, 13, 9, 12, 14):  # the good window breaks the streak
         assert monitor.observe(p99) is None
@@ -89,7 +82,7 @@ def test_monitor_cooldown_and_no_swap_without_a_choice() -> None:
         calls.append(observed)
         return _decision().model_copy(update={"chosen": None})
 
-    clock = FakeClock()
+    clock = FakeClock(start=0.0)
     monitor = ReplanMonitor(10.0, replan, swapped.append, ReplanPolicy(consecutive_windows=1, cooldown_s=30), clock)
     assert monitor.observe(20) is not None
     assert swapped == []  # nothing chosen: nothing swapped

@@ -11,6 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from mcp2026ai.registry import ModelRegistry, Stage
+from tests.support.clock import FakeClock
 
 
 def classifier_onnx(path: Path, weights: np.ndarray) -> Path:
@@ -53,19 +54,6 @@ def registry(tmp_path: Path, make_model: Callable[[int], Path]) -> Iterator[Mode
     registry.register("clf", make_model(4), version="0.9.0", stage=Stage.ARCHIVED)
     registry.register("clf-small", make_model(5), version="1.0.0")
     yield registry
-
-
-class FakeClock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @pytest.fixture

@@ -13,13 +13,12 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing import AnalysisSpec, Outcome, RolloutConfig
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security import AuditLog
-from mcp2026ai.serving.models import ModelRepository, direct_executor
-
-from .conftest import FakeClock
+from mcp2026ai.serving.models import ServedModels, direct_executor
+from tests.support.clock import FakeClock
 
 
 def _plane(registry: ModelRegistry, clock: FakeClock, audit: AuditLog) -> DataPlane:
-    repository = ModelRepository(registry, executor_factory=direct_executor)
+    repository = ServedModels(registry, executor_factory=direct_executor)
     return DataPlane(repository, ["clf"], TrafficController(registry, clock), audit=audit)
 
 

@@ -4,8 +4,7 @@ from mcp2026ai.errors import UnavailableError
 from mcp2026ai.observability.metrics import REGISTRY
 from mcp2026ai.routing.breaker import BreakerBoard, BreakerState, CircuitBreaker, Target, pick_target
 from mcp2026ai.routing.config import BreakerSpec, RolloutConfig
-
-from .conftest import FakeClock
+from tests.support.clock import FakeClock
 
 
 def feed(breaker: CircuitBreaker, ok: int, failed: int) -> None:

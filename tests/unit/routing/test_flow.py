@@ -25,8 +25,7 @@ from mcp2026ai.routing import (
     pick_target,
 )
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
-
-from .conftest import FakeClock
+from tests.support.clock import FakeClock
 
 
 def broken_onnx(path: Path) -> Path:

@@ -19,8 +19,7 @@ from mcp2026ai.routing.breaker import BreakerState
 from mcp2026ai.routing.outcome import Outcome, classify
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.routing.window import SlidingWindow
-
-from .conftest import FakeClock
+from tests.support.clock import FakeClock
 
 
 @pytest.mark.parametrize(

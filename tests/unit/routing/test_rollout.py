@@ -7,8 +7,7 @@ from mcp2026ai.routing.manager import RolloutManager
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.rollout import CanaryAnalyzer, Verdict
 from mcp2026ai.routing.store import RolloutStore
-
-from .conftest import FakeClock
+from tests.support.clock import FakeClock
 
 
 def feed(analyzer: CanaryAnalyzer, clock: FakeClock, *, ok: int, server: int = 0, client: int = 0,

@@ -11,7 +11,8 @@ import pytest
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir import Signature, import_model
-from mcp2026ai.runtime import Backend, OnnxRuntimeBackend
+from mcp2026ai.runtime import Backend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.plan import Plan
 
 

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.signature import Signature, TensorSpec
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 
 MLP_IN, MLP_HIDDEN, MLP_OUT = 8, 16, 4
 

@@ -12,8 +12,8 @@ import numpy as np
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.observability.metrics import REGISTRY
-from mcp2026ai.runtime import OnnxRuntimeBackend
 from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPolicy, default_classes
 
 T = TypeVar("T")
@@ -26,19 +26,6 @@ def run(coro: Coroutine[Any, Any, T], timeout_s: float = 60.0) -> T:
         return await asyncio.wait_for(coro, timeout_s)
 
     return asyncio.run(bounded())
-
-
-class FakeClock:
-    """An injected monotonic clock that only moves when told to."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class GatedBackend:

@@ -6,8 +6,7 @@ import pytest
 
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay, next_delay, percentile
 from mcp2026ai.scheduling.config import AdaptiveConfig
-
-from .support import FakeClock
+from tests.support.clock import FakeClock
 
 RULE = AdaptiveConfig()
 

@@ -16,12 +16,13 @@ from mcp2026ai.errors import (
     ModelNotReadyError,
     OverloadedError,
 )
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import BatchingConfig, BatchingExecutor, ClassPolicy
 from mcp2026ai.scheduling.config import default_classes
+from tests.support.clock import FakeClock
 
 from .conftest import MLP_IN
-from .support import FakeClock, GatedBackend, batching_config, metric, no_deadlines, run
+from .support import GatedBackend, batching_config, metric, no_deadlines, run
 
 LC, TG, BE = SLAClass.LATENCY_CRITICAL, SLAClass.THROUGHPUT_GUARANTEED, SLAClass.BEST_EFFORT
 CLASSES = list(SLAClass)

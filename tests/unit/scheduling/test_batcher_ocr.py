@@ -13,7 +13,7 @@ from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.contract import SLAClass, parse_contract
 from mcp2026ai.errors import NotFoundError
 from mcp2026ai.ir import import_model
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import BatchingConfig, BatchingExecutor
 
 from .support import GatedBackend, metric, no_deadlines, run

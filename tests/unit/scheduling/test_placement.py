@@ -11,8 +11,8 @@ import pytest
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.runtime import OnnxRuntimeBackend
 from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor
 from mcp2026ai.scheduling.placement import ExecutionPlacement
 

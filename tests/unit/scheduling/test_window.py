@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.runtime import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import BatchingConfig, BatchingExecutor
 from mcp2026ai.scheduling.queues import Pending
 from mcp2026ai.scheduling.window import FillingBatch, dispatch_due, patience_limit

@@ -20,7 +20,6 @@ from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.security import KeyRing, SigningKey, TrustedKeys
 from mcp2026ai.security.encryption import ArtifactCipher
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.models import default_backends
 
 X = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
 
@@ -87,7 +86,7 @@ def test_unsigned_and_untrusted_versions_are_refused(
 
 def test_without_trusted_keys_plain_artifacts_load_from_their_file(registry: ModelRegistry, mlp_path: Path) -> None:
     record = registry.register("mlp", mlp_path)
-    backend = default_backends(registry)(record)
+    backend = ArtifactBackends(registry)(record)
     assert backend.model_path == registry.store.path_for(record.digest)
     assert _infer(backend).shape == (2, 3)
 
@@ -98,7 +97,7 @@ def test_an_encrypted_artifact_is_served_from_memory(mcp_home: Path, mlp_path: P
     assert registry.store.is_encrypted(record.digest)
     assert not registry.store.path_for(record.digest).exists()  # no plaintext on disk
     expected = _infer(OnnxRuntimeBackend(mlp_path, record.signature))
-    backend = default_backends(registry)(record)
+    backend = ArtifactBackends(registry)(record)
     assert backend.model_path is None
     np.testing.assert_array_equal(_infer(backend), expected)
 
