@@ -33,12 +33,22 @@ def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
     planner = PolicyOrchestrator(registry) if config.plan_with_policy else None
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner)
-    repository = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
-    return DataPlane(repository, default_models=names, audit=config.security.audit())
+    models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
+    return DataPlane(models, default_models=names, audit=config.security.audit())
 
 
 async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
-    return [(await plane.repository.load(name)).record for name in names]
+    return [(await plane.models.load(name)).record for name in names]
+
+
+def serving_sync(
+    plane: DataPlane,
+    config: ServerConfig,
+    watched: dict[str, Path] | None = None,
+    replanner: ReplanSupervisor | None = None,
+) -> ServingSync:
+    """The background reconciliation of what ``plane`` serves (hot reload, rollouts, canary ticks)."""
+    return ServingSync(plane.models, plane.traffic, plane.tick, config.sync_interval_s, watched, replanner)
 
 
 def freeze_startup_heap() -> None:
@@ -66,8 +76,8 @@ async def run_server(
     freeze_startup_heap()
     replanner = None
     if config.plan_with_policy:
-        replanner = ReplanSupervisor(plane.repository, PolicyOrchestrator(registry))
-    server = InferenceServer(plane, config, ServingSync(plane, config.sync_interval_s, watched, replanner))
+        replanner = ReplanSupervisor(plane.models, PolicyOrchestrator(registry))
+    server = InferenceServer(plane, config, serving_sync(plane, config, watched, replanner))
     ports = await server.start()
     server.install_signal_handlers()
     if on_ready is not None:

@@ -10,43 +10,31 @@ import asyncio
 import time
 from typing import Any
 
-from mcp2026ai import __version__
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidInputError, MCPError, PermissionDeniedError, UnavailableError
-from mcp2026ai.inference import InferenceRequest, InferenceResponse
-from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.ir.signature import TensorSpec
+from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
+from mcp2026ai.registry import ModelVersion
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
 from mcp2026ai.serving.models import ServedModel, ServedModels
 
-SERVER_NAME = "mcp2026ai"
 SYSTEM_ACTOR = "system"
 ROLLBACK_ACTOR = "system:canary-analysis"
-EXTENSIONS = [
-    "binary_tensor_data",
-    "model_repository",
-    "model_configuration",
-    "statistics",
-    "schedule_policy",
-    "sla_classes",
-]
-_TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 
 
 class DataPlane:
     def __init__(
         self,
-        repository: ServedModels,
+        models: ServedModels,
         default_models: list[str] | None = None,
         traffic: TrafficController | None = None,
         audit: AuditLog | None = None,
     ) -> None:
-        self.repository = repository
+        self.models = models
         self.default_models = default_models or []
-        self.traffic = traffic or TrafficController(repository.registry)
+        self.traffic = traffic or TrafficController(models.registry)
         self.audit = audit
         self._accepting = True
 
@@ -55,74 +43,75 @@ class DataPlane:
         return True
 
     def ready(self) -> bool:
-        return self._accepting and all(self.repository.is_ready(name) for name in self.default_models)
+        return self._accepting and all(self.models.is_ready(name) for name in self.default_models)
 
     def stop_accepting(self) -> None:
         self._accepting = False
 
+    async def shutdown(self, drain_timeout_s: float) -> None:
+        """After the transports have stopped: let shadow calls finish (bounded), unload every model."""
+        await self.traffic.drain(timeout_s=min(5.0, drain_timeout_s))
+        await self.models.unload_all()
+
     # metadata -------------------------------------------------------------------------------
-    def server_metadata(self) -> dict[str, Any]:
-        return {"name": SERVER_NAME, "version": __version__, "extensions": EXTENSIONS}
-
     def model_ready(self, name: str, version: str | None = None) -> bool:
-        return self.repository.is_ready(name, version)
+        """Whether the version is loaded and ready; an unknown model or version raises NotFoundError."""
+        if self.models.is_ready(name, version):
+            return True
+        self.models.get(name, version)  # raises the right not-found error
+        return False
 
-    def model_metadata(self, name: str, version: str | None = None) -> dict[str, Any]:
-        served = self.repository.get(name, version)
-        signature = served.record.signature
-        return {
-            "name": name,
-            "versions": [model.record.version for model in self.repository.served_versions(name)],
-            "platform": "onnxruntime_onnx",
-            "inputs": [_tensor_metadata(spec) for spec in signature.inputs],
-            "outputs": [_tensor_metadata(spec) for spec in signature.outputs],
-        }
+    def is_served(self, name: str) -> bool:
+        """Cheap per-request check (the edges keep unknown names out of metric labels with it)."""
+        return self.models.is_loaded(name)
 
-    def model_config(self, name: str, version: str | None = None) -> dict[str, Any]:
-        """Triton-compatible model configuration (what perf_analyzer reads)."""
-        served = self.repository.get(name, version)
+    def served_names(self) -> list[str]:
+        return self.models.loaded_names()
+
+    def model_record(self, name: str, version: str | None = None) -> ModelVersion:
+        """The registry record of a served version (its preprocessing, labels, signature)."""
+        return self.models.get(name, version).record
+
+    def describe(self, name: str, version: str | None = None) -> ModelDescription:
+        """A served version as the protocols report it (metadata, configuration)."""
+        served = self.models.get(name, version)
         signature = served.record.signature
-        max_batch = served.max_batch_size if signature.batchable else 0
-        config: dict[str, Any] = {
-            "name": name,
-            "platform": "onnxruntime_onnx",
-            "backend": "onnxruntime",
-            "version_policy": {"latest": {"num_versions": 1}},
-            "max_batch_size": max_batch,
-            "input": [_config_tensor(spec, max_batch > 0) for spec in signature.inputs],
-            "output": [_config_tensor(spec, max_batch > 0) for spec in signature.outputs],
-            "instance_group": [{"name": name, "kind": "KIND_CPU", "count": 1}],
-            "parameters": {"mcp_plan": {"string_value": served.plan.describe()}},
-        }
         batching = served.batching
+        max_batch = served.max_batch_size if signature.batchable else 0
+        dynamic = None
         if max_batch > 0 and batching is not None and batching.batching:
-            config["dynamic_batching"] = {
-                "max_queue_delay_microseconds": int(batching.max_queue_delay_ms * 1000),
-                "preferred_batch_size": list(batching.preferred_batch_sizes),
-            }
-        return config
+            dynamic = DynamicBatching(batching.max_queue_delay_ms, tuple(batching.preferred_batch_sizes))
+        return ModelDescription(
+            name=name,
+            versions=tuple(model.record.version for model in self.models.served_versions(name)),
+            platform=served.backend.platform,
+            signature=signature,
+            max_batch_size=max_batch,
+            plan=served.plan.describe(),
+            dynamic_batching=dynamic,
+        )
 
     def model_statistics(self, name: str | None = None, version: str | None = None) -> list[dict[str, Any]]:
-        names = [name] if name else self.repository.loaded_names()
+        names = [name] if name else self.models.loaded_names()
         stats = []
         for model_name in names:
             if version:
-                stats.append(self.repository.get(model_name, version).stats.as_dict())
+                stats.append(self.models.get(model_name, version).stats.as_dict())
                 continue
-            served = self.repository.served_versions(model_name)
+            served = self.models.served_versions(model_name)
             if not served and name:
-                self.repository.get(model_name)  # raises the right not-found error
+                self.models.get(model_name)  # raises the right not-found error
             stats += [model.stats.as_dict() for model in served]
         return stats
 
     # repository -----------------------------------------------------------------------------
     def repository_index(self) -> list[dict[str, str]]:
-        return self.repository.index()
+        return self.models.index()
 
     async def load(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
         """Load a model's default version; recorded in the audit log, refusals and failures included."""
         try:
-            served = await self.repository.load(name)
+            served = await self.models.load(name)
         except MCPError as exc:
             await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
             raise
@@ -131,7 +120,7 @@ class DataPlane:
 
     async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
         try:
-            await self.repository.unload(name)
+            await self.models.unload(name)
         except MCPError as exc:
             await self._record("model.unload", actor, name, {**(details or {}), **_refusal(exc)})
             raise
@@ -139,7 +128,7 @@ class DataPlane:
 
     def tick(self) -> None:
         """Let canary analysis run; automatic rollbacks are recorded in the audit log."""
-        rollouts = {name: self.traffic.rollout(name) for name in self.repository.loaded_names()}
+        rollouts = {name: self.traffic.rollout(name) for name in self.models.loaded_names()}
         for model, verdict in self.traffic.tick().items():
             canary = getattr(rollouts.get(model), "canary", None)
             if verdict.rollback and self.audit is not None:
@@ -154,21 +143,22 @@ class DataPlane:
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
         """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror.
 
-        Sets ``request.sla_class`` to the class the request is scheduled under (the caller's, or
-        the contract's default), so the transports can label its metrics and trace span.
+        The response carries the SLA class the request was scheduled under (the caller's, or the
+        contract's default); a domain error raised after routing carries it as ``sla_class``.
         """
         if not self._accepting:
             raise UnavailableError("server is shutting down")
         started = time.perf_counter_ns()
-        default = self.repository.get(request.model)
+        default = self.models.get(request.model)
         choice = self.traffic.choose(request, default.record.version)
-        served = self.repository.get(choice.target.model, choice.target.version)
+        served = self.models.get(choice.target.model, choice.target.version)
         error: MCPError | None = None
+        sla_class = self._sla_class(served, request)
         try:
-            request.sla_class = self._sla_class(served, request)  # the edges label metrics and spans with it
-            outputs = await self._run(served, request)  # no await before submit: swaps stay atomic
+            outputs = await self._run(served, request, sla_class)  # no await before submit: swaps stay atomic
         except MCPError as exc:
             error = exc
+            exc.sla_class = sla_class.value  # the edges label a failure's metrics and span with it too
             served.stats.record_failure(time.perf_counter_ns() - started)
             raise
         finally:
@@ -177,26 +167,23 @@ class DataPlane:
         served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
         if choice.decision.shadow_version:
             self._mirror(request, served, outputs, elapsed_ms, choice.decision.shadow_version)
-        return InferenceResponse(model=request.model, version=served.record.version, id=request.id, outputs=outputs)
+        return InferenceResponse(
+            model=request.model, version=served.record.version, id=request.id, outputs=outputs, sla_class=sla_class
+        )
 
     def _mirror(
         self, request: InferenceRequest, served: ServedModel, outputs: dict[str, Any], ms: float, version: str
     ) -> None:
         async def run_shadow() -> dict[str, Any]:
-            shadow = self.repository.get(request.model, version)
+            shadow = self.models.get(request.model, version)
             return await self._run(shadow, request, SLAClass.BEST_EFFORT)
 
         primary = Observation(Outcome.OK, ms, outputs)
         self.traffic.shadow(request.model, served.record.version, primary, version, run_shadow)
 
-    async def _run(
-        self, served: ServedModel, request: InferenceRequest, sla_class: SLAClass | None = None
-    ) -> dict[str, Any]:
+    async def _run(self, served: ServedModel, request: InferenceRequest, sla_class: SLAClass) -> dict[str, Any]:
         return await served.executor.submit(  # the executor checks the tensors against its backend's signature
-            request.inputs,
-            request.output_names,
-            sla_class=sla_class or self._sla_class(served, request),
-            deadline=_deadline(request),
+            request.inputs, request.output_names, sla_class=sla_class, deadline=_deadline(request)
         )
 
     @staticmethod
@@ -228,16 +215,3 @@ def _deadline(request: InferenceRequest) -> float | None:
     if isinstance(micros, int | float) and not isinstance(micros, bool) and micros > 0:
         timeout_s = min(timeout_s or float("inf"), micros / 1e6)
     return request.received_at + timeout_s if timeout_s else None
-
-
-def _tensor_metadata(spec: TensorSpec) -> dict[str, Any]:
-    return {"name": spec.name, "datatype": spec.datatype, "shape": spec.shape}
-
-
-def _config_tensor(spec: TensorSpec, batched: bool) -> dict[str, Any]:
-    dims = spec.shape[1:] if batched else spec.shape
-    return {"name": spec.name, "data_type": _TRITON_TYPES.get(spec.datatype, f"TYPE_{spec.datatype}"), "dims": dims}
-
-
-def output_datatype(array: Any) -> str:
-    return v2_datatype(array.dtype)

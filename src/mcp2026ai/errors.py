@@ -29,6 +29,9 @@ from __future__ import annotations
 class MCPError(Exception):
     """Root of every domain error; ``str(err)`` is a one-line message for a person."""
 
+    sla_class: str | None = None
+    """For an inference request that failed after routing: the SLA class it was scheduled under."""
+
 
 class InvalidArgumentError(MCPError):
     """The caller supplied something invalid."""

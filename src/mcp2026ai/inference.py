@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from mcp2026ai.contract import SLAClass
+from mcp2026ai.ir.signature import Signature
 
 _REQUEST_IDS = random.Random()  # not the module's shared generator: nobody else's seed affects it
 
@@ -34,7 +35,8 @@ class InferenceRequest:
     headers: dict[str, str] = field(default_factory=dict)
     """Lower-cased HTTP headers or gRPC metadata the routing and scheduling layers read."""
     sla_class: SLAClass | None = None
-    """The requested SLA class; DataPlane.infer fills in the class it scheduled the request under."""
+    """The SLA class the caller asked for in code; None lets the header, the ``sla_class`` parameter
+    or the model's contract decide (the class it ran under comes back in the response)."""
     timeout_s: float | None = None
     """Client's own timeout; it can only shorten the SLA class deadline."""
     received_at: float = field(default_factory=time.monotonic)
@@ -60,3 +62,26 @@ class InferenceResponse:
     id: str
     outputs: dict[str, np.ndarray]
     parameters: dict[str, Any] = field(default_factory=dict)
+    sla_class: SLAClass | None = None
+    """The class the request was scheduled under (the edges label its metrics and span with it)."""
+
+
+@dataclass(frozen=True)
+class DynamicBatching:
+    max_queue_delay_ms: float
+    preferred_batch_sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """What a served model version looks like from outside: the protocols shape it (protocol/triton.py)."""
+
+    name: str
+    versions: tuple[str, ...]
+    platform: str
+    signature: Signature
+    max_batch_size: int
+    """Most rows one request may carry; 0 when the model takes no batch dimension."""
+    plan: str
+    """The execution plan, described for a person."""
+    dynamic_batching: DynamicBatching | None = None

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from mcp2026ai.app import build_plane, load_models
+from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
@@ -42,7 +42,7 @@ class BackgroundServer:
         self._thread.start()
         try:
             self.call(load_models(self.plane, self.names))
-            self.server = InferenceServer(self.plane, self.config)
+            self.server = InferenceServer(self.plane, self.config, serving_sync(self.plane, self.config))
             self.call(self.server.start())
         except BaseException:
             self._shutdown_loop()

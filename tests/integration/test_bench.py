@@ -52,7 +52,7 @@ def _bench(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pyt
 def test_closed_loop_csv_zero_errors(
     server: BackgroundServer, protocol: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stats = server.plane.repository.get("mlp").stats
+    stats = server.plane.models.get("mlp").stats
     before = stats.success.count
     out = _bench(
         ["-m", "mlp", "-u", _url(server, protocol), "-i", protocol, "-c", "4", "-n", "200", "--output-format", "csv"],

@@ -449,4 +449,4 @@ def test_good_traffic_kept_succeeding_and_the_server_is_ready(target: Target) ->
     assert target.server.plane.ready()
     assert target.http.get("/v2/health/ready").json() == {"ready": True}
     assert target.stub.ServerReady(pb.ServerReadyRequest()).ready
-    assert sorted(target.server.plane.repository.loaded_names()) == sorted(MODELS)
+    assert sorted(target.server.plane.models.loaded_names()) == sorted(MODELS)

@@ -47,7 +47,7 @@ def test_shutdown_drains_in_flight_requests(tmp_path: Path) -> None:
     for worker in workers:
         worker.start()
     deadline = time.monotonic() + 30
-    served = server.plane.repository.get("slow")
+    served = server.plane.models.get("slow")
     accepted = lambda: served.stats.queue.count + served.executor.backlog  # noqa: E731 - dispatched + queued
     while accepted() < 4 and time.monotonic() < deadline:
         time.sleep(0.002)

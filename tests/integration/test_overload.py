@@ -151,7 +151,7 @@ async def _burst(server: BackgroundServer) -> list[Outcome]:
 
 
 def test_twice_capacity_sheds_best_effort_and_keeps_latency_critical_in_budget(server: BackgroundServer) -> None:
-    served = server.plane.repository.get(MODEL)
+    served = server.plane.models.get(MODEL)
     version = served.record.version
     before = {cls: _rejections(version, cls, "overloaded") for cls in SLAClass}
     successes_before = served.stats.success.count

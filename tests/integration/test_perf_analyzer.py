@@ -53,7 +53,7 @@ def test_perf_analyzer_zero_errors(perf_analyzer: str, server: BackgroundServer,
     throughput = re.search(r"Concurrency: 2, throughput: ([\d.]+) infer/sec", output)
     assert throughput and float(throughput.group(1)) > 0, output
     assert "error" not in output.lower(), output
-    stats = server.plane.repository.get("ocr-cls").stats
+    stats = server.plane.models.get("ocr-cls").stats
     assert stats.fail.count == 0
     assert stats.success.count > 0
 

@@ -30,9 +30,9 @@ def test_violated_contract_replans_and_swaps_without_failures(tmp_path: Path, of
     plane = build_plane(registry, ["mlp"], config)
     with BackgroundServer(registry, ["mlp"], config, plane=plane) as server:
         supervisor = ReplanSupervisor(
-            plane.repository, PolicyOrchestrator(registry), ReplanPolicy(consecutive_windows=2, cooldown_s=0)
+            plane.models, PolicyOrchestrator(registry), ReplanPolicy(consecutive_windows=2, cooldown_s=0)
         )
-        original = plane.repository.get("mlp")
+        original = plane.models.get("mlp")
         served_codes = []
 
         async def window(observed_ms: float) -> list[object]:
@@ -53,7 +53,7 @@ def test_violated_contract_replans_and_swaps_without_failures(tmp_path: Path, of
         decision = decisions[0]
         assert decision.trigger == "replan"  # type: ignore[attr-defined]
         assert "observed p99 80" in decision.reason  # type: ignore[attr-defined]
-        assert plane.repository.get("mlp") is not original, "the re-planned backend was swapped in"
+        assert plane.models.get("mlp") is not original, "the re-planned backend was swapped in"
         assert set(served_codes) == {200}
         trace = PolicyOrchestrator(registry).decisions("mlp")
         assert [d.trigger for d in trace][-1] == "replan"

@@ -111,7 +111,7 @@ def test_hot_reload_keeps_serving_the_signed_version_when_a_new_one_is_unsigned(
     with BackgroundServer(registry, ["mlp"], signed_config(tmp_path, audit=False)) as server:
         registry.register("mlp", mlp_model(tmp_path / "mlp-v2.onnx", seed=7))  # 1.1.0, unsigned
         server.call(server.server.sync.sync_once())  # type: ignore[union-attr]
-        assert [m.record.version for m in server.plane.repository.served_versions("mlp")] == ["1.0.0"]
+        assert [m.record.version for m in server.plane.models.served_versions("mlp")] == ["1.0.0"]
         assert server.plane.ready()
 
 

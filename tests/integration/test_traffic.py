@@ -93,7 +93,7 @@ def test_hot_reload_swaps_under_load_without_failures(
     server: BackgroundServer, registry: ModelRegistry, tmp_path: Path
 ) -> None:
     def latest_served(version: str) -> Callable[[], bool]:
-        return lambda: server.plane.repository.default_version("mlp") == version and load.versions[version] > 5
+        return lambda: server.plane.models.default_version("mlp") == version and load.versions[version] > 5
 
     with Load(server) as load:
         wait_for(lambda: load.versions["1.0.0"] > 10)
@@ -105,7 +105,7 @@ def test_hot_reload_swaps_under_load_without_failures(
         wait_for(latest_served("1.2.0"))
     assert load.failures == []
     assert set(load.versions) == {"1.0.0", "1.1.0", "1.2.0"}
-    assert {s.record.version for s in server.plane.repository.served_versions("mlp")} == {"1.2.0"}
+    assert {s.record.version for s in server.plane.models.served_versions("mlp")} == {"1.2.0"}
 
 
 def test_canary_split_header_override_and_shadow(
@@ -116,7 +116,7 @@ def test_canary_split_header_override_and_shadow(
     RolloutStore(registry).put(
         RolloutConfig(name="mlp", stable="1.0.0", canary="2.0.0", weight=30, shadow="2.0.0", shadow_percent=100)
     )
-    wait_for(lambda: {s.record.version for s in server.plane.repository.served_versions("mlp")} == {"1.0.0", "2.0.0"})
+    wait_for(lambda: {s.record.version for s in server.plane.models.served_versions("mlp")} == {"1.0.0", "2.0.0"})
     served: Counter[str] = Counter()
     with httpx.Client(base_url=f"http://{server.http_url}", timeout=30) as client:
         for user in range(200):

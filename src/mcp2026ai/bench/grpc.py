@@ -10,42 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import grpc
-import numpy as np
 from google.protobuf import json_format
 from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
-from mcp2026ai.errors import InvalidArgumentError, UnavailableError
-from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.protocol.tensors import array_to_list, array_to_raw
-from mcp2026ai.protocol.v2_grpc import CONTENTS_FIELD
+from mcp2026ai.errors import UnavailableError
 
 INFER_METHOD = "/inference.GRPCInferenceService/ModelInfer"
 _OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
-
-
-def encode_infer(
-    model: str, version: str | None, tensors: Mapping[str, np.ndarray], outputs: list[str], binary: bool
-) -> bytes:
-    """A serialized ModelInferRequest: raw_input_contents when ``binary``, typed contents otherwise."""
-    request = pb.ModelInferRequest(model_name=model, model_version=version or "")
-    for name, array in tensors.items():
-        datatype = v2_datatype(array.dtype)
-        tensor = request.inputs.add(name=name, datatype=datatype, shape=list(array.shape))
-        if binary:
-            request.raw_input_contents.append(array_to_raw(array))
-        elif datatype in CONTENTS_FIELD:
-            getattr(tensor.contents, CONTENTS_FIELD[datatype]).extend(_flat(array))
-        else:
-            raise InvalidArgumentError(f"input {name!r}: {datatype} has no typed gRPC contents; use --binary")
-    for name in outputs:
-        request.outputs.add(name=name)
-    return bytes(request.SerializeToString())
-
-
-def _flat(array: np.ndarray) -> list[Any]:
-    values = array_to_list(array.reshape(-1))
-    return [value.encode() if isinstance(value, str) else value for value in values]
 
 
 class GrpcSession:

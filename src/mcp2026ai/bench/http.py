@@ -16,11 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import httptools
-import numpy as np
 
 from mcp2026ai.errors import UnavailableError
-from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.protocol.tensors import array_to_list, array_to_raw
 
 
 def fetch_json(base_url: str, path: str, method: str = "GET", timeout_s: float = 10.0) -> Any:
@@ -42,26 +39,6 @@ def fetch_json(base_url: str, path: str, method: str = "GET", timeout_s: float =
 
 def infer_path(model: str, version: str | None) -> str:
     return f"/v2/models/{model}/versions/{version}/infer" if version else f"/v2/models/{model}/infer"
-
-
-def encode_infer(tensors: Mapping[str, np.ndarray], outputs: list[str], binary: bool) -> tuple[bytes, int | None]:
-    """A v2 infer body, binary tensor extension or JSON lists; and the JSON header length if binary."""
-    items: list[dict[str, Any]] = []
-    blobs: list[bytes] = []
-    for name, array in tensors.items():
-        item: dict[str, Any] = {"name": name, "datatype": v2_datatype(array.dtype), "shape": list(array.shape)}
-        if binary:
-            blob = array_to_raw(array)
-            item["parameters"] = {"binary_data_size": len(blob)}
-            blobs.append(blob)
-        else:
-            item["data"] = array_to_list(array)
-        items.append(item)
-    document: dict[str, Any] = {"inputs": items}
-    if outputs:
-        document["outputs"] = [{"name": name, "parameters": {"binary_data": binary}} for name in outputs]
-    header = json.dumps(document, separators=(",", ":")).encode()
-    return (header + b"".join(blobs), len(header)) if binary else (header, None)
 
 
 def request_bytes(

@@ -21,6 +21,7 @@ from mcp2026ai.bench.inputs import ModelInfo, model_info, request_shapes, synthe
 from mcp2026ai.bench.load import Bounds, Samples, SenderFactory, closed_loop, open_loop
 from mcp2026ai.bench.report import BenchReport, summarize
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError, UnavailableError
+from mcp2026ai.protocol import v2_grpc, v2_json
 
 Tick = Callable[[Samples], None]
 
@@ -52,7 +53,7 @@ class _HttpSide:
         return await self._get(_model_path(model, version) + "/config")  # type: ignore[no-any-return]
 
     def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
-        body, header_length = http_client.encode_infer(tensors, outputs, self.bench.binary)
+        body, header_length = v2_json.encode_request(tensors, outputs, self.bench.binary)
         path = http_client.infer_path(model, version)
         data = http_client.request_bytes(
             self.target.host, self.target.port, path, body, header_length, self.bench.headers
@@ -87,7 +88,7 @@ class _GrpcSide:
         return await self.session.config_dict(model, version)
 
     def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
-        data = grpc_client.encode_infer(model, version, tensors, outputs, self.bench.binary)
+        data = v2_grpc.encode_request(model, version, tensors, outputs, self.bench.binary).SerializeToString()
 
         async def make() -> grpc_client.GrpcSender:
             return grpc_client.GrpcSender(self.session, data)

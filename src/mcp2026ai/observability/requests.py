@@ -1,9 +1,8 @@
 """Metrics and the trace span of one inference request, shared by the HTTP and gRPC edges.
 
     with observe_inference("http", name, headers, is_served, EdgeCodes("200", "500", "499")) as seen:
-        seen.request = decoded                   # its SLA class labels the metrics and the span
         response = await plane.infer(decoded)
-        seen.version = response.version
+        seen.answered(response)                  # its version and SLA class label the metrics and span
         ...
         seen.fail("404", exc)                    # the transport's code for a domain error
 
@@ -20,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 
-from mcp2026ai.inference import InferenceRequest
+from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.observability import metrics, tracing
 
 
@@ -37,16 +36,17 @@ class EdgeCodes:
 class InferObservation:
     code: str
     version: str = ""
-    request: InferenceRequest | None = None
+    sla_class: str = metrics.UNKNOWN_CLASS
     error: BaseException | None = None
+
+    def answered(self, response: InferenceResponse) -> None:
+        self.version = response.version
+        if response.sla_class is not None:
+            self.sla_class = response.sla_class.value
 
     def fail(self, code: str, error: BaseException) -> None:
         self.code, self.error = code, error
-
-    @property
-    def sla_class(self) -> str:
-        cls = self.request.sla_class if self.request is not None else None
-        return cls.value if cls is not None else metrics.UNKNOWN_CLASS
+        self.sla_class = getattr(error, "sla_class", None) or self.sla_class
 
 
 class observe_inference:  # used like a function: ``with observe_inference(...) as seen``

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from tritonclient.grpc import service_pb2 as pb
 
-from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.errors import InvalidArgumentError, InvalidInputError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
 from mcp2026ai.ir.dtypes import v2_datatype
-from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_raw
+from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
 
 # Which InferTensorContents field carries each v2 datatype (FP16/BF16 travel only as raw bytes).
 CONTENTS_FIELD = {
@@ -60,6 +61,29 @@ def decode_request(message: pb.ModelInferRequest, headers: dict[str, str]) -> In
     )
 
 
+def encode_request(
+    model: str,
+    version: str | None,
+    tensors: Mapping[str, np.ndarray],
+    outputs: Sequence[str] = (),
+    binary: bool = True,
+) -> pb.ModelInferRequest:
+    """A ModelInferRequest: raw_input_contents when ``binary``, typed contents otherwise."""
+    request = pb.ModelInferRequest(model_name=model, model_version=version or "")
+    for name, array in tensors.items():
+        datatype = v2_datatype(array.dtype)
+        tensor = request.inputs.add(name=name, datatype=datatype, shape=list(array.shape))
+        if binary:
+            request.raw_input_contents.append(array_to_raw(array))
+        elif datatype in CONTENTS_FIELD:
+            getattr(tensor.contents, CONTENTS_FIELD[datatype]).extend(_flat(array))
+        else:
+            raise InvalidArgumentError(f"input {name!r}: {datatype} has no typed gRPC contents; use --binary")
+    for name in outputs:
+        request.outputs.add(name=name)
+    return request
+
+
 def encode_response(response: InferenceResponse) -> pb.ModelInferResponse:
     message = pb.ModelInferResponse(model_name=response.model, model_version=response.version, id=response.id)
     for name, array in response.outputs.items():
@@ -78,3 +102,8 @@ def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | N
             f"input {tensor.name!r}: datatype {tensor.datatype!r} must be sent in raw_input_contents"
         )
     return array_from_list(tensor.name, tensor.datatype, shape, list(getattr(tensor.contents, field)))
+
+
+def _flat(array: np.ndarray) -> list[Any]:
+    values = array_to_list(array.reshape(-1))
+    return [value.encode() if isinstance(value, str) else value for value in values]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,27 +46,51 @@ def decode_request(
     )
 
 
+def encode_request(
+    tensors: Mapping[str, np.ndarray], outputs: Sequence[str] = (), binary: bool = False
+) -> tuple[bytes, int | None]:
+    """A v2 infer request body (binary tensor extension or JSON lists) and, if binary, the JSON header's length."""
+    entries, blobs = _tensor_entries(tensors, lambda name: binary)
+    document: dict[str, Any] = {"inputs": entries}
+    if outputs:
+        document["outputs"] = [{"name": name, "parameters": {"binary_data": binary}} for name in outputs]
+    return _body(document, blobs)
+
+
 def encode_response(response: InferenceResponse, request: InferenceRequest) -> tuple[bytes, int | None]:
     """The body and, when any output travels as binary, the JSON header's length."""
     wanted = {output.name: output for output in request.outputs}
     binary_default = bool(request.parameters.get("binary_data_output", False))
-    outputs_json: list[dict[str, Any]] = []
-    blobs: list[bytes] = []
-    for name, array in response.outputs.items():
-        entry: dict[str, Any] = {"name": name, "datatype": v2_datatype(array.dtype), "shape": list(array.shape)}
+
+    def binary(name: str) -> bool:
         requested = wanted.get(name)
-        binary = requested.binary if requested and requested.binary is not None else binary_default
-        if binary:
+        return requested.binary if requested and requested.binary is not None else binary_default
+
+    entries, blobs = _tensor_entries(response.outputs, binary)
+    document = {"model_name": response.model, "model_version": response.version, "id": response.id, "outputs": entries}
+    return _body(document, blobs)
+
+
+def _tensor_entries(
+    tensors: Mapping[str, np.ndarray], binary: Callable[[str], bool]
+) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """Each tensor's JSON entry, with its data inline or, when ``binary(name)``, as a blob after the JSON."""
+    entries: list[dict[str, Any]] = []
+    blobs: list[bytes] = []
+    for name, array in tensors.items():
+        entry: dict[str, Any] = {"name": name, "datatype": v2_datatype(array.dtype), "shape": list(array.shape)}
+        if binary(name):
             blob = array_to_raw(array)
             entry["parameters"] = {"binary_data_size": len(blob)}
             blobs.append(blob)
         else:
             entry["data"] = array_to_list(array)
-        outputs_json.append(entry)
-    header = orjson.dumps(
-        {"model_name": response.model, "model_version": response.version, "id": response.id, "outputs": outputs_json},
-        option=orjson.OPT_SERIALIZE_NUMPY,
-    )
+        entries.append(entry)
+    return entries, blobs
+
+
+def _body(document: dict[str, Any], blobs: list[bytes]) -> tuple[bytes, int | None]:
+    header = orjson.dumps(document, option=orjson.OPT_SERIALIZE_NUMPY)
     if not blobs:
         return header, None
     return b"".join([header, *blobs]), len(header)

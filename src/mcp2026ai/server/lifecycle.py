@@ -81,10 +81,10 @@ class BoundPorts:
 
 
 class InferenceServer:
-    def __init__(self, plane: DataPlane, config: ServerConfig, sync: ServingSync | None = None) -> None:
+    def __init__(self, plane: DataPlane, config: ServerConfig, sync: ServingSync) -> None:
         self.plane = plane
         self.config = config
-        self.sync = sync or ServingSync(plane, config.sync_interval_s)
+        self.sync = sync
         self._http: _HttpServer | None = None
         self._http_task: asyncio.Task[None] | None = None
         self._grpc: grpc.aio.Server | None = None
@@ -193,8 +193,7 @@ class InferenceServer:
             waits.append(self._http_task)
         await asyncio.gather(*waits, return_exceptions=True)
         await self.statistics.stop()
-        await self.plane.traffic.drain(timeout_s=min(5.0, self.config.drain_timeout_s))
-        await self.plane.repository.unload_all()
+        await self.plane.shutdown(self.config.drain_timeout_s)
         self._stopped.set()
 
     async def _stop_grpc(self, server: grpc.aio.Server) -> None:

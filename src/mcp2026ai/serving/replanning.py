@@ -20,9 +20,9 @@ MIN_WINDOW_REQUESTS = 20
 
 class ReplanSupervisor:
     def __init__(
-        self, repository: ServedModels, orchestrator: PolicyOrchestrator, policy: ReplanPolicy | None = None
+        self, models: ServedModels, orchestrator: PolicyOrchestrator, policy: ReplanPolicy | None = None
     ) -> None:
-        self.repository = repository
+        self.models = models
         self.orchestrator = orchestrator
         self.policy = policy or ReplanPolicy()
         self._monitors: dict[tuple[str, str], ReplanMonitor] = {}
@@ -48,8 +48,8 @@ class ReplanSupervisor:
 
     def _judge_windows(self) -> list[Decision]:
         decisions = []
-        for name in self.repository.loaded_names():
-            for served in self.repository.served_versions(name):
+        for name in self.models.loaded_names():
+            for served in self.models.served_versions(name):
                 decision = self._observe(served)
                 if decision is not None:
                     decisions.append(decision)
@@ -72,7 +72,7 @@ class ReplanSupervisor:
         name, version = served.record.name, served.record.version
 
         def swap(decision: Decision) -> None:
-            was_default = self.repository.default_version(name) == version
+            was_default = self.models.default_version(name) == version
             log.info("re-planned %s:%s: %s", name, version, decision.reason)
             self._due_swaps.append((name, version, was_default))
 
@@ -82,7 +82,7 @@ class ReplanSupervisor:
         """A fresh load of each re-planned version (in-flight requests finish on the old backend)."""
         due, self._due_swaps = self._due_swaps, []
         for name, version, was_default in due:
-            task = asyncio.get_running_loop().create_task(self.repository.load(name, version, was_default))
+            task = asyncio.get_running_loop().create_task(self.models.load(name, version, was_default))
             self._swaps.add(task)
             task.add_done_callback(self._swaps.discard)
 

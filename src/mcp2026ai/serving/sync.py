@@ -15,25 +15,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
-from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError
 from mcp2026ai.registry.store import sha256_of
+from mcp2026ai.routing.traffic import TrafficController
+from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.replanning import ReplanSupervisor
 
 log = logging.getLogger(__name__)
 
 
 class ServingSync:
+    """Reconciles ``models`` with the registry and ``traffic``'s rollouts; calls ``tick`` every second
+    (the data plane's canary analysis)."""
+
     def __init__(
         self,
-        plane: DataPlane,
+        models: ServedModels,
+        traffic: TrafficController,
+        tick: Callable[[], None],
         interval_s: float = 2.0,
         watched: dict[str, Path] | None = None,
         replanner: ReplanSupervisor | None = None,
     ) -> None:
-        self.plane = plane
+        self.models = models
+        self.traffic = traffic
+        self.tick = tick
         self.replanner = replanner
         self.interval_s = interval_s
         self.watched = dict(watched or {})
@@ -53,7 +62,7 @@ class ServingSync:
     async def _loop(self) -> None:
         elapsed = self.interval_s
         while True:
-            self.plane.tick()
+            self.tick()
             if elapsed >= self.interval_s:
                 elapsed = 0.0
                 await self.sync_once()
@@ -63,10 +72,10 @@ class ServingSync:
     async def sync_once(self) -> None:
         """One reconciliation pass (also callable directly, e.g. right after a registry change)."""
         await asyncio.to_thread(self._reregister_changed_files)
-        await self.plane.traffic.refresh_off_loop()
+        await self.traffic.refresh_off_loop()
         if self.replanner is not None:
             await self.replanner.observe()
-        names = self.plane.repository.loaded_names()
+        names = self.models.loaded_names()
         defaults = await asyncio.to_thread(self._registry_defaults, names)
         for name in names:
             try:
@@ -81,13 +90,13 @@ class ServingSync:
         defaults: dict[str, str | MCPError] = {}
         for name in names:
             try:
-                defaults[name] = self.plane.repository.registry.resolve(name).version
+                defaults[name] = self.models.registry.resolve(name).version
             except MCPError as exc:
                 defaults[name] = exc
         return defaults
 
     def _reregister_changed_files(self) -> None:
-        registry = self.plane.repository.registry
+        registry = self.models.registry
         for name, path in self.watched.items():
             if not path.is_file():
                 continue
@@ -98,8 +107,8 @@ class ServingSync:
             self._digests[name] = digest
 
     async def _reconcile(self, name: str, registry_default: str | MCPError) -> None:
-        repository = self.plane.repository
-        rollout = self.plane.traffic.rollout(name)
+        models = self.models
+        rollout = self.traffic.rollout(name)
         if rollout and rollout.stable:
             default = rollout.stable
         elif isinstance(registry_default, MCPError):
@@ -108,16 +117,16 @@ class ServingSync:
             default = registry_default
         extras = [rollout.canary, rollout.shadow] if rollout else []
         wanted = {default} | {version for version in extras if version}
-        loaded = {served.record.version for served in repository.served_versions(name)}
+        loaded = {served.record.version for served in models.served_versions(name)}
         for version in sorted(wanted - loaded):
-            await repository.load(name, version, make_default=(version == default))
+            await models.load(name, version, make_default=(version == default))
             log.info("loaded %s:%s", name, version)
-        if repository.default_version(name) != default:
-            repository.set_default(name, default)
+        if models.default_version(name) != default:
+            models.set_default(name, default)
             log.info("%s now serves %s by default", name, default)
         for version in sorted(loaded - wanted):
-            await repository.unload_version(name, version)
+            await models.unload_version(name, version)
             log.info("retired %s:%s", name, version)
         fallback = rollout.fallback_model if rollout else None
-        if fallback and fallback not in repository.loaded_names():
-            await repository.load(fallback)
+        if fallback and fallback not in models.loaded_names():
+            await models.load(fallback)

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 from tritonclient.grpc import service_pb2 as pb
 
-from mcp2026ai.bench import grpc as grpc_codec
 from mcp2026ai.bench import http as http_codec
 from mcp2026ai.bench.config import BenchConfig, parse_shapes, parse_target
 from mcp2026ai.bench.inputs import model_info, request_shapes, synthesize
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.protocol.v2_grpc import decode_request as decode_grpc
+from mcp2026ai.protocol.v2_grpc import encode_request as encode_grpc
 from mcp2026ai.protocol.v2_json import decode_request as decode_http
+from mcp2026ai.protocol.v2_json import encode_request as encode_http
 
 
 @pytest.mark.parametrize(
@@ -105,7 +106,7 @@ TENSORS = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "ids": np.array([[
 
 @pytest.mark.parametrize("binary", [True, False])
 def test_http_bodies_decode_with_the_server_codec(binary: bool) -> None:
-    body, header_length = http_codec.encode_infer(TENSORS, ["y"], binary)
+    body, header_length = encode_http(TENSORS, ["y"], binary)
     assert (header_length is not None) == binary
     request = decode_http("m", None, body, str(header_length) if binary else None, {})
     assert request.output_names == ["y"]
@@ -124,7 +125,7 @@ def test_http_request_bytes_carry_length_and_headers() -> None:
 
 @pytest.mark.parametrize("binary", [True, False])
 def test_grpc_requests_decode_with_the_server_codec(binary: bool) -> None:
-    data = grpc_codec.encode_infer("m", "2", TENSORS, ["y"], binary)
+    data = encode_grpc("m", "2", TENSORS, ["y"], binary).SerializeToString()
     message = pb.ModelInferRequest.FromString(data)
     assert bool(message.raw_input_contents) == binary
     request = decode_grpc(message, {})
@@ -135,4 +136,4 @@ def test_grpc_requests_decode_with_the_server_codec(binary: bool) -> None:
 
 def test_grpc_json_mode_refuses_fp16() -> None:
     with pytest.raises(InvalidArgumentError, match="use --binary"):
-        grpc_codec.encode_infer("m", None, {"h": np.zeros(2, np.float16)}, [], binary=False)
+        encode_grpc("m", None, {"h": np.zeros(2, np.float16)}, [], binary=False)

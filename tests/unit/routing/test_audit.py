@@ -48,7 +48,7 @@ def test_loads_and_unloads_are_recorded_with_the_caller(
 def test_an_automatic_rollback_is_recorded(registry: ModelRegistry, clock: FakeClock, tmp_path: Path) -> None:
     audit = AuditLog(tmp_path / "audit.jsonl")
     plane = _plane(registry, clock, audit)
-    asyncio.run(plane.repository.load("clf"))
+    asyncio.run(plane.models.load("clf"))
     manager = plane.traffic.manager
     manager.set(RolloutConfig(name="clf", canary="1.1.0", weight=20, analysis=AnalysisSpec(interval_s=10)))
     for _ in range(50):

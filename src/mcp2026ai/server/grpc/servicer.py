@@ -17,6 +17,7 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, PayloadTooLargeError
 from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.observability.requests import EdgeCodes, InferObservation, observe_inference
+from mcp2026ai.protocol import triton
 from mcp2026ai.protocol.v2_grpc import decode_request, encode_response
 from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.errors import grpc_status, trailing_metadata
@@ -68,22 +69,20 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     @domain_errors
     async def ModelReady(self, request: pb.ModelReadyRequest, context: Any) -> pb.ModelReadyResponse:
-        ready = self.plane.model_ready(request.name, request.version or None)
-        if not ready:
-            self.plane.repository.get(request.name, request.version or None)  # unknown -> NOT_FOUND
+        ready = self.plane.model_ready(request.name, request.version or None)  # unknown -> NOT_FOUND
         return pb.ModelReadyResponse(ready=ready)
 
     async def ServerMetadata(self, request: Any, context: Any) -> pb.ServerMetadataResponse:
-        return json_format.ParseDict(self.plane.server_metadata(), pb.ServerMetadataResponse())
+        return json_format.ParseDict(triton.server_metadata(), pb.ServerMetadataResponse())
 
     @domain_errors
     async def ModelMetadata(self, request: pb.ModelMetadataRequest, context: Any) -> pb.ModelMetadataResponse:
-        data = self.plane.model_metadata(request.name, request.version or None)
+        data = triton.model_metadata(self.plane.describe(request.name, request.version or None))
         return json_format.ParseDict(data, pb.ModelMetadataResponse())
 
     @domain_errors
     async def ModelConfig(self, request: pb.ModelConfigRequest, context: Any) -> pb.ModelConfigResponse:
-        data = self.plane.model_config(request.name, request.version or None)
+        data = triton.model_config(self.plane.describe(request.name, request.version or None))
         config = json_format.ParseDict(data, config_pb.ModelConfig(), ignore_unknown_fields=True)
         return pb.ModelConfigResponse(config=config)
 
@@ -108,7 +107,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     async def ModelInfer(self, request: pb.ModelInferRequest, context: grpc.aio.ServicerContext) -> Any:
         metadata = metadata_dict(context)
-        with observe_inference(PROTOCOL, request.model_name, metadata, self._is_served, EDGE_CODES) as seen:
+        with observe_inference(PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES) as seen:
             seen.version = request.model_version
             try:
                 return encode_response(await self._infer(request, metadata, seen))
@@ -116,9 +115,6 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
                 status = grpc_status(exc)
                 seen.fail(status.name, exc)
                 await context.abort(status, str(exc), trailing_metadata(exc))
-
-    def _is_served(self, name: str) -> bool:
-        return self.plane.repository.is_loaded(name)
 
     async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         """One reply per request, in order; a failed request is answered in band (``error_message``),
@@ -128,7 +124,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             yield await self._stream_reply(request, metadata)
 
     async def _stream_reply(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
-        with observe_inference(PROTOCOL, request.model_name, metadata, self._is_served, EDGE_CODES) as seen:
+        with observe_inference(PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES) as seen:
             seen.version = request.model_version
             try:
                 response = await self._infer(request, metadata, seen)
@@ -144,7 +140,6 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         size = request.ByteSize()
         if size > self.max_request_bytes:
             raise PayloadTooLargeError(f"request of {size} bytes exceeds the limit")
-        decoded = seen.request = decode_request(request, metadata)
-        response = await self.plane.infer(decoded)
-        seen.version = response.version
+        response = await self.plane.infer(decode_request(request, metadata))
+        seen.answered(response)
         return response

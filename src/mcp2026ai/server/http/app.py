@@ -17,6 +17,7 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, ModelNotReadyError
 from mcp2026ai.observability import metrics
 from mcp2026ai.observability.requests import EdgeCodes, observe_inference
+from mcp2026ai.protocol import triton
 from mcp2026ai.protocol.v2_json import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
@@ -53,22 +54,21 @@ class HttpEndpoints:
         return json_response({"status": "ok", "ready": self.plane.ready()})
 
     async def server_metadata(self, request: Request) -> Response:
-        return json_response(self.plane.server_metadata())
+        return json_response(triton.server_metadata())
 
     async def model_metadata(self, request: Request) -> Response:
         name, version = _model_ref(request)
-        return json_response(self.plane.model_metadata(name, version))
+        return json_response(triton.model_metadata(self.plane.describe(name, version)))
 
     async def model_ready(self, request: Request) -> Response:
         name, version = _model_ref(request)
-        if self.plane.model_ready(name, version):
+        if self.plane.model_ready(name, version):  # unknown -> 404
             return json_response({"name": name, "ready": True})
-        self.plane.repository.get(name, version)  # unknown -> 404
         raise ModelNotReadyError(f"model {name!r} is not ready")
 
     async def model_config(self, request: Request) -> Response:
         name, version = _model_ref(request)
-        return json_response(self.plane.model_config(name, version))
+        return json_response(triton.model_config(self.plane.describe(name, version)))
 
     async def model_stats(self, request: Request) -> Response:
         name = request.path_params.get("model")
@@ -93,13 +93,13 @@ class HttpEndpoints:
     async def infer(self, request: Request) -> Response:
         name, version = _model_ref(request)
         headers = dict(request.headers)
-        with observe_inference(PROTOCOL, name, headers, self._is_served, EDGE_CODES) as seen:
+        with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
             seen.version = version or ""
             try:
                 body = await read_body(request, self.config.max_request_bytes)
-                decoded = seen.request = decode_request(name, version, body, headers.get(HEADER_LENGTH), headers)
+                decoded = decode_request(name, version, body, headers.get(HEADER_LENGTH), headers)
                 response = await self.plane.infer(decoded)
-                seen.version = response.version
+                seen.answered(response)
                 payload, header_length = encode_response(response, decoded)
             except MCPError as exc:
                 error = error_response(exc)
@@ -113,21 +113,18 @@ class HttpEndpoints:
             headers={"Inference-Header-Content-Length": str(header_length)},
         )
 
-    def _is_served(self, name: str) -> bool:
-        return self.plane.repository.is_loaded(name)
-
     async def legacy_infer(self, request: Request) -> Response:
         """POST /v1/infer (an image in, top-k classes out): counted and traced like a v2 request."""
         headers = dict(request.headers)
         body = await read_body(request, self.config.max_request_bytes)
         document = parse_json(body)
         name = requested_model(self.plane, document, request.query_params.get("model"))
-        with observe_inference(PROTOCOL, name, headers, self._is_served, EDGE_CODES) as seen:
+        with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
             try:
                 image = image_request(self.plane, document, name, headers)
-                seen.request, seen.version = image.request, image.request.version or ""
+                seen.version = image.request.version or ""
                 response = await self.plane.infer(image.request)
-                seen.version = response.version
+                seen.answered(response)
                 return json_response(predictions(image, response))
             except MCPError as exc:
                 error = error_response(exc)

@@ -42,15 +42,15 @@ def image_request(plane: DataPlane, document: Any, model: str, headers: dict[str
     version = document.get("version")
     if version is not None and not isinstance(version, str):
         raise InvalidInputError(f"'version' must be a string, got {version!r}"[:200])
-    served = plane.repository.get(model, version)
-    prep = served.record.preprocessing
+    record = plane.model_record(model, version)
+    prep = record.preprocessing
     if prep is None:
-        raise InvalidInputError(f"model {served.record.ref} has no image preprocessing settings")
+        raise InvalidInputError(f"model {record.ref} has no image preprocessing settings")
     tensor = image_to_tensor(decode_image(_image_bytes(document.get("image"))), prep)
     request = InferenceRequest(
-        model=served.record.name,
-        version=served.record.version,
-        inputs={served.record.signature.inputs[0].name: tensor},
+        model=record.name,
+        version=record.version,
+        inputs={record.signature.inputs[0].name: tensor},
         headers=headers,
     )
     return ImageRequest(request, prep, k)
@@ -78,7 +78,7 @@ def _image_bytes(value: Any) -> bytes:
 
 
 def _only_model(plane: DataPlane) -> str:
-    names = plane.repository.loaded_names()
+    names = plane.served_names()
     if len(names) != 1:
         raise InvalidInputError(f"several models are served {names}; name one with 'model'")
     return names[0]

@@ -1,0 +1,66 @@
+"""Triton-shaped server metadata, model metadata and model configuration (what tritonclient and
+perf_analyzer read), built from a transport-neutral :class:`ModelDescription`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp2026ai import __version__
+from mcp2026ai.inference import ModelDescription
+from mcp2026ai.ir.signature import TensorSpec
+
+SERVER_NAME = "mcp2026ai"
+EXTENSIONS = [
+    "binary_tensor_data",
+    "model_repository",
+    "model_configuration",
+    "statistics",
+    "schedule_policy",
+    "sla_classes",
+]
+_TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
+
+
+def server_metadata() -> dict[str, Any]:
+    return {"name": SERVER_NAME, "version": __version__, "extensions": EXTENSIONS}
+
+
+def model_metadata(model: ModelDescription) -> dict[str, Any]:
+    return {
+        "name": model.name,
+        "versions": list(model.versions),
+        "platform": model.platform,
+        "inputs": [_tensor_metadata(spec) for spec in model.signature.inputs],
+        "outputs": [_tensor_metadata(spec) for spec in model.signature.outputs],
+    }
+
+
+def model_config(model: ModelDescription) -> dict[str, Any]:
+    """Triton's model configuration; ``max_batch_size`` 0 says the model takes no batch dimension."""
+    batched = model.max_batch_size > 0
+    config: dict[str, Any] = {
+        "name": model.name,
+        "platform": model.platform,
+        "backend": model.platform.partition("_")[0],
+        "version_policy": {"latest": {"num_versions": 1}},
+        "max_batch_size": model.max_batch_size,
+        "input": [_config_tensor(spec, batched) for spec in model.signature.inputs],
+        "output": [_config_tensor(spec, batched) for spec in model.signature.outputs],
+        "instance_group": [{"name": model.name, "kind": "KIND_CPU", "count": 1}],
+        "parameters": {"mcp_plan": {"string_value": model.plan}},
+    }
+    if batched and model.dynamic_batching is not None:
+        config["dynamic_batching"] = {
+            "max_queue_delay_microseconds": int(model.dynamic_batching.max_queue_delay_ms * 1000),
+            "preferred_batch_size": list(model.dynamic_batching.preferred_batch_sizes),
+        }
+    return config
+
+
+def _tensor_metadata(spec: TensorSpec) -> dict[str, Any]:
+    return {"name": spec.name, "datatype": spec.datatype, "shape": spec.shape}
+
+
+def _config_tensor(spec: TensorSpec, batched: bool) -> dict[str, Any]:
+    dims = spec.shape[1:] if batched else spec.shape
+    return {"name": spec.name, "data_type": _TRITON_TYPES.get(spec.datatype, f"TYPE_{spec.datatype}"), "dims": dims}
