@@ -56,9 +56,52 @@ class PrecisionSpec(_Section):
     )
 
 
+class ReplicaRange(_Section):
+    min: int = Field(1, ge=0, le=1024, description="Fewest replicas kept running (0: scale to zero when idle).")
+    max: int = Field(1, ge=1, le=1024, description="Most replicas autoscaling may start.")
+
+    @model_validator(mode="after")
+    def _min_within_max(self) -> ReplicaRange:
+        if self.min > self.max:
+            raise ValueError(f"replicas.min ({self.min}) must not exceed replicas.max ({self.max})")
+        return self
+
+
+class AutoscaleSpec(_Section):
+    target_ongoing_requests: float = Field(
+        2.0, gt=0, description="Requests in flight per replica that autoscaling aims for (queue depth included)."
+    )
+    upscale_delay_s: float = Field(3.0, ge=0, description="How long the load must stay above target to add replicas.")
+    downscale_delay_s: float = Field(30.0, ge=0, description="How long it must stay below to remove replicas.")
+    target_gpu_utilization: float | None = Field(
+        None, gt=0, le=1, description="GPU utilisation target (seed configs); ignored on hosts without a GPU."
+    )
+
+
 class ResourceSpec(_Section):
     memory_mb: float | None = Field(None, gt=0, description="Peak resident memory budget in MiB.")
     power_w: float | None = Field(None, gt=0, description="Power budget in watts (informational on CPU).")
+    replicas: ReplicaRange | None = Field(None, description="Replica range for scale-out (`mcp serve --replicas`).")
+    min_replicas: int | None = Field(
+        None, ge=0, le=1024, description="Shorthand for replicas.min (the seed configs' spelling)."
+    )
+    autoscale: AutoscaleSpec | None = Field(None, description="Autoscale between replicas.min and replicas.max.")
+
+    @model_validator(mode="after")
+    def _one_minimum(self) -> ResourceSpec:
+        if self.min_replicas is not None and self.replicas is not None and self.replicas.min != self.min_replicas:
+            raise ValueError(
+                f"min_replicas ({self.min_replicas}) and replicas.min ({self.replicas.min}) disagree; give one"
+            )
+        return self
+
+    def replica_range(self) -> ReplicaRange | None:
+        """The replicas to run, with the seed's ``min_replicas`` folded in (None: not stated)."""
+        if self.replicas is not None:
+            return self.replicas
+        if self.min_replicas is not None:
+            return ReplicaRange(min=self.min_replicas, max=max(1, self.min_replicas))
+        return None
 
 
 class BatchingSpec(_Section):

@@ -14,6 +14,7 @@ EXTRA_FOR_MODULE = {
     "ai_edge_litert": "tflite",
     "onnxconverter_common": "quantization",
     "sympy": "quantization",
+    "ray": "ray",
 }
 
 

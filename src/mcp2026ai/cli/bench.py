@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from mcp2026ai.bench.config import BenchConfig, parse_shapes
 from mcp2026ai.bench.load import Samples
 from mcp2026ai.bench.report import BenchReport, errors_table, table, to_csv, to_json
-from mcp2026ai.cli.output import EXIT_USAGE, error_console
+from mcp2026ai.cli.output import EXIT_USAGE, print_error
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 
 _OPTION_NAMES = {
@@ -167,5 +167,5 @@ def main() -> None:
     try:
         app()
     except MCPError as exc:
-        error_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(exc)
         raise SystemExit(EXIT_USAGE) from None

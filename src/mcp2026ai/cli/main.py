@@ -8,7 +8,7 @@ from mcp2026ai import __version__
 from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
 from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
-from mcp2026ai.cli.output import EXIT_USAGE, error_console
+from mcp2026ai.cli.output import EXIT_USAGE, print_error
 from mcp2026ai.cli.predict import predict
 from mcp2026ai.cli.quantize import quantize, verify
 from mcp2026ai.cli.serve import serve
@@ -60,5 +60,5 @@ def main() -> None:
     try:
         app()
     except MCPError as exc:
-        error_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(exc)
         raise SystemExit(EXIT_USAGE) from None

@@ -8,12 +8,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
 error_console = Console(stderr=True)
 
 EXIT_USAGE = 2
+
+
+def print_error(error: Exception) -> None:
+    """One line on stderr; the message is text, not markup (an install hint's ``[ray]`` stays)."""
+    error_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:

@@ -13,6 +13,8 @@ from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
+from mcp2026ai.deploy import ray as ray_deployment
+from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
@@ -39,6 +41,16 @@ def serve(
     max_request_mb: Annotated[float, typer.Option(help="Largest request body in MiB (413 above).")] = 64.0,
     drain_timeout: Annotated[float, typer.Option(help="Seconds to drain in-flight requests on shutdown.")] = 30.0,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the ports.")] = 1,
+    replicas: Annotated[
+        int | None,
+        typer.Option(min=1, max=1024, help="Ray Serve replicas (extra [ray]); default: the contract's range, if any."),
+    ] = None,
+    ray: Annotated[
+        bool, typer.Option(help="Serve through Ray Serve even without --replicas (contract scaling).")
+    ] = False,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Existing Ray cluster for --replicas (e.g. auto, ray://host:10001).")
+    ] = None,
     grpc_acceptors: Annotated[
         int,
         typer.Option(min=1, max=64, help="ModelInfer calls the gRPC server accepts at once (grpc.aio alone: 1)."),
@@ -103,13 +115,27 @@ def serve(
     check_signatures(registry, names, config.security)
     if policy:
         _plan(registry, names)
-    if workers == 1:
+    if replicas is not None or ray or ray_address is not None:
+        _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
+    elif workers == 1:
         serve_blocking(registry, names, config, on_ready=_announce, watched=watched)
     else:
         started = run_workers(registry.home, names, config, workers)
         _announce(started.ports, [registry.resolve(name) for name in names], workers)
         started.wait()
     console.print("server stopped")
+
+
+def _serve_on_ray(registry: ModelRegistry, names: list[str], config: ServerConfig, options: RayServeOptions) -> None:
+    chosen = ray_deployment.start(registry, names, config, options)
+    scaling = chosen.get("autoscaling_config")
+    replicas = f"{scaling['min_replicas']}-{scaling['max_replicas']}" if scaling else str(chosen["num_replicas"])
+    models = ",".join(registry.resolve(name).ref for name in names)
+    print(f"listening http={config.http_port} grpc=off models={models} replicas={replicas} (Ray Serve)", flush=True)
+    try:
+        ray_deployment.wait_for_signal()
+    finally:
+        ray_deployment.stop()
 
 
 def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -> None:

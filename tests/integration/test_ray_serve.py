@@ -1,0 +1,194 @@
+"""`mcp serve --replicas N` on a real local Ray cluster: v2 over Ray Serve's proxy with tritonclient and
+perf_analyzer, a killed replica replaced while clients keep their answers, contract autoscaling, and
+Ray's own `serve status` showing the replicas."""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import tritonclient.http as httpclient
+
+from support.models import mlp_model
+
+from .conftest import listening_line, mcp_command, venv_tool
+
+pytest.importorskip("ray.serve", reason="the [ray] extra")
+pytestmark = pytest.mark.timeout(300)
+
+BODY = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}
+REPLICA_PROCESS = "ray::ServeReplica:mcp2026ai:DataPlaneReplica"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def replica_pids() -> list[int]:
+    done = subprocess.run(["pgrep", "-f", REPLICA_PROCESS], capture_output=True, text=True, check=False)
+    return [int(pid) for pid in done.stdout.split()]
+
+
+def wait_until(condition: object, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+@contextmanager
+def mcp_serve_on_ray(tmp_path: Path, *args: str, contract: str | None = None) -> Iterator[str]:
+    """Register an MLP (with ``contract``), run `mcp serve --name mlp ARGS` on a fresh local Ray,
+    yield its HTTP address; on leaving, SIGTERM must stop Ray Serve cleanly and leave no replica."""
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
+    register = [*mcp_command(), "model", "register", "--name", "mlp", "--path", str(mlp_model(tmp_path / "mlp.onnx"))]
+    if contract is not None:
+        (tmp_path / "contract.yaml").write_text(contract)
+        register += ["--contract", str(tmp_path / "contract.yaml")]
+    subprocess.run(register, env=env, check=True, capture_output=True, text=True)
+    port = free_port()
+    command = [*mcp_command(), "serve", "--name", "mlp", "--port", str(port), "--no-policy", *args]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = listening_line(process)
+        assert line.startswith(f"listening http={port} grpc=off models=mlp:1.0.0"), line + _stderr(process)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=90)
+    assert process.returncode == 0, err
+    assert "server stopped" in out and "Traceback" not in err
+    wait_until(lambda: not replica_pids(), 30, "the replicas to exit")
+
+
+def _stderr(process: subprocess.Popen[str]) -> str:
+    if process.poll() is None:
+        return ""
+    return process.stderr.read() if process.stderr else ""
+
+
+def serve_status() -> str:
+    """Ray's own CLI (`serve status`), authenticated with the local cluster's token."""
+    serve = venv_tool("serve")
+    assert serve is not None, "Ray's `serve` CLI is not installed"
+    env = {**os.environ, "RAY_AUTH_MODE": "token"}
+    done = subprocess.run([serve, "status"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def running_replicas(status: str) -> int:
+    match = re.search(r"DataPlaneReplica:.*?RUNNING: (\d+)", status, re.S)
+    return int(match.group(1)) if match else 0
+
+
+def test_replicas_serve_v2_and_survive_a_killed_replica(tmp_path: Path) -> None:
+    with mcp_serve_on_ray(tmp_path, "--replicas", "2") as address:
+        wait_until(lambda: len(replica_pids()) == 2, 60, "two replica processes")
+        status = serve_status()
+        assert "mcp2026ai" in status and running_replicas(status) == 2, status
+
+        client = httpclient.InferenceServerClient(address)
+        assert client.is_model_ready("mlp")
+        assert client.get_model_config("mlp")["max_batch_size"] >= 1
+        x = httpclient.InferInput("x", [2, 16], "FP32")
+        x.set_data_from_numpy(np.full((2, 16), 0.5, np.float32))
+        probs = client.infer("mlp", [x]).as_numpy("probs")
+        np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+        outcomes = _load_while_killing_a_replica(address)
+        assert outcomes["failed"] == 0, outcomes
+        assert outcomes[200] > 50, outcomes
+        wait_until(lambda: running_replicas(serve_status()) == 2, 60, "Ray Serve to replace the killed replica")
+
+
+def _load_while_killing_a_replica(address: str) -> collections.Counter[object]:
+    """Four clients post for ~8 s while one replica process is killed with SIGKILL. A request caught
+    on the dying replica gets a 5xx or a dropped connection from Ray's proxy; the client retries it
+    (inference is idempotent), so what counts is that every request ends with an answer."""
+    outcomes: collections.Counter[object] = collections.Counter()
+    stop = threading.Event()
+
+    def client() -> None:
+        with httpx.Client(base_url=f"http://{address}", timeout=20) as http:
+            while not stop.is_set():
+                for attempt in range(3):
+                    try:
+                        status = http.post("/v2/models/mlp/infer", json=BODY).status_code
+                    except httpx.TransportError:
+                        status = None
+                    if status == 200:
+                        outcomes[200] += 1
+                        break
+                    outcomes["retried"] += 1
+                    time.sleep(0.2 * (attempt + 1))
+                else:
+                    outcomes["failed"] += 1
+
+    threads = [threading.Thread(target=client) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(2)
+    os.kill(replica_pids()[0], signal.SIGKILL)
+    time.sleep(6)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes
+
+
+def test_perf_analyzer_through_ray_serve(tmp_path: Path) -> None:
+    tool = venv_tool("perf_analyzer")
+    assert tool is not None, "perf_analyzer is not installed: run `make test`"
+    with mcp_serve_on_ray(tmp_path, "--replicas", "2") as address:
+        command = [tool, "-m", "mlp", "-i", "http", "-u", address, "--concurrency-range", "4"]
+        command += ["--measurement-interval", "1000", "--stability-percentage", "999"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, output
+        throughput = re.search(r"Concurrency: 4, throughput: ([\d.]+) infer/sec", output)
+        assert throughput and float(throughput.group(1)) > 0, output
+
+
+AUTOSCALING_CONTRACT = """\
+resources:
+  replicas: {min: 1, max: 2}
+  autoscale: {target_ongoing_requests: 1, upscale_delay_s: 0, downscale_delay_s: 600}
+"""
+
+
+def test_contract_autoscaling_adds_a_replica_under_load(tmp_path: Path) -> None:
+    with mcp_serve_on_ray(tmp_path, "--ray", contract=AUTOSCALING_CONTRACT) as address:
+        wait_until(lambda: len(replica_pids()) == 1, 60, "the one initial replica")
+        stop = threading.Event()
+
+        def client() -> None:
+            with httpx.Client(base_url=f"http://{address}", timeout=20) as http:
+                while not stop.is_set():
+                    http.post("/v2/models/mlp/infer", json=BODY)
+
+        threads = [threading.Thread(target=client) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        try:
+            wait_until(lambda: len(replica_pids()) == 2, 60, "autoscaling to the contract's max of 2 replicas")
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=60)
