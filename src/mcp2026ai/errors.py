@@ -6,7 +6,8 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
     ├── InvalidArgumentError        a caller's mistake (bad value, bad file, bad tensor)
     │   ├── ContractError           an inference contract that does not validate
     │   ├── ModelImportError        a model file that cannot be imported
-    │   └── InvalidInputError       tensors that do not match the model signature
+    │   ├── InvalidInputError       tensors that do not match the model signature
+    │   └── ClientGoneError         the caller disconnected before its request arrived
     ├── NotFoundError               unknown model, version or key
     ├── AlreadyExistsError          a duplicate model version
     ├── PayloadTooLargeError        a request over the configured size limit
@@ -47,6 +48,10 @@ class ModelImportError(InvalidArgumentError):
 
 class InvalidInputError(InvalidArgumentError):
     """Request tensors do not match the model signature."""
+
+
+class ClientGoneError(InvalidArgumentError):
+    """The caller went away before its request arrived whole (HTTP 499, gRPC CANCELLED)."""
 
 
 class NotFoundError(MCPError):

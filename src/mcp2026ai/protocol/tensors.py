@@ -17,6 +17,10 @@ from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
 from mcp2026ai.ir.dtypes import V2_ITEM_SIZE, numpy_dtype
 
 MAX_ELEMENTS = 1 << 28
+MAX_DIMS = 32
+"""More dimensions than any model input has (numpy itself stops at 64)."""
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float)}
+"""The JSON value types each datatype kind takes: a number tensor never takes ``true`` or ``null``."""
 
 
 def element_count(name: str, shape: Sequence[Any]) -> int:
@@ -24,7 +28,9 @@ def element_count(name: str, shape: Sequence[Any]) -> int:
     if not isinstance(shape, list | tuple) or not all(
         isinstance(dim, int) and not isinstance(dim, bool) for dim in shape
     ):
-        raise InvalidInputError(f"input {name!r}: shape must be a list of integers, got {shape!r}")
+        raise InvalidInputError(f"input {name!r}: shape must be a list of integers, got {str(shape)[:200]}")
+    if len(shape) > MAX_DIMS:
+        raise InvalidInputError(f"input {name!r}: shape has {len(shape)} dimensions (at most {MAX_DIMS})")
     if any(dim < 0 for dim in shape):
         raise InvalidInputError(f"input {name!r}: shape {list(shape)} has a negative dimension")
     count = math.prod(shape)
@@ -60,12 +66,36 @@ def array_from_list(name: str, datatype: str, shape: Sequence[int], data: Any) -
         if datatype == "BYTES":
             flat = np.array([_as_bytes(item) for item in _flatten(data)], dtype=np.object_)
         else:
-            flat = np.asarray(data, dtype=dtype).reshape(-1)
+            flat = _numbers(name, datatype, dtype, data)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise InvalidInputError(f"input {name!r}: data does not fit datatype {datatype} ({exc})") from None
+        raise InvalidInputError(f"input {name!r}: data does not fit datatype {datatype} ({str(exc)[:200]})") from None
     if flat.size != count:
         raise InvalidInputError(f"input {name!r}: {flat.size} values for shape {list(shape)} ({count} expected)")
     return flat.reshape(shape)
+
+
+def _numbers(name: str, datatype: str, dtype: np.dtype, data: Any) -> np.ndarray:
+    """JSON values as ``dtype``, refusing what would silently change meaning: ``true``/``null`` in a
+    number tensor, fractions in an integer tensor, values the datatype cannot hold (``1e300`` as FP32)."""
+    objects = np.asarray(data, dtype=object).reshape(-1)
+    allowed = _JSON_TYPES.get(dtype.kind, (int, float))
+    if not set(map(type, objects)) <= set(allowed):
+        raise InvalidInputError(f"input {name!r}: {datatype} data must be {_kind_words(dtype)}")
+    if dtype.kind in "iu":
+        wide = objects.astype(np.int64 if dtype.kind == "i" else np.uint64)  # OverflowError past 64 bits
+        info = np.iinfo(dtype)
+        if wide.size and (wide.min() < info.min or wide.max() > info.max):
+            raise InvalidInputError(f"input {name!r}: {datatype} data holds a value out of range for {datatype}")
+        return wide.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        flat = objects.astype(dtype)
+    if dtype.kind == "f" and not np.isfinite(flat).all():
+        raise InvalidInputError(f"input {name!r}: {datatype} data holds a value out of range for {datatype}")
+    return flat
+
+
+def _kind_words(dtype: np.dtype) -> str:
+    return {"b": "true/false", "i": "integers", "u": "integers", "f": "numbers"}.get(dtype.kind, "numbers")
 
 
 def array_to_list(array: np.ndarray) -> list[Any]:

@@ -14,7 +14,7 @@ from mcp2026ai.ir import import_model
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
-from mcp2026ai.registry.versioning import SemVer, next_version
+from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
@@ -97,9 +97,10 @@ class ModelRegistry:
     def resolve(self, name: str, version: str | None = None) -> ModelVersion:
         """An exact version, or the default: highest production, else highest non-archived."""
         if version is not None:
-            if version.isascii() and version.isdigit():  # Triton-style integer alias, then short semver
+            alias = integer_alias(version)
+            if alias is not None:  # Triton-style integer alias, then short semver
                 with contextlib.suppress(NotFoundError):
-                    return self.catalog.get_by_number(name, int(version))
+                    return self.catalog.get_by_number(name, alias)
             return self.catalog.get(name, _normalize(version))
         records = self.versions(name)
         for wanted in ({Stage.PRODUCTION}, {Stage.DEV, Stage.STAGING}):

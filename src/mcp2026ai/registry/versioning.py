@@ -7,8 +7,10 @@ from functools import total_ordering
 
 from mcp2026ai.errors import InvalidArgumentError
 
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-_SHORT = re.compile(r"^(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?$")
+_PART = r"(0|[1-9]\d{0,8})"  # at most 9 digits: a part is a plain integer, never a 4,301-digit one
+_SEMVER = re.compile(rf"^{_PART}\.{_PART}\.{_PART}$")
+_SHORT = re.compile(rf"^{_PART}(?:\.{_PART})?$")
+_ALIAS_DIGITS = 18
 
 
 @total_ordering
@@ -48,6 +50,17 @@ class SemVer:
 
 
 FIRST_VERSION = SemVer(1, 0, 0)
+
+
+def integer_alias(text: str) -> int | None:
+    """Triton's integer version alias (``"1"`` for the first registered), or None when ``text`` is not one.
+
+    ASCII digits only (``"²"`` is a digit to ``str.isdigit``, not to ``int``) and at most 18 of them,
+    so that no client-chosen string reaches ``int()``'s digit limit.
+    """
+    if text.isascii() and text.isdigit() and len(text) <= _ALIAS_DIGITS:
+        return int(text)
+    return None
 
 
 def next_version(existing: list[str]) -> str:

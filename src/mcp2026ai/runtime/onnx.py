@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from mcp2026ai.errors import InferenceFailedError, ModelNotReadyError
+from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
@@ -32,6 +32,10 @@ def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort
         options.optimized_model_filepath = str(optimized_model_path)
     return options
 
+
+_ORT_INVALID_ARGUMENT: type[Exception] = getattr(
+    ort.capi.onnxruntime_pybind11_state, "InvalidArgument", ValueError
+)  # onnxruntime's INVALID_ARGUMENT status: the caller's inputs, not the model, are at fault
 
 PLATFORM = "onnxruntime_onnx"
 """Triton's platform name for an ONNX model on onnxruntime."""
@@ -96,6 +100,8 @@ class OnnxRuntimeBackend:
             results = session.run(names, {name: _ort_value(array) for name, array in inputs.items()})
         except Exception as exc:  # onnxruntime raises its own pybind exception types  # noqa: BLE001
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if isinstance(exc, _ORT_INVALID_ARGUMENT):  # the inputs, e.g. a size the graph cannot take
+                raise InvalidInputError(f"the model rejects these inputs: {message[:500]}") from None
             raise InferenceFailedError(f"onnxruntime failed: {message[:500]}") from None
         return dict(zip(names, results, strict=True))
 

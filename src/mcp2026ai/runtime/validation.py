@@ -24,6 +24,8 @@ def validate_inputs(signature: Signature, inputs: Mapping[str, np.ndarray]) -> N
         got = v2_datatype(array.dtype)
         if got != spec.datatype:
             raise InvalidInputError(f"input {spec.name!r}: datatype {got} does not match the model's {spec.datatype}")
+        if 0 in array.shape:
+            raise InvalidInputError(f"input {spec.name!r}: shape {list(array.shape)} has a zero-sized dimension")
         if not spec.accepts_shape(tuple(array.shape)):
             raise InvalidInputError(
                 f"input {spec.name!r}: shape {list(array.shape)} does not match the model's {spec.shape}"

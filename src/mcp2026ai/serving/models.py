@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError, SignatureError
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.versioning import integer_alias
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.stats import ModelStats
@@ -34,9 +35,10 @@ BackendFactory = Callable[[ModelVersion], Backend]
 
 def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
     """Look a version up by its Triton-style integer alias ("1" for the first registered)."""
-    if not (key.isascii() and key.isdigit()):  # "²" is a digit to str.isdigit, not to int()
+    alias = integer_alias(key)
+    if alias is None:
         return None
-    return next((m for m in entry.versions.values() if m.record.number == int(key)), None)
+    return next((m for m in entry.versions.values() if m.record.number == alias), None)
 
 
 def direct_executor(record: ModelVersion, backend: Backend, stats: ModelStats) -> Executor:

@@ -7,6 +7,7 @@ import grpc
 from mcp2026ai import errors
 
 _CODES: list[tuple[type[errors.MCPError], grpc.StatusCode]] = [
+    (errors.ClientGoneError, grpc.StatusCode.CANCELLED),
     (errors.OverloadedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (errors.UnavailableError, grpc.StatusCode.UNAVAILABLE),
     (errors.InvalidArgumentError, grpc.StatusCode.INVALID_ARGUMENT),

@@ -132,6 +132,10 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             except MCPError as exc:
                 seen.fail(grpc_status(exc).name, exc)
                 return pb.ModelStreamInferResponse(error_message=str(exc))
+            except Exception as exc:  # a bug must not end every other request's stream
+                log.exception("stream request to %r failed", request.model_name[:100])
+                seen.fail(grpc.StatusCode.INTERNAL.name, exc)
+                return pb.ModelStreamInferResponse(error_message="internal error")
 
     async def _infer(
         self, request: pb.ModelInferRequest, metadata: dict[str, str], seen: InferObservation

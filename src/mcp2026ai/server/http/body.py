@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
+from mcp2026ai.errors import ClientGoneError, InvalidInputError, PayloadTooLargeError
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -18,9 +18,12 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise PayloadTooLargeError(f"request body of {size} bytes exceeds the {limit}-byte limit")
     chunks: list[bytes] = []
     received = 0
-    async for chunk in request.stream():
-        received += len(chunk)
-        if received > limit:
-            raise PayloadTooLargeError(f"request body exceeds the {limit}-byte limit")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                raise PayloadTooLargeError(f"request body exceeds the {limit}-byte limit")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise ClientGoneError(f"client disconnected after {received} bytes of the request body") from None
     return b"".join(chunks)

@@ -12,6 +12,7 @@ from mcp2026ai import errors
 log = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[errors.MCPError], int]] = [
+    (errors.ClientGoneError, 499),  # nginx's "client closed request": nobody reads it
     (errors.OverloadedError, 429),
     (errors.DeadlineExceededError, 503),
     (errors.UnavailableError, 503),
