@@ -12,6 +12,7 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.leftovers import remove_leftovers
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
@@ -71,6 +72,7 @@ async def run_server(
     watched: dict[str, Path] | None = None,
 ) -> None:
     """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
+    await asyncio.to_thread(remove_leftovers, registry)  # what a killed registration left, if any
     plane = build_plane(registry, names, config)
     loaded = await load_models(plane, names)
     freeze_startup_heap()

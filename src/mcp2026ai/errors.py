@@ -18,7 +18,8 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
     ├── UnauthenticatedError
     ├── PermissionDeniedError
     │   └── SignatureError          an unsigned, untrusted or tampered model artifact
-    └── InferenceFailedError        the runtime failed on valid input (a server fault)
+    ├── InferenceFailedError        the runtime failed on valid input (a server fault)
+    └── IntegrityError              a stored artifact no longer matches its content address
 
 This module imports nothing from HTTP or gRPC: the transports map these classes to status codes
 at the edge (``server/http/errors.py``, ``server/grpc/errors.py``).
@@ -104,3 +105,8 @@ class SignatureError(PermissionDeniedError):
 
 class InferenceFailedError(MCPError):
     """The runtime failed while executing a valid request."""
+
+
+class IntegrityError(MCPError):
+    """A stored artifact's bytes no longer hash to the digest it is stored under (corrupted or altered
+    on disk): it is never loaded (HTTP 500, gRPC DATA_LOSS)."""

@@ -4,24 +4,30 @@ The first load of ``(artifact digest, plan)`` runs onnxruntime's optimizer and s
 ``SessionOptions.optimized_model_filepath`` to ``<root>/<digest>-<plan hash>.onnx``; later loads open
 that file with optimization disabled. The plan hash covers the plan and the hardware fingerprint
 (CPU, ISA flags, onnxruntime version), because an optimized graph may use machine-specific kernels.
+Each file's sha256 is kept beside it (``.sha256``); a cached file that no longer matches (or has no
+record) is thrown away and optimized again, never loaded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
 
 import onnxruntime as ort
 
-from mcp2026ai.errors import InferenceFailedError
+from mcp2026ai.errors import InferenceFailedError, IntegrityError, NotFoundError
 from mcp2026ai.ir.signature import Signature
+from mcp2026ai.registry.store import VerifiedFiles, sha256_of
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.catalog import create_backend
 from mcp2026ai.runtime.onnx import session_options
 from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan, Provider
+
+log = logging.getLogger(__name__)
 
 # TensorRT keeps its own engine cache; an ORT-optimized graph is not portable to it.
 _UNCACHED_PROVIDERS = (Provider.TENSORRT,)
@@ -38,6 +44,7 @@ class OptimizedModelCache:
     def __init__(self, root: Path, hardware_fingerprint: str) -> None:
         self.root = root
         self.hardware_fingerprint = hardware_fingerprint
+        self._verified = VerifiedFiles()
 
     def path_for(self, digest: str, plan: Plan) -> Path:
         return self.root / f"{digest}-{plan_hash(plan, self.hardware_fingerprint)}.onnx"
@@ -50,7 +57,7 @@ class OptimizedModelCache:
         if not self.cacheable(plan):
             return None
         target = self.path_for(digest, plan)
-        if target.exists():
+        if target.exists() and self._intact(target):
             return target
         self.root.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=self.root, prefix=".optimizing-", suffix=".onnx")
@@ -60,6 +67,7 @@ class OptimizedModelCache:
             available = set(ort.get_available_providers())
             providers = [name for name in plan.ort_providers() if name in available]
             ort.InferenceSession(str(source), options, providers=providers)
+            _digest_file(target).write_text(sha256_of(Path(tmp_name)))
             os.replace(tmp_name, target)
         except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
             raise InferenceFailedError(f"{source.name}: cannot write optimized model ({str(exc)[:300]})") from None
@@ -67,6 +75,18 @@ class OptimizedModelCache:
             if os.path.exists(tmp_name):
                 os.unlink(tmp_name)
         return target
+
+    def _intact(self, target: Path) -> bool:
+        """Whether a cached file still matches the digest recorded when it was written; if not, drop it."""
+        recorded = _digest_file(target)
+        try:
+            self._verified.check(target, recorded.read_text().strip())
+            return True
+        except (FileNotFoundError, NotFoundError, IntegrityError):
+            log.warning("optimized model %s does not match its recorded sha256: optimizing again", target.name)
+            target.unlink(missing_ok=True)
+            recorded.unlink(missing_ok=True)
+            return False
 
     def backend(self, source: Path, digest: str, plan: Plan, signature: Signature) -> Backend:
         """A backend for ``plan`` that loads the cached optimized model (creating it on first use).
@@ -77,3 +97,7 @@ class OptimizedModelCache:
         if cached is None:
             return create_backend(source, signature, plan)
         return create_backend(cached, signature, plan.model_copy(update={"graph_optimization": "disable"}))
+
+
+def _digest_file(cached: Path) -> Path:
+    return cached.with_name(cached.name + ".sha256")

@@ -138,7 +138,7 @@ class PolicyOrchestrator:
     def backend_for(self, record: ModelVersion, stored: StoredPlan | None = None) -> Backend:
         """An (unloaded) backend running the stored plan's variant from the optimized-model cache."""
         stored = stored or self.ensure_plan(record)
-        source = self.registry.store.path_for(stored.variant.digest)
+        source = self.registry.store.verified_path(stored.variant.digest)
         return self.cache.backend(
             source, stored.variant.digest, stored.plan, self.variant_signature(record, stored.variant)
         )
@@ -174,13 +174,13 @@ class PolicyOrchestrator:
         chosen = decision.chosen
         assert chosen is not None
         digest = chosen.candidate.variant.digest
-        optimized = self.cache.ensure(self.registry.store.path_for(digest), digest, chosen.plan)
+        optimized = self.cache.ensure(self.registry.store.verified_path(digest), digest, chosen.plan)
         stored = StoredPlan.from_decision(decision, str(optimized) if optimized else None)
         self.log.store_plan(record.name, record.version, stored)
 
     def _profile(self, record: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
         profiler = Profiler(
-            lambda variant: self.registry.store.path_for(variant.digest),
+            lambda variant: self.registry.store.verified_path(variant.digest),
             lambda variant: self.variant_signature(record, variant),
             self.budget,
             self.shapes,

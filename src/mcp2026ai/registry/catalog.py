@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,9 @@ CREATE TABLE IF NOT EXISTS annotations (
 );
 CREATE INDEX IF NOT EXISTS annotations_by_version ON annotations (name, version, kind);
 """
+_UNIQUE_NUMBERS = "CREATE UNIQUE INDEX IF NOT EXISTS model_numbers ON model_versions (name, number)"
+
+log = logging.getLogger(__name__)
 
 _COLUMNS = "name, version, number, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
 
@@ -50,6 +54,11 @@ class Catalog:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
+        try:
+            with self._connect() as db:
+                db.execute(_UNIQUE_NUMBERS)
+        except sqlite3.IntegrityError:  # a registry written before numbers were unique may repeat one
+            log.warning("%s: some model has two versions with one integer alias; aliases stay ambiguous", path)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -60,19 +69,19 @@ class Catalog:
         finally:
             db.close()
 
-    def insert(self, record: ModelVersion) -> None:
-        row = _to_row(record)
+    def insert(self, record: ModelVersion) -> ModelVersion:
+        """Store a new version; its Triton-style integer alias (1, 2, 3, ...) is the next free one for
+        its name, chosen inside the insert's own write transaction so concurrent registrations of one
+        name (other processes included) never share an alias. Returns the record with its number."""
         try:
             with self._connect() as db:
-                db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+                db.execute("BEGIN IMMEDIATE")
+                row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (record.name,)).fetchone()
+                record = record.model_copy(update={"number": int(row[0] or 0) + 1})
+                db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _to_row(record))
         except sqlite3.IntegrityError:
             raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}") from None
-
-    def next_number(self, name: str) -> int:
-        """Triton-style integer alias for the next version of ``name`` (1, 2, 3, ...)."""
-        with self._connect() as db:
-            row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (name,)).fetchone()
-        return int(row[0] or 0) + 1
+        return record
 
     def get_by_number(self, name: str, number: int) -> ModelVersion:
         return self._one(name, "number", number)
@@ -113,6 +122,11 @@ class Catalog:
         with self._connect() as db:
             db.execute("DELETE FROM model_versions WHERE name = ? AND version = ?", (name, version))
             db.execute("DELETE FROM annotations WHERE name = ? AND version = ?", (name, version))
+
+    def digests(self) -> set[str]:
+        """Every artifact digest some version names."""
+        with self._connect() as db:
+            return {row[0] for row in db.execute("SELECT DISTINCT digest FROM model_versions")}
 
     def digest_in_use(self, digest: str) -> bool:
         with self._connect() as db:

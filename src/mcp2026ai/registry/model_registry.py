@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
+_AUTOMATIC_VERSION_TRIES = 20
+"""Registrations of one name racing for the next automatic version: each retry takes the next one."""
+
 
 def validate_model_name(name: str) -> str:
     if not _NAME.match(name):
@@ -52,16 +55,13 @@ class ModelRegistry:
         parent: str | None = None,
     ) -> ModelVersion:
         validate_model_name(name)
-        existing = [record.version for record in self.catalog.versions(name)]
-        chosen = str(SemVer.parse(version)) if version else next_version(existing)
-        if chosen in existing:  # before the artifact is stored, so a rejected file leaves no orphan
-            raise AlreadyExistsError(f"model {name!r} already has version {chosen}")
+        chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
         imported = import_model(path, self.home / "tmp")
         digest = self.store.put(imported.onnx_path)
         record = ModelVersion(
             name=name,
             version=chosen,
-            number=self.catalog.next_number(name),
+            number=1,  # the catalog assigns the next free alias as it inserts
             stage=stage,
             format=imported.source_format,
             digest=digest,
@@ -72,8 +72,23 @@ class ModelRegistry:
             parent=parent,
             created_at=datetime.now(UTC),
         )
-        self.catalog.insert(record)
-        return record
+        for _ in range(_AUTOMATIC_VERSION_TRIES):
+            try:
+                return self.catalog.insert(record)
+            except AlreadyExistsError:
+                if version:  # the caller's own version is taken: say so
+                    raise
+            # another registration of this name took the automatic version meanwhile: take the next
+            record = record.model_copy(update={"version": self._new_version(name, None)})
+        raise AlreadyExistsError(f"model {name!r}: too many concurrent registrations; try again")
+
+    def _new_version(self, name: str, version: str | None) -> str:
+        """The requested version (refused if taken), else the next minor after the highest."""
+        existing = [record.version for record in self.catalog.versions(name)]
+        chosen = str(SemVer.parse(version)) if version else next_version(existing)
+        if chosen in existing:
+            raise AlreadyExistsError(f"model {name!r} already has version {chosen}")
+        return chosen
 
     def register_or_reuse(self, name: str, path: Path) -> ModelVersion:
         """The existing version of ``name`` with the same content, else a new registration."""
@@ -124,12 +139,13 @@ class ModelRegistry:
         return doomed
 
     def artifact_path(self, record: ModelVersion) -> Path:
-        """The plaintext file; an artifact encrypted at rest has none: use :meth:`artifact_bytes`."""
+        """The plaintext file, checked against its digest; an artifact encrypted at rest has none: use
+        :meth:`artifact_bytes`."""
         if self.store.is_encrypted(record.digest):
             raise InvalidArgumentError(
                 f"{record.ref} is encrypted at rest and has no plaintext file; load it from artifact_bytes()"
             )
-        return self.store.path_for(record.digest)
+        return self.store.verified_path(record.digest)
 
     def artifact_bytes(self, record: ModelVersion) -> bytes:
         """The artifact's plaintext bytes (decrypted when stored encrypted)."""

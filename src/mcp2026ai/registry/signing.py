@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mcp2026ai.errors import NotFoundError, SignatureError
+from mcp2026ai.errors import IntegrityError, NotFoundError, SignatureError
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion
 from mcp2026ai.security.keys import SigningKey
@@ -128,16 +127,15 @@ def verify_digest(
 def _read_checked(registry: ModelRegistry, record: ModelVersion) -> tuple[bytes, str]:
     """The artifact's plaintext and its sha256, which must equal the registered digest."""
     try:
-        data = registry.artifact_bytes(record)
+        data = registry.artifact_bytes(record)  # the store checks the content against its digest
     except (NotFoundError, OSError):
         raise SignatureError(f"{record.ref}: artifact {record.digest[:12]} is missing or unreadable") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != record.digest:
+    except IntegrityError:  # under signed serving a changed artifact is refused as untrusted (403)
         raise SignatureError(
             f"{record.ref}: artifact {registry.store.path_for(record.digest)} was modified on disk "
-            f"(sha256 {digest[:12]}, registered {record.digest[:12]})"
-        )
-    return data, digest
+            f"(registered sha256 {record.digest[:12]})"
+        ) from None
+    return data, record.digest
 
 
 def _decode(value: str) -> bytes:

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcp2026ai.errors import NotFoundError, SignatureError
+from mcp2026ai.errors import IntegrityError, NotFoundError, SignatureError
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
@@ -26,6 +26,35 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def integrity_error(path: Path, digest: str) -> IntegrityError:
+    return IntegrityError(
+        f"artifact {path} no longer matches its sha256 {digest[:12]} (corrupted or altered on disk since it "
+        "was stored); it will not be loaded: register the model file again"
+    )
+
+
+class VerifiedFiles:
+    """Files whose content was hashed and matched, remembered by size and modification time, so a file
+    is re-hashed only when it may have changed (every load in a new process hashes once)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[str, int, int]] = {}
+
+    def check(self, path: Path, digest: str) -> Path:
+        """``path`` if its content hashes to ``digest``; IntegrityError otherwise, NotFoundError if missing."""
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            raise NotFoundError(f"artifact {digest[:12]} is missing ({path})") from None
+        if self._seen.get(path) == (digest, stat.st_size, stat.st_mtime_ns):
+            return path
+        if sha256_of(path) != digest:
+            self._seen.pop(path, None)
+            raise integrity_error(path, digest)
+        self._seen[path] = (digest, stat.st_size, stat.st_mtime_ns)
+        return path
+
+
 class ArtifactStore:
     """``root/objects/ab/abcdef....onnx``: immutable, deduplicated, written atomically.
 
@@ -37,10 +66,16 @@ class ArtifactStore:
     def __init__(self, root: Path, cipher: ArtifactCipher | None = None) -> None:
         self.root = root
         self.cipher = cipher
+        self._verified = VerifiedFiles()
         (root / "objects").mkdir(parents=True, exist_ok=True)
 
     def path_for(self, digest: str, suffix: str = ".onnx") -> Path:
+        """Where the artifact lives (unchecked: to load it, use :meth:`verified_path` or :meth:`read`)."""
         return self.root / "objects" / digest[:2] / f"{digest}{suffix}"
+
+    def verified_path(self, digest: str, suffix: str = ".onnx") -> Path:
+        """The artifact's file after checking that its content still hashes to ``digest``."""
+        return self._verified.check(self.path_for(digest, suffix), digest)
 
     def encrypted_path_for(self, digest: str, suffix: str = ".onnx") -> Path:
         return self.path_for(digest, suffix + ENCRYPTED_SUFFIX)
@@ -63,10 +98,14 @@ class ArtifactStore:
             if self.cipher is None:
                 raise SignatureError(f"{encrypted}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE")
             return self.cipher.decrypt(encrypted.read_bytes(), digest)
+        path = self.path_for(digest, suffix)
         try:
-            return self.path_for(digest, suffix).read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             raise NotFoundError(f"artifact {digest[:12]} is missing from {self.root}") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise integrity_error(path, digest)
+        return data
 
     def is_encrypted(self, digest: str, suffix: str = ".onnx") -> bool:
         return self.encrypted_path_for(digest, suffix).exists()

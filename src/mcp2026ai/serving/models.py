@@ -13,7 +13,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp2026ai.errors import InvalidArgumentError, MCPError, ModelNotReadyError, NotFoundError, SignatureError
+from mcp2026ai.errors import (
+    IntegrityError,
+    InvalidArgumentError,
+    MCPError,
+    ModelNotReadyError,
+    NotFoundError,
+    SignatureError,
+)
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.versioning import integer_alias
@@ -117,7 +124,7 @@ class ServedModels:
             record = self.registry.resolve(name, version)
             try:
                 served = await self._build(record)
-            except SignatureError as exc:  # refused: the index shows why
+            except (SignatureError, IntegrityError) as exc:  # refused: the index shows why
                 self._set_failure(name, str(exc))
                 raise
             except MCPError:

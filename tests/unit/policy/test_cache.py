@@ -20,7 +20,8 @@ def test_optimized_model_written_once_and_gives_the_same_outputs(tmp_path: Path,
     written_at = first.stat().st_mtime_ns
     assert cache.ensure(mlp_path, "digest", plan) == first
     assert first.stat().st_mtime_ns == written_at
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [first.name]  # no temp files left
+    cached_files = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert cached_files == [first.name, first.name + ".sha256"]  # the file and its digest, no temp files left
 
     signature = import_model(mlp_path, tmp_path / "tmp").signature
     x = np.random.default_rng(1).standard_normal((2, 32)).astype(np.float32)
@@ -54,3 +55,21 @@ def test_broken_model_fails_with_a_domain_error(tmp_path: Path) -> None:
     with pytest.raises(InferenceFailedError, match=r"broken\.onnx: cannot write optimized model"):
         OptimizedModelCache(tmp_path / "cache", "hw").ensure(broken, "d", Plan())
     assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_a_corrupted_cached_model_is_optimized_again_not_loaded(tmp_path: Path, mlp_path: Path) -> None:
+    cache = OptimizedModelCache(tmp_path / "cache", "hw1")
+    plan = Plan(intra_op_threads=1)
+    first = cache.ensure(mlp_path, "digest", plan)
+    assert first is not None
+    good = first.read_bytes()
+    flip_byte(first, len(good) // 2)
+    again = OptimizedModelCache(tmp_path / "cache", "hw1").ensure(mlp_path, "digest", plan)
+    assert again == first and again.read_bytes() == good
+
+
+def flip_byte(path: Path, offset: int) -> None:
+    path.chmod(0o644)
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))

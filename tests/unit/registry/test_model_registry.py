@@ -42,7 +42,7 @@ def test_round_trip(registry: ModelRegistry, mlp_path: Path, other_mlp_path: Pat
 
     assert registry.remove("mlp", "1.0") == [promoted]
     assert [r.version for r in registry.versions("mlp")] == ["1.1.0"]
-    assert not registry.artifact_path(first).exists()
+    assert not registry.store.path_for(first.digest).exists()
     remaining = registry.resolve("mlp")
     assert registry.remove("mlp") == [remaining]
     assert registry.model_names() == []
