@@ -205,3 +205,17 @@ def test_grpc_scopes_and_audit(secured: Secured) -> None:
 def test_audit_log_is_written_where_configured(secured: Secured) -> None:
     assert Path(secured.audit.path).exists()
     assert all(entry["actor"].startswith("token:") for entry in secured.audit.entries())
+
+
+@pytest.mark.parametrize("trusted", [[], ["127.0.0.1"]])
+def test_x_forwarded_for_names_the_peer_only_from_a_trusted_proxy(tmp_path: Path, trusted: list[str]) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"))
+    security = ServingSecurity(audit_log=tmp_path / "audit.jsonl")
+    config = ServerConfig(http_port=0, grpc_port=0, drain_timeout_s=5, security=security, trusted_proxies=trusted)
+    with BackgroundServer(registry, ["mlp"], config) as server:
+        spoofed = {"X-Forwarded-For": "203.0.113.9"}
+        assert httpx.post(f"http://{server.http_url}/v2/repository/models/mlp/load", headers=spoofed).status_code == 200
+    [entry] = [e for e in AuditLog(tmp_path / "audit.jsonl").entries() if e["action"] == "model.load"]
+    peer = entry["details"]["peer"]
+    assert peer.startswith("203.0.113.9:") if trusted else peer.startswith("127.0.0.1:"), peer

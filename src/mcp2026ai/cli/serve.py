@@ -60,6 +60,10 @@ def serve(
     ] = True,
     sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(help="Reverse proxy address or CIDR whose X-Forwarded-For is believed; repeatable."),
+    ] = None,
     require_signed: Annotated[
         bool, typer.Option(help="Load only versions signed by a trusted key; refuse unsigned or tampered ones.")
     ] = False,
@@ -103,6 +107,7 @@ def serve(
         max_request_bytes=int(max_request_mb * (1 << 20)),
         drain_timeout_s=drain_timeout,
         log_level=log_level,
+        trusted_proxies=list(trusted_proxy or []),
         plan_with_policy=policy,
         sync_interval_s=sync_interval,
         security=serving_security(

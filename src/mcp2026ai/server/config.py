@@ -26,6 +26,11 @@ class ServerConfig(BaseModel):
         "RPCs that arrive together start together instead of one per event-loop turn.",
     )
     log_level: str = Field("warning", description="uvicorn / grpc log level.")
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses (or CIDR networks) of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto "
+        "name the real client; from anyone else these headers are ignored (the audit log records the socket peer).",
+    )
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
     reuse_port: bool = Field(False, description="SO_REUSEPORT on both listeners (set for --workers > 1).")

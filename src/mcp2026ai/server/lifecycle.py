@@ -121,6 +121,10 @@ class InferenceServer:
             access_log=False,
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=30,
+            # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name
+            # itself; only the proxies the operator lists are believed.
+            proxy_headers=bool(self.config.trusted_proxies),
+            forwarded_allow_ips=list(self.config.trusted_proxies) or "",
             **(self.config.security.tls.uvicorn_kwargs() if self.config.security.tls else {}),
         )
         self._http = _HttpServer(uv_config)
