@@ -27,6 +27,16 @@ at the edge (``server/http/errors.py``, ``server/grpc/errors.py``).
 
 from __future__ import annotations
 
+MAX_MESSAGE_CHARS = 1000
+"""Longest error message an edge sends: messages quote what the caller sent (a model name, a version),
+and a 200 KB name must not make a reply that clients or proxies refuse."""
+
+
+def bounded_message(error: BaseException) -> str:
+    """``str(error)`` cut to :data:`MAX_MESSAGE_CHARS`."""
+    text = str(error)
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "... (truncated)"
+
 
 class MCPError(Exception):
     """Root of every domain error; ``str(err)`` is a one-line message for a person."""

@@ -143,3 +143,17 @@ def test_a_client_gone_mid_body_is_a_499_not_a_500(server: BackgroundServer, htt
         time.sleep(0.1)
     assert 'code="499",model="add_sub"' in metrics
     assert 'code="500",model="add_sub"' not in metrics
+
+
+def test_a_200_kb_model_name_gets_a_short_error_the_client_can_read(
+    http: httpx.Client, stub: pb_grpc.GRPCInferenceServiceStub
+) -> None:
+    name = "m" * 200_000
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.ModelMetadata(pb.ModelMetadataRequest(name=name))
+    assert caught.value.code() is grpc.StatusCode.NOT_FOUND
+    assert len(caught.value.details() or "") < 1100 and "(truncated)" in (caught.value.details() or "")
+    response = http.post(
+        "/v2/models/add_sub/infer", json={"inputs": [{"name": name, "shape": [1], "datatype": "FP32"}]}
+    )
+    assert response.status_code == 400 and len(response.json()["error"]) < 1100

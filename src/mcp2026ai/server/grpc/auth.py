@@ -14,7 +14,7 @@ from typing import Any
 
 import grpc
 
-from mcp2026ai.errors import MCPError
+from mcp2026ai.errors import MCPError, bounded_message
 from mcp2026ai.security import ANONYMOUS, Authenticator, Principal, Scope
 from mcp2026ai.server.grpc.errors import grpc_status
 
@@ -54,7 +54,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         try:
             principal = self.authenticator.authenticate(authorization(details.invocation_metadata), needed)
         except MCPError as exc:
-            return _refusal(handler, grpc_status(exc), str(exc))
+            return _refusal(handler, grpc_status(exc), bounded_message(exc))
         if handler.unary_unary is not None and needed is Scope.MANAGE:
             return _with_principal(handler, principal)
         return handler

@@ -14,7 +14,7 @@ from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.errors import MCPError, PayloadTooLargeError
+from mcp2026ai.errors import MCPError, PayloadTooLargeError, bounded_message
 from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.observability.requests import EdgeCodes, InferObservation, observe_inference
 from mcp2026ai.protocol import triton
@@ -40,7 +40,7 @@ def domain_errors(handler: Handler[Request, Reply]) -> Handler[Request, Reply]:
         try:
             return await handler(self, request, context)
         except MCPError as exc:
-            await context.abort(grpc_status(exc), str(exc), trailing_metadata(exc))
+            await context.abort(grpc_status(exc), bounded_message(exc), trailing_metadata(exc))
             raise  # unreachable: abort raises
 
     return wrapper
@@ -114,7 +114,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             except MCPError as exc:
                 status = grpc_status(exc)
                 seen.fail(status.name, exc)
-                await context.abort(status, str(exc), trailing_metadata(exc))
+                await context.abort(status, bounded_message(exc), trailing_metadata(exc))
 
     async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         """One reply per request, in order; a failed request is answered in band (``error_message``),
@@ -131,7 +131,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
                 return pb.ModelStreamInferResponse(infer_response=encode_response(response))
             except MCPError as exc:
                 seen.fail(grpc_status(exc).name, exc)
-                return pb.ModelStreamInferResponse(error_message=str(exc))
+                return pb.ModelStreamInferResponse(error_message=bounded_message(exc))
             except Exception as exc:  # a bug must not end every other request's stream
                 log.exception("stream request to %r failed", request.model_name[:100])
                 seen.fail(grpc.StatusCode.INTERNAL.name, exc)

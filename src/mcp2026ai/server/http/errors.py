@@ -40,7 +40,7 @@ def error_response(error: errors.MCPError) -> Response:
         headers["WWW-Authenticate"] = "Bearer"
     if status >= 500:
         log.warning("request failed with %s: %s", status, error)
-    return plain_error(str(error), status, headers)
+    return plain_error(errors.bounded_message(error), status, headers)
 
 
 def plain_error(message: str, status: int, headers: dict[str, str] | None = None) -> Response:
