@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
@@ -24,9 +24,21 @@ def parse_json(body: bytes | memoryview) -> Any:
 
 
 def decode_request(
-    model: str, version: str | None, body: bytes, header_length: str | None, headers: dict[str, str]
+    model: str,
+    version: str | None,
+    body: bytes,
+    header_length: str | None,
+    headers: dict[str, str],
+    max_json_bytes: int | None = None,
 ) -> InferenceRequest:
+    """A v2 request body; its JSON part may not exceed ``max_json_bytes`` (parsed JSON numbers take
+    several times their text's size: big tensors belong in the binary part)."""
     json_end = _json_length(header_length, len(body))
+    if max_json_bytes is not None and json_end > max_json_bytes:
+        raise PayloadTooLargeError(
+            f"the JSON part of the request is {json_end} bytes (limit {max_json_bytes}); "
+            "send large tensors with the binary tensor extension"
+        )
     document = parse_json(memoryview(body)[:json_end])
     if not isinstance(document, dict):
         raise InvalidInputError("request body must be a JSON object")

@@ -17,6 +17,17 @@ class ServerConfig(BaseModel):
     http_port: int = Field(8080, ge=0, le=65535, description="HTTP port; 0 picks a free one.")
     grpc_port: int | None = Field(8081, ge=0, le=65535, description="gRPC port; None disables gRPC.")
     max_request_bytes: int = Field(64 << 20, ge=1024, description="Largest request body accepted (413 above).")
+    max_json_bytes: int = Field(
+        16 << 20,
+        ge=1024,
+        description="Largest JSON part of an HTTP request (413 above): JSON numbers take several times their "
+        "size in memory once parsed, so large tensors belong in the binary tensor extension.",
+    )
+    max_inflight_body_bytes: int = Field(
+        256 << 20,
+        ge=1024,
+        description="HTTP request bodies held at once over all connections (429 + Retry-After above).",
+    )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
         5,

@@ -21,7 +21,7 @@ from mcp2026ai.protocol import triton
 from mcp2026ai.protocol.v2_json import HEADER_LENGTH, decode_request, encode_response, parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
-from mcp2026ai.server.http.body import read_body
+from mcp2026ai.server.http.body import BodyBudget, read_body
 from mcp2026ai.server.http.errors import error_response, plain_error
 from mcp2026ai.server.http.image import image_request, predictions, requested_model
 from mcp2026ai.server.statistics import ServerStatistics
@@ -42,6 +42,7 @@ class HttpEndpoints:
         self.plane = plane
         self.config = config
         self.statistics = statistics
+        self.bodies = BodyBudget(config.max_inflight_body_bytes)
 
     async def live(self, request: Request) -> Response:
         return json_response({"live": True})
@@ -96,11 +97,12 @@ class HttpEndpoints:
         with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
             seen.version = version or ""
             try:
-                body = await read_body(request, self.config.max_request_bytes)
-                decoded = decode_request(name, version, body, headers.get(HEADER_LENGTH), headers)
-                response = await self.plane.infer(decoded)
-                seen.answered(response)
-                payload, header_length = encode_response(response, decoded)
+                async with read_body(request, self.config.max_request_bytes, self.bodies) as body:
+                    length = headers.get(HEADER_LENGTH)
+                    decoded = decode_request(name, version, body, length, headers, self.config.max_json_bytes)
+                    response = await self.plane.infer(decoded)
+                    seen.answered(response)
+                    payload, header_length = encode_response(response, decoded)
             except MCPError as exc:
                 error = error_response(exc)
                 seen.fail(str(error.status_code), exc)
@@ -116,8 +118,10 @@ class HttpEndpoints:
     async def legacy_infer(self, request: Request) -> Response:
         """POST /v1/infer (an image in, top-k classes out): counted and traced like a v2 request."""
         headers = dict(request.headers)
-        body = await read_body(request, self.config.max_request_bytes)
-        document = parse_json(body)
+        async with read_body(
+            request, min(self.config.max_request_bytes, self.config.max_json_bytes), self.bodies
+        ) as body:
+            document = parse_json(body)
         name = requested_model(self.plane, document, request.query_params.get("model"))
         with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
             try:

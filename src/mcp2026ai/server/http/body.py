@@ -1,29 +1,78 @@
-"""Read a request body without ever holding more than the configured limit."""
+"""Read a request body without ever holding more than the configured limits.
+
+Each body is bounded by ``max_request_bytes``; all bodies held at once, over every connection, by a
+:class:`BodyBudget` (``max_inflight_body_bytes``), so that many large requests together are refused
+with 429 instead of growing the server until it swaps or dies.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from starlette.requests import ClientDisconnect, Request
 
-from mcp2026ai.errors import ClientGoneError, InvalidInputError, PayloadTooLargeError
+from mcp2026ai.errors import ClientGoneError, InvalidInputError, OverloadedError, PayloadTooLargeError
+
+RETRY_AFTER_S = 1.0
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        try:
-            size = int(declared)
-        except ValueError:
-            raise InvalidInputError(f"Content-Length {declared!r} is not an integer") from None
-        if size > limit:
-            raise PayloadTooLargeError(f"request body of {size} bytes exceeds the {limit}-byte limit")
-    chunks: list[bytes] = []
-    received = 0
+class BodyBudget:
+    """Bytes of request bodies held at once (one event loop: no lock needed)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> None:
+        if size > self.limit:  # could never fit: not worth a retry
+            raise PayloadTooLargeError(f"request body of {size} bytes exceeds the {self.limit}-byte in-flight limit")
+        if self.held + size > self.limit:
+            raise OverloadedError(
+                f"server is holding {self.held} bytes of request bodies (limit {self.limit}); retry later",
+                RETRY_AFTER_S,
+            )
+        self.held += size
+
+    def give_back(self, size: int) -> None:
+        self.held -= size
+
+
+@asynccontextmanager
+async def read_body(request: Request, limit: int, budget: BodyBudget) -> AsyncIterator[bytes]:
+    """The request's body, counted against ``budget`` until the block ends (the request is answered)."""
+    declared = _declared_length(request, limit)
+    taken = 0
     try:
-        async for chunk in request.stream():
-            received += len(chunk)
-            if received > limit:
-                raise PayloadTooLargeError(f"request body exceeds the {limit}-byte limit")
-            chunks.append(chunk)
-    except ClientDisconnect:
-        raise ClientGoneError(f"client disconnected after {received} bytes of the request body") from None
-    return b"".join(chunks)
+        if declared is not None:
+            budget.take(declared)
+            taken = declared
+        chunks: list[bytes] = []
+        received = 0
+        try:
+            async for chunk in request.stream():
+                received += len(chunk)
+                if received > limit:
+                    raise PayloadTooLargeError(f"request body exceeds the {limit}-byte limit")
+                if received > taken:  # chunked, or more than declared
+                    budget.take(received - taken)
+                    taken = received
+                chunks.append(chunk)
+        except ClientDisconnect:
+            raise ClientGoneError(f"client disconnected after {received} bytes of the request body") from None
+        yield b"".join(chunks)
+    finally:
+        budget.give_back(taken)
+
+
+def _declared_length(request: Request, limit: int) -> int | None:
+    declared = request.headers.get("content-length")
+    if declared is None:
+        return None
+    try:
+        size = int(declared)
+    except ValueError:
+        raise InvalidInputError(f"Content-Length {declared[:40]!r} is not an integer") from None
+    if size > limit:
+        raise PayloadTooLargeError(f"request body of {size} bytes exceeds the {limit}-byte limit")
+    return size

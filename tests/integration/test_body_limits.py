@@ -1,0 +1,69 @@
+"""Request bodies cost bounded memory: JSON is capped before it is parsed, and the bodies held at once
+over all connections have a budget (429 + Retry-After beyond, given back when a request ends)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import numpy as np
+import pytest
+import tritonclient.http as httpclient
+
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.testing import BackgroundServer
+from support.models import add_sub_model
+
+pytestmark = pytest.mark.timeout(120)
+
+JSON_LIMIT = 64 << 10
+BUDGET = 200 << 10
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
+    root = tmp_path_factory.mktemp("bodies")
+    registry = ModelRegistry(root / "home")
+    registry.register("add_sub", add_sub_model(root / "add_sub.onnx", width=8192))
+    config = ServerConfig(http_port=0, grpc_port=None, max_json_bytes=JSON_LIMIT, max_inflight_body_bytes=BUDGET)
+    with BackgroundServer(registry, ["add_sub"], config) as running:
+        yield running
+
+
+def body(rows: int) -> bytes:
+    data = [0.123456] * (rows * 8192)
+    tensors = [{"name": n, "shape": [rows, 8192], "datatype": "FP32", "data": data} for n in ("INPUT0", "INPUT1")]
+    return json.dumps({"inputs": tensors}).encode()
+
+
+def test_json_over_its_limit_is_413_before_parsing_and_binary_still_works(server: BackgroundServer) -> None:
+    started = time.perf_counter()
+    response = httpx.post(f"http://{server.http_url}/v2/models/add_sub/infer", content=body(1))  # ~150 KB of JSON
+    assert response.status_code == 413
+    assert "binary tensor extension" in response.json()["error"]
+    assert time.perf_counter() - started < 2
+    client = httpclient.InferenceServerClient(server.http_url)  # the same tensors in binary: 64 KB, accepted
+    inputs = [httpclient.InferInput(n, [1, 8192], "FP32") for n in ("INPUT0", "INPUT1")]
+    for tensor in inputs:
+        tensor.set_data_from_numpy(np.ones((1, 8192), np.float32), binary_data=True)
+    outputs = [httpclient.InferRequestedOutput("OUTPUT0", binary_data=True)]
+    assert client.infer("add_sub", inputs, outputs=outputs).as_numpy("OUTPUT0").sum() == 2 * 8192
+
+
+def test_bodies_held_at_once_have_a_budget(server: BackgroundServer) -> None:
+    host, port = server.http_url.rsplit(":", 1)
+    big = 150 << 10
+    head = f"POST /v2/models/add_sub/infer HTTP/1.1\r\nHost: x\r\nContent-Length: {big}\r\n\r\n".encode()
+    with socket.create_connection((host, int(port))) as slow:
+        slow.sendall(head + b"{")  # 150 KB reserved, body still on its way
+        time.sleep(0.3)
+        refused = httpx.post(f"http://{server.http_url}/v2/models/add_sub/infer", content=b"{" + b" " * (60 << 10))
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
+        assert "request bodies" in refused.json()["error"]
+    time.sleep(0.3)  # the slow client left: its reservation is given back
+    again = httpx.post(f"http://{server.http_url}/v2/models/add_sub/infer", content=b"{" + b" " * (60 << 10))
+    assert again.status_code == 400  # taken in and parsed (it is not a valid request)
