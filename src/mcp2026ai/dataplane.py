@@ -140,6 +140,22 @@ class DataPlane:
             await asyncio.to_thread(self.audit.record, action, actor, target, details)
 
     # inference ------------------------------------------------------------------------------
+    def check_admission(self, name: str, version: str | None, requested_class: str | None) -> None:
+        """Refuse now, before its body is read and decoded, a request its SLA class queue would refuse
+        (full, or too far behind its deadline): under overload, refusals cost a header, not a body.
+        Only when the class is known up front (X-SLA-Class, gRPC metadata or parameters); a class
+        named only inside an HTTP body is checked when the request is queued."""
+        if not self._accepting:
+            raise UnavailableError("server is shutting down")
+        if not requested_class:
+            return
+        try:
+            served = self.models.get(name, version)
+            sla_class = parse_sla_class(requested_class)
+        except MCPError:
+            return  # infer() answers an unknown model or class with the right error
+        served.executor.check_admission(sla_class)
+
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
         """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror.
 

@@ -31,6 +31,10 @@ class Executor(Protocol):
         """Run one request; ``deadline`` is a time.monotonic() instant after which it must not start."""
         ...
 
+    def check_admission(self, sla_class: SLAClass) -> None:
+        """OverloadedError if a request of ``sla_class`` arriving now would be refused (a cheap early check)."""
+        ...
+
     async def stop(self, drain_timeout_s: float) -> None:
         """Stop accepting, finish or fail what is queued within the timeout."""
         ...

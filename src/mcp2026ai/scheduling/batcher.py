@@ -36,6 +36,7 @@ from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay
+from mcp2026ai.scheduling.admission import SHED_HOLD_S, SHED_MESSAGE, SHEDDABLE, DrainRate
 from mcp2026ai.scheduling.assemble import (
     choose_batch,
     merge_inputs,
@@ -83,6 +84,8 @@ class BatchingExecutor:
         self._loop_task: asyncio.Task[None] | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._placement = ExecutionPlacement(self.config.inline_below_ms)
+        self._rate = DrainRate(self.config.max_concurrent_batches)
+        self._at_risk_since = -math.inf
         self._accepting = False
         self._closing = False
         self._last_sweep = -math.inf
@@ -145,15 +148,78 @@ class BatchingExecutor:
         return Pending(inputs, outputs, sla_class, rows, key, now, limit, future)
 
     def _enqueue(self, pending: Pending) -> None:
-        """Queue ``pending``, or refuse it (counted) when already expired or its class queue is full."""
+        """Queue ``pending``, or refuse it (counted) when already expired, when it would wait past its
+        deadline even after best-effort requests were shed for it, or when its class queue is full."""
         if pending.expired(pending.enqueued_at):
             self._telemetry.rejected(pending.sla_class, "deadline")
             raise DeadlineExceededError(DEADLINE_MESSAGE)
         try:
+            if pending.sla_class is SHEDDABLE and self._shedding(pending.enqueued_at):
+                raise OverloadedError(SHED_MESSAGE, self.config.retry_after_s)
+            if pending.deadline is not None:
+                self._make_room(pending.sla_class, pending.deadline - pending.enqueued_at, pending.rows)
+            if self._queues.is_full(pending.sla_class) and pending.sla_class is not SHEDDABLE:
+                self._shed_best_effort(lambda: self._queues.is_full(pending.sla_class))
             self._queues.push(pending)
         except OverloadedError:
             self._telemetry.rejected(pending.sla_class, "overloaded")
             raise
+
+    def check_admission(self, sla_class: SLAClass) -> None:
+        """Refuse (counted) a request of ``sla_class`` that would not be queued if it arrived now: its
+        best-effort queue is full, or, for a class with a deadline, the backlog that shedding
+        best-effort cannot remove would already outlast it. Checked before the request's body is read."""
+        if self._accepting and not self._would_queue(sla_class):
+            self._telemetry.rejected(sla_class, "overloaded")
+            shedding = sla_class is SHEDDABLE and self._shedding(self._clock())
+            message = SHED_MESSAGE if shedding else f"{sla_class.value} queue is full; retry later"
+            raise OverloadedError(message, self.config.retry_after_s)
+
+    def _would_queue(self, sla_class: SLAClass) -> bool:
+        if sla_class is SHEDDABLE:
+            return not self._queues.is_full(sla_class) and not self._shedding(self._clock())
+        deadline_ms = self.config.classes[sla_class].deadline_ms
+        ahead = self._queues.rows_ahead(sla_class, 1, excluding=SHEDDABLE)
+        return deadline_ms is None or self._rate.seconds_for(round(ahead)) <= deadline_ms / 1000
+
+    def _shedding(self, now: float) -> bool:
+        """Whether best-effort is being refused: a deadline class was at risk within SHED_HOLD_S."""
+        return now - self._at_risk_since <= SHED_HOLD_S
+
+    def _make_room(self, sla_class: SLAClass, budget_s: float, rows: int) -> None:
+        """Shed best-effort requests while the backlog ahead would make this one miss its deadline;
+        refuse it if it still would (it would only expire in the queue)."""
+
+        def too_late() -> bool:
+            return self._rate.seconds_for(round(self._queues.rows_ahead(sla_class, rows))) > budget_s
+
+        if sla_class is not SHEDDABLE and too_late():
+            # Best-effort gives way: what is queued is answered 429 now (its fair share would keep
+            # delaying the deadline classes), and new best-effort is refused until they keep up.
+            self._at_risk_since = self._clock()
+            self._shed_best_effort(lambda: True)
+        if too_late():
+            waited = self._rate.seconds_for(round(self._queues.rows_ahead(sla_class, rows))) * 1000
+            raise OverloadedError(
+                f"{sla_class.value} request would wait about {waited:.0f} ms, past its deadline; retry later",
+                self.config.retry_after_s,
+            )
+
+    def _shed_best_effort(self, still_needed: Callable[[], bool]) -> None:
+        """Answer the newest queued best-effort requests 429, while ``still_needed()``."""
+        while still_needed():
+            victim = self._queues.evict_newest(SHEDDABLE)
+            if victim is None:
+                return
+            self._telemetry.rejected(SHEDDABLE, "overloaded")
+            if not victim.future.done():
+                victim.future.set_exception(
+                    OverloadedError(
+                        "best-effort request shed for higher SLA classes (queue is full); retry later",
+                        self.config.retry_after_s,
+                    )
+                )
+        self._telemetry.queue_depth(self._queues, SHEDDABLE)
 
     async def stop(self, drain_timeout_s: float) -> None:
         """Stop accepting; run what is queued within the timeout, fail the rest with ModelNotReadyError."""
@@ -300,6 +366,7 @@ class BatchingExecutor:
         if len(batch) == 1:
             outputs = await self._run_backend(batch[0].inputs, batch[0].outputs)
             self._record_execution(started, started, time.perf_counter_ns())
+            self._rate.observe(batch[0].rows, (time.perf_counter_ns() - started) / 1e9)
             return [select_outputs(outputs, batch[0].outputs)]
         inputs, offsets = merge_inputs([pending.inputs for pending in batch])
         merged = time.perf_counter_ns()
@@ -307,6 +374,7 @@ class BatchingExecutor:
         ran = time.perf_counter_ns()
         results = split_outputs(outputs, offsets, wanted)
         self._record_execution(started, merged, ran)
+        self._rate.observe(sum(pending.rows for pending in batch), (time.perf_counter_ns() - started) / 1e9)
         return results
 
     async def _run_backend(self, inputs: Tensors, outputs: Sequence[str] | None) -> dict[str, np.ndarray]:

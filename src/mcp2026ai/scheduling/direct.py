@@ -37,6 +37,9 @@ class DirectExecutor:
         self._idle = asyncio.Event()
         self._idle.set()
 
+    def check_admission(self, sla_class: SLAClass) -> None:
+        """Nothing to refuse: no queue to be full."""
+
     async def start(self) -> None:
         self._accepting = True
 

@@ -71,6 +71,7 @@ class ClassQueues:
         self._last_tag: dict[SLAClass, float] = dict.fromkeys(self._policies, 0.0)
         self._virtual_time = 0.0
         self._retry_after_s = retry_after_s
+        self._rows: dict[SLAClass, int] = dict.fromkeys(self._policies, 0)
 
     def push(self, pending: Pending) -> None:
         """Queue ``pending`` and give it its fair-queueing tag, or raise OverloadedError if its class is full."""
@@ -85,6 +86,38 @@ class ClassQueues:
         pending.tag = start + max(pending.rows, 1) / policy.weight
         self._last_tag[cls] = pending.tag
         queue.append(pending)
+        self._rows[cls] += pending.rows
+
+    def is_full(self, cls: SLAClass) -> bool:
+        return len(self._queues[cls]) >= self._policies[cls].capacity
+
+    def rows(self, cls: SLAClass | None = None) -> int:
+        """Rows queued in one class, or in all."""
+        return self._rows[cls] if cls is not None else sum(self._rows.values())
+
+    def rows_ahead(self, cls: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
+        """Rows that would be dispatched before a new request of ``cls`` with ``rows`` rows, by the fluid
+        view of the fair queueing: while virtual time moves from now to the new request's tag, class D
+        gets ``weight_D`` rows per unit, up to what it has queued (its own class: everything queued).
+        ``excluding`` leaves one class out (the one that would be shed)."""
+        policy = self._policies[cls]
+        finish = max(self._virtual_time, self._last_tag[cls]) + max(rows, 1) / policy.weight
+        span = finish - self._virtual_time
+        ahead = 0.0
+        for other, queued in self._rows.items():
+            if other is excluding:
+                continue
+            ahead += queued if other is cls else min(queued, self._policies[other].weight * span)
+        return ahead + rows
+
+    def evict_newest(self, cls: SLAClass) -> Pending | None:
+        """Remove the most recently queued request of ``cls`` (shedding it), if any."""
+        queue = self._queues[cls]
+        if not queue:
+            return None
+        pending = queue.pop()
+        self._rows[cls] -= pending.rows
+        return pending
 
     def ordered(self) -> Iterator[Pending]:
         """Queued requests in dispatch order, without removing them."""
@@ -116,7 +149,9 @@ class ClassQueues:
             if not heads:
                 break
             queue = min(heads, key=lambda q: q[0].order)
-            taken.append(queue.popleft())
+            pending = queue.popleft()
+            self._rows[pending.sla_class] -= pending.rows
+            taken.append(pending)
         if taken:
             self._virtual_time = max(self._virtual_time, taken[-1].tag)
         return taken
@@ -137,6 +172,7 @@ class ClassQueues:
                 else:
                     kept.append(pending)
             self._queues[cls] = kept
+            self._rows[cls] = sum(pending.rows for pending in kept)
         return expired, abandoned
 
     def drain(self) -> list[Pending]:
@@ -144,6 +180,7 @@ class ClassQueues:
         everything = list(self.ordered())
         for queue in self._queues.values():
             queue.clear()
+        self._rows = dict.fromkeys(self._policies, 0)
         return everything
 
     def depth(self, cls: SLAClass) -> int:

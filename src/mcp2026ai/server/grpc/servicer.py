@@ -144,6 +144,10 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         size = request.ByteSize()
         if size > self.max_request_bytes:
             raise PayloadTooLargeError(f"request of {size} bytes exceeds the limit")
+        requested = metadata.get("x-sla-class")
+        if not requested and "sla_class" in request.parameters:
+            requested = request.parameters["sla_class"].string_param
+        self.plane.check_admission(request.model_name, request.model_version or None, requested)
         response = await self.plane.infer(decode_request(request, metadata))
         seen.answered(response)
         return response

@@ -97,6 +97,7 @@ class HttpEndpoints:
         with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
             seen.version = version or ""
             try:
+                self.plane.check_admission(name, version, headers.get("x-sla-class"))
                 async with read_body(request, self.config.max_request_bytes, self.bodies) as body:
                     length = headers.get(HEADER_LENGTH)
                     decoded = decode_request(name, version, body, length, headers, self.config.max_json_bytes)

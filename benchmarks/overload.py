@@ -1,0 +1,152 @@
+"""Overload at a multiple of capacity with thousands of connections: goodput, per-class p99 and
+rejection share, server memory.
+
+1. `mcp serve` runs a model of known per-batch cost (tests/support/models.py chained matmul: batches
+   of at most 4 rows, each costing about the same), and its capacity is measured closed-loop.
+2. Three open-loop `mcp bench` clients (latency-critical, throughput-guaranteed, best-effort, by the
+   X-SLA-Class header) each offer ``--load / 3`` times that capacity for ``--seconds``, with up to
+   ``--connections / 3`` requests (connections) in flight each.
+3. The table: goodput (answered 200 per second) against capacity, each class's p99 and share of
+   refusals, and the server's resident memory before, at its peak, and after.
+
+    .venv/bin/python benchmarks/overload.py [--load 4] [--connections 3000] [--seconds 10]
+
+The clients share the machine with the server (2 cores here): their CPU is load too, so goodput is
+quoted against the capacity measured with the same client, and the run is bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project's generated test models
+
+from support.models import chained_matmul_model  # noqa: E402
+
+CLASSES = ("latency-critical", "throughput-guaranteed", "best-effort")
+CONTRACT = "batching: {max_batch_size: 4, max_queue_delay_ms: 2}\n"
+MCP = [sys.executable, "-m", "mcp2026ai.cli"]
+
+
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(rf"^{field}:\s+(\d+) kB", text, re.M)
+    return int(match.group(1)) / 1024 if match else 0.0
+
+
+def start_server(home: Path, model: Path, port: int) -> subprocess.Popen[str]:
+    env = {**os.environ, "MCP_HOME": str(home)}
+    contract = home.parent / "contract.yaml"
+    contract.write_text(CONTRACT)
+    register = [*MCP, "model", "register", "--name", "heavy", "--path", str(model), "--contract", str(contract)]
+    subprocess.run(register, env=env, check=True, capture_output=True)
+    command = [*MCP, "serve", "--name", "heavy", "--port", str(port), "--grpc-port", "-1", "--no-policy"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    for line in server.stdout:
+        if line.startswith("listening"):
+            return server
+    raise RuntimeError("mcp serve did not start")
+
+
+def bench(port: int, *args: str) -> subprocess.Popen[str]:
+    command = [*MCP, "bench", "-u", f"127.0.0.1:{port}", "-m", "heavy", "--output-format", "json", "-q", *args]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def report(process: subprocess.Popen[str]) -> dict[str, object]:
+    out, err = process.communicate(timeout=600)
+    if process.returncode != 0:
+        raise RuntimeError(err[-500:])
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--load", type=float, default=4.0, help="Offered load as a multiple of capacity.")
+    parser.add_argument("--connections", type=int, default=3000, help="Requests in flight at most, all clients.")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--depth", type=int, default=200, help="Matmuls per batch (the model's cost).")
+    parser.add_argument("--port", type=int, default=18600)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
+        root = Path(folder)
+        server = start_server(root / "home", chained_matmul_model(root / "heavy.onnx", depth=args.depth), args.port)
+        try:
+            run(server, args)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(60)
+
+
+def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
+    shape = ["--shape", "x:1024"]
+    capacity_report = report(bench(args.port, "-c", "16", "--duration", "5", "-n", "1000000", *shape))
+    capacity = float(capacity_report["throughput_rps"])  # type: ignore[arg-type]
+    rss_before = rss_mib(server.pid)
+    per_class_rate = capacity * args.load / len(CLASSES)
+    per_class_flight = max(1, args.connections // len(CLASSES))
+    started = time.monotonic()
+    clients = {
+        cls: bench(
+            args.port,
+            *("--rate", f"{per_class_rate:.1f}", "--max-in-flight", str(per_class_flight)),
+            *("--duration", str(args.seconds), "-n", "10000000", "-H", f"x-sla-class:{cls}", "--timeout", "30"),
+            *shape,
+        )
+        for cls in CLASSES
+    }
+    peak = rss_before
+    while any(client.poll() is None for client in clients.values()):
+        peak = max(peak, rss_mib(server.pid))
+        time.sleep(0.2)
+    elapsed = time.monotonic() - started
+    reports = {cls: report(client) for cls, client in clients.items()}
+    print_table(capacity, args, reports, elapsed, rss_before, peak, rss_mib(server.pid))
+
+
+def print_table(
+    capacity: float,
+    args: argparse.Namespace,
+    reports: dict[str, dict[str, object]],
+    elapsed: float,
+    rss_before: float,
+    rss_peak: float,
+    rss_after: float,
+) -> None:
+    ok = sum(int(r["ok"]) for r in reports.values())  # type: ignore[call-overload]
+    sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
+    goodput = ok / elapsed
+    print(
+        f"capacity (closed loop, c=16): {capacity:.0f} req/s; offered {args.load:g}x = {capacity * args.load:.0f} req/s"
+    )
+    print(f"over {elapsed:.1f} s with up to {args.connections} requests in flight: sent {sent}, answered 200: {ok}")
+    print(f"goodput {goodput:.0f} req/s = {goodput / capacity:.2f} x capacity")
+    print(f"server RSS: {rss_before:.0f} MiB before, {rss_peak:.0f} MiB peak, {rss_after:.0f} MiB after")
+    print()
+    print("| class | sent | 200 | refused (429/503) | other errors | p50 ms | p99 ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for cls, row in reports.items():
+        errors: dict[str, int] = row["errors"]  # type: ignore[assignment]
+        refused = sum(n for code, n in errors.items() if code.startswith(("429", "503")))
+        other = sum(errors.values()) - refused
+        latency: dict[str, float] = row["latency_ms"]  # type: ignore[assignment]
+        share = refused / max(1, int(row["sent"]))  # type: ignore[call-overload]
+        print(
+            f"| {cls} | {row['sent']} | {row['ok']} | {refused} ({share:.0%}) | {other} | "
+            f"{latency.get('p50', 0):.1f} | {latency.get('p99', 0):.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
