@@ -62,6 +62,17 @@ class TestHealthAndMetadata:
         except InferenceServerException as exc:  # gRPC reports NOT_FOUND as an error
             assert "no-such-model" in exc.message()
 
+    def test_unknown_model_and_version_errors_use_tritons_words(self, client: Any, module: Any) -> None:
+        """Clients written for Triton match "Request for unknown model" (its own examples do)."""
+        assert "Request for unknown model: 'wrong_model_name' is not found" in error_of(
+            lambda: client.get_model_metadata("wrong_model_name")
+        )
+        assert "Request for unknown model: 'ocr-cls' version 9 is not found" in error_of(
+            lambda: client.get_model_metadata("ocr-cls", "9")
+        )
+        x = infer_input(module, "x", np.zeros((1, 3, 48, 192), np.float32), "FP32")
+        assert "Request for unknown model" in error_of(lambda: client.infer("wrong_model_name", [x]))
+
     def test_model_metadata(self, client: Any, protocol: str) -> None:
         metadata = as_json(client, protocol, "get_model_metadata", "add_sub")
         assert metadata["name"] == "add_sub"

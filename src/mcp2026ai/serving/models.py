@@ -178,13 +178,16 @@ class ServedModels:
             await self.unload(name)
 
     def get(self, name: str, version: str | None = None) -> ServedModel:
+        """The served version (the default when ``version`` is None); NotFoundError in Triton's words,
+        which clients written for Triton match ("Request for unknown model")."""
         entry = self._models.get(name)
         if entry is None:
-            raise NotFoundError(f"unknown model {name!r}" if not self._known(name) else f"model {name!r} is not loaded")
+            detail = " (registered, not loaded)" if self._known(name) else ""
+            raise NotFoundError(f"Request for unknown model: '{name}' is not found{detail}")
         key = version or entry.default or ""
         served = entry.versions.get(key) or _by_number(entry, key)
         if served is None:
-            raise NotFoundError(f"model {name!r} has no loaded version {version}")
+            raise NotFoundError(f"Request for unknown model: '{name}' version {version} is not found")
         return served
 
     def is_ready(self, name: str, version: str | None = None) -> bool:
