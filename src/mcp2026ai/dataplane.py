@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import Any
 
+from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidInputError, MCPError, PermissionDeniedError, UnavailableError
 from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
@@ -183,8 +184,13 @@ class DataPlane:
         served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
         if choice.decision.shadow_version:
             self._mirror(request, served, outputs, elapsed_ms, choice.decision.shadow_version)
+        labels = served.record.preprocessing.labels if served.record.preprocessing else []
         return InferenceResponse(
-            model=request.model, version=served.record.version, id=request.id, outputs=outputs, sla_class=sla_class
+            model=request.model,
+            version=served.record.version,
+            id=request.id,
+            outputs=classify_outputs(outputs, request.outputs, labels),
+            sla_class=sla_class,
         )
 
     def _mirror(

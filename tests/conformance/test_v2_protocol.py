@@ -15,6 +15,9 @@ from mcp2026ai.testing import BackgroundServer
 pytestmark = pytest.mark.timeout(120)
 
 
+OCR_OUTPUT = "save_infer_model/scale_0.tmp_1"
+
+
 def as_json(client: Any, protocol: str, method: str, *args: Any) -> Any:
     call = getattr(client, method)
     return call(*args, as_json=True) if protocol == "grpc" else call(*args)
@@ -113,6 +116,21 @@ class TestInference:
         expected = ort.InferenceSession(str(bundled_model_path("ocr-cls"))).run(None, {"x": x})[0]
         result = client.infer("ocr-cls", [infer_input(module, "x", x, "FP32")])
         np.testing.assert_array_equal(result.as_numpy("save_infer_model/scale_0.tmp_1"), expected)
+
+    def test_classification_extension(self, client: Any, module: Any) -> None:
+        """An output asked for with ``class_count`` comes back as "score:index:label" strings, best first."""
+        image = np.random.default_rng(3).random((2, 3, 48, 192), dtype=np.float32)
+        scores = client.infer("ocr-cls", [infer_input(module, "x", image, "FP32")]).as_numpy(OCR_OUTPUT)
+        wanted = [module.InferRequestedOutput(OCR_OUTPUT, class_count=2)]
+        inputs = [infer_input(module, "x", image, "FP32")]
+        classes = client.infer("ocr-cls", inputs, outputs=wanted).as_numpy(OCR_OUTPUT)
+        assert classes.shape == (2, 2)
+        labels = ["0", "180"]
+        for row, top in zip(scores, classes, strict=True):
+            best = int(np.argmax(row))
+            score, index, label = top[0].decode().split(":")
+            assert (int(index), label) == (best, labels[best]) and float(score) == pytest.approx(row[best], abs=1e-5)
+            assert int(top[1].decode().split(":")[1]) == 1 - best
 
     def test_requested_subset_of_outputs(self, client: Any, module: Any) -> None:
         x = np.ones((1, 4), np.float32)

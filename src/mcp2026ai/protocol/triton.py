@@ -17,6 +17,7 @@ EXTENSIONS = [
     "statistics",
     "schedule_policy",
     "sla_classes",
+    "classification",
 ]
 _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 
