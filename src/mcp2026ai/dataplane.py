@@ -14,6 +14,7 @@ from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidInputError, MCPError, PermissionDeniedError, UnavailableError
 from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
+from mcp2026ai.observability.runtime_settings import LogSettings, TraceSettings
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
@@ -32,8 +33,11 @@ class DataPlane:
         default_models: list[str] | None = None,
         traffic: TrafficController | None = None,
         audit: AuditLog | None = None,
+        trace_settings: TraceSettings | None = None,
     ) -> None:
         self.models = models
+        self.trace = trace_settings or TraceSettings()
+        self.logging = LogSettings()
         self.default_models = default_models or []
         self.traffic = traffic or TrafficController(models.registry)
         self.audit = audit
@@ -104,6 +108,23 @@ class DataPlane:
                 self.models.get(model_name)  # raises the right not-found error
             stats += [model.stats.as_dict() for model in served]
         return stats
+
+    # trace and logging settings (Triton's extensions) ---------------------------------------
+    def trace_settings(self, model: str | None = None) -> dict[str, Any]:
+        if model:
+            self.models.get(model)  # an unknown model is NotFoundError
+        return self.trace.get(model)
+
+    def update_trace_settings(self, changes: dict[str, Any], model: str | None = None) -> dict[str, Any]:
+        if model:
+            self.models.get(model)
+        return self.trace.update(changes, model)
+
+    def log_settings(self) -> dict[str, Any]:
+        return self.logging.get()
+
+    def update_log_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
+        return self.logging.update(changes)
 
     # repository -----------------------------------------------------------------------------
     def repository_index(self) -> list[dict[str, str]]:

@@ -230,3 +230,58 @@ class TestRepository:
         client.load_model("int_identity")
         assert client.is_model_ready("int_identity")
         np.testing.assert_array_equal(client.infer("int_identity", inputs).as_numpy("ids_out"), ids)
+
+
+class TestTraceAndLoggingExtensions:
+    def test_trace_settings_read_update_and_per_model(self, client: Any, protocol: str) -> None:
+        before = as_json(client, protocol, "get_trace_settings")
+        assert "trace_rate" in _settings(before)
+        updated = _settings(client.update_trace_settings(settings={"trace_rate": "10", "trace_level": ["TIMESTAMPS"]}))
+        assert _value(updated["trace_rate"]) == "10" and _values(updated["trace_level"]) == ["TIMESTAMPS"]
+        model = _settings(client.update_trace_settings(model_name="ocr-cls", settings={"trace_rate": "5"}))
+        assert _value(model["trace_rate"]) == "5"
+        assert _value(_settings(as_json(client, protocol, "get_trace_settings"))["trace_rate"]) == "10"
+        client.update_trace_settings(settings={"trace_rate": "1000", "trace_level": ["OFF"]})
+        client.update_trace_settings(model_name="ocr-cls", settings={"trace_rate": None})
+        assert "unknown trace setting" in error_of(lambda: client.update_trace_settings(settings={"colour": "1"}))
+        assert "nope" in error_of(lambda: client.get_trace_settings(model_name="nope"))
+
+    def test_log_settings_drive_the_server_log_level(self, client: Any, protocol: str) -> None:
+        import logging
+
+        logger = logging.getLogger("mcp2026ai")
+        try:
+            settings = _settings(client.update_log_settings({"log_verbose_level": 1}))
+            assert _log_value(settings["log_verbose_level"]) == 1 and logger.level == logging.DEBUG
+            client.update_log_settings({"log_verbose_level": 0, "log_info": False})
+            assert logger.level == logging.WARNING
+            if protocol == "http":  # tritonclient's gRPC client types each setting itself
+                assert "log_info must be true or false" in error_of(
+                    lambda: client.update_log_settings({"log_info": "x"})
+                )
+        finally:
+            client.update_log_settings({"log_verbose_level": 0, "log_info": True})
+            logger.setLevel(logging.NOTSET)
+
+
+def _settings(reply: Any) -> dict[str, Any]:
+    """HTTP returns the settings object; gRPC (as_json) wraps it in ``settings``."""
+    if hasattr(reply, "settings"):
+        from google.protobuf import json_format
+
+        reply = json_format.MessageToDict(reply, preserving_proto_field_name=True)
+    return reply.get("settings", reply) if isinstance(reply, dict) else reply
+
+
+def _values(item: Any) -> list[str]:
+    return list(item["value"]) if isinstance(item, dict) and "value" in item else list(item)
+
+
+def _value(item: Any) -> str:
+    return _values(item)[0] if isinstance(item, dict | list) else str(item)
+
+
+def _log_value(item: Any) -> Any:
+    if isinstance(item, dict):
+        return int(next(iter(item.values())))
+    return item

@@ -18,6 +18,8 @@ EXTENSIONS = [
     "schedule_policy",
     "sla_classes",
     "classification",
+    "trace",
+    "logging",
 ]
 _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 
