@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.observability.export import start_trace_export
+from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.leftovers import remove_leftovers
@@ -35,7 +36,8 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     planner = PolicyOrchestrator(registry) if config.plan_with_policy else None
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner)
     models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
-    return DataPlane(models, default_models=names, audit=config.security.audit())
+    traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
+    return DataPlane(models, default_models=names, audit=config.security.audit(), trace_settings=TraceSettings(traced))
 
 
 async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:

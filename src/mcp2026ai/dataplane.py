@@ -10,9 +10,11 @@ import asyncio
 import time
 from typing import Any
 
+from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidInputError, MCPError, PermissionDeniedError, UnavailableError
 from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
+from mcp2026ai.observability.runtime_settings import LogSettings, TraceSettings
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
@@ -31,8 +33,11 @@ class DataPlane:
         default_models: list[str] | None = None,
         traffic: TrafficController | None = None,
         audit: AuditLog | None = None,
+        trace_settings: TraceSettings | None = None,
     ) -> None:
         self.models = models
+        self.trace = trace_settings or TraceSettings()
+        self.logging = LogSettings()
         self.default_models = default_models or []
         self.traffic = traffic or TrafficController(models.registry)
         self.audit = audit
@@ -103,6 +108,23 @@ class DataPlane:
                 self.models.get(model_name)  # raises the right not-found error
             stats += [model.stats.as_dict() for model in served]
         return stats
+
+    # trace and logging settings (Triton's extensions) ---------------------------------------
+    def trace_settings(self, model: str | None = None) -> dict[str, Any]:
+        if model:
+            self.models.get(model)  # an unknown model is NotFoundError
+        return self.trace.get(model)
+
+    def update_trace_settings(self, changes: dict[str, Any], model: str | None = None) -> dict[str, Any]:
+        if model:
+            self.models.get(model)
+        return self.trace.update(changes, model)
+
+    def log_settings(self) -> dict[str, Any]:
+        return self.logging.get()
+
+    def update_log_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
+        return self.logging.update(changes)
 
     # repository -----------------------------------------------------------------------------
     def repository_index(self) -> list[dict[str, str]]:
@@ -183,8 +205,13 @@ class DataPlane:
         served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
         if choice.decision.shadow_version:
             self._mirror(request, served, outputs, elapsed_ms, choice.decision.shadow_version)
+        labels = served.record.preprocessing.labels if served.record.preprocessing else []
         return InferenceResponse(
-            model=request.model, version=served.record.version, id=request.id, outputs=outputs, sla_class=sla_class
+            model=request.model,
+            version=served.record.version,
+            id=request.id,
+            outputs=classify_outputs(outputs, request.outputs, labels),
+            sla_class=sla_class,
         )
 
     def _mirror(

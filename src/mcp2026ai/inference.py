@@ -20,6 +20,8 @@ class RequestedOutput:
     name: str
     binary: bool | None = None
     """Triton's binary_data output parameter; None means the request's default."""
+    class_count: int = 0
+    """Triton's classification parameter: return the top ``class_count`` classes instead of the scores."""
 
 
 @dataclass

@@ -15,6 +15,9 @@ from mcp2026ai.testing import BackgroundServer
 pytestmark = pytest.mark.timeout(120)
 
 
+OCR_OUTPUT = "save_infer_model/scale_0.tmp_1"
+
+
 def as_json(client: Any, protocol: str, method: str, *args: Any) -> Any:
     call = getattr(client, method)
     return call(*args, as_json=True) if protocol == "grpc" else call(*args)
@@ -125,6 +128,21 @@ class TestInference:
         result = client.infer("ocr-cls", [infer_input(module, "x", x, "FP32")])
         np.testing.assert_array_equal(result.as_numpy("save_infer_model/scale_0.tmp_1"), expected)
 
+    def test_classification_extension(self, client: Any, module: Any) -> None:
+        """An output asked for with ``class_count`` comes back as "score:index:label" strings, best first."""
+        image = np.random.default_rng(3).random((2, 3, 48, 192), dtype=np.float32)
+        scores = client.infer("ocr-cls", [infer_input(module, "x", image, "FP32")]).as_numpy(OCR_OUTPUT)
+        wanted = [module.InferRequestedOutput(OCR_OUTPUT, class_count=2)]
+        inputs = [infer_input(module, "x", image, "FP32")]
+        classes = client.infer("ocr-cls", inputs, outputs=wanted).as_numpy(OCR_OUTPUT)
+        assert classes.shape == (2, 2)
+        labels = ["0", "180"]
+        for row, top in zip(scores, classes, strict=True):
+            best = int(np.argmax(row))
+            score, index, label = top[0].decode().split(":")
+            assert (int(index), label) == (best, labels[best]) and float(score) == pytest.approx(row[best], abs=1e-5)
+            assert int(top[1].decode().split(":")[1]) == 1 - best
+
     def test_requested_subset_of_outputs(self, client: Any, module: Any) -> None:
         x = np.ones((1, 4), np.float32)
         result = client.infer(
@@ -223,3 +241,58 @@ class TestRepository:
         client.load_model("int_identity")
         assert client.is_model_ready("int_identity")
         np.testing.assert_array_equal(client.infer("int_identity", inputs).as_numpy("ids_out"), ids)
+
+
+class TestTraceAndLoggingExtensions:
+    def test_trace_settings_read_update_and_per_model(self, client: Any, protocol: str) -> None:
+        before = as_json(client, protocol, "get_trace_settings")
+        assert "trace_rate" in _settings(before)
+        updated = _settings(client.update_trace_settings(settings={"trace_rate": "10", "trace_level": ["TIMESTAMPS"]}))
+        assert _value(updated["trace_rate"]) == "10" and _values(updated["trace_level"]) == ["TIMESTAMPS"]
+        model = _settings(client.update_trace_settings(model_name="ocr-cls", settings={"trace_rate": "5"}))
+        assert _value(model["trace_rate"]) == "5"
+        assert _value(_settings(as_json(client, protocol, "get_trace_settings"))["trace_rate"]) == "10"
+        client.update_trace_settings(settings={"trace_rate": "1000", "trace_level": ["OFF"]})
+        client.update_trace_settings(model_name="ocr-cls", settings={"trace_rate": None})
+        assert "unknown trace setting" in error_of(lambda: client.update_trace_settings(settings={"colour": "1"}))
+        assert "nope" in error_of(lambda: client.get_trace_settings(model_name="nope"))
+
+    def test_log_settings_drive_the_server_log_level(self, client: Any, protocol: str) -> None:
+        import logging
+
+        logger = logging.getLogger("mcp2026ai")
+        try:
+            settings = _settings(client.update_log_settings({"log_verbose_level": 1}))
+            assert _log_value(settings["log_verbose_level"]) == 1 and logger.level == logging.DEBUG
+            client.update_log_settings({"log_verbose_level": 0, "log_info": False})
+            assert logger.level == logging.WARNING
+            if protocol == "http":  # tritonclient's gRPC client types each setting itself
+                assert "log_info must be true or false" in error_of(
+                    lambda: client.update_log_settings({"log_info": "x"})
+                )
+        finally:
+            client.update_log_settings({"log_verbose_level": 0, "log_info": True})
+            logger.setLevel(logging.NOTSET)
+
+
+def _settings(reply: Any) -> dict[str, Any]:
+    """HTTP returns the settings object; gRPC (as_json) wraps it in ``settings``."""
+    if hasattr(reply, "settings"):
+        from google.protobuf import json_format
+
+        reply = json_format.MessageToDict(reply, preserving_proto_field_name=True)
+    return reply.get("settings", reply) if isinstance(reply, dict) else reply
+
+
+def _values(item: Any) -> list[str]:
+    return list(item["value"]) if isinstance(item, dict) and "value" in item else list(item)
+
+
+def _value(item: Any) -> str:
+    return _values(item)[0] if isinstance(item, dict | list) else str(item)
+
+
+def _log_value(item: Any) -> Any:
+    if isinstance(item, dict):
+        return int(next(iter(item.values())))
+    return item

@@ -20,7 +20,7 @@ FLOORS: list[set[str]] = [
     {"messages", "extras", "security"},
     {"contract", "ir", "bundled"},
     {"__init__", "inference", "registry", "runtime"},  # __init__: the package's face (__version__)
-    {"protocol", "observability", "imaging"},
+    {"protocol", "observability", "imaging", "classification"},
     {"quantization", "routing", "scheduling", "bench"},
     {"policy", "client", "generation"},
     {"serving"},

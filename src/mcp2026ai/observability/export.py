@@ -64,10 +64,11 @@ def _provider(settings: TraceExport, exporter: Any) -> Any:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
-        from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+        from mcp2026ai.observability import sampling
     except ImportError:
         raise InvalidArgumentError(f"--trace {settings.exporter} needs the OpenTelemetry SDK: {EXTRA_HINT}") from None
-    sampler = ParentBased(TraceIdRatioBased(settings.sample_ratio))
+    sampler = sampling.parent_based(settings.sample_ratio)
     provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name}), sampler=sampler)
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider

@@ -17,6 +17,9 @@ EXTENSIONS = [
     "statistics",
     "schedule_policy",
     "sla_classes",
+    "classification",
+    "trace",
+    "logging",
 ]
 _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 

@@ -12,6 +12,7 @@ from mcp2026ai.errors import InvalidArgumentError, InvalidInputError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
+from mcp2026ai.protocol.v2_json import MAX_CLASS_COUNT
 
 # Which InferTensorContents field carries each v2 datatype (FP16/BF16 travel only as raw bytes).
 CONTENTS_FIELD = {
@@ -55,7 +56,7 @@ def decode_request(message: pb.ModelInferRequest, headers: dict[str, str]) -> In
         version=message.model_version or None,
         inputs=inputs,
         id=message.id,
-        outputs=[RequestedOutput(output.name) for output in message.outputs],
+        outputs=[RequestedOutput(output.name, class_count=_class_count(output)) for output in message.outputs],
         parameters=parameters_to_dict(message.parameters),
         headers=headers,
     )
@@ -107,3 +108,12 @@ def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | N
 def _flat(array: np.ndarray) -> list[Any]:
     values = array_to_list(array.reshape(-1))
     return [value.encode() if isinstance(value, str) else value for value in values]
+
+
+def _class_count(output: pb.ModelInferRequest.InferRequestedOutputTensor) -> int:
+    if "classification" not in output.parameters:
+        return 0
+    count = output.parameters["classification"].int64_param
+    if not 0 <= count <= MAX_CLASS_COUNT:
+        raise InvalidInputError(f"output parameter 'classification' must be an integer in 0..{MAX_CLASS_COUNT}")
+    return int(count)

@@ -14,6 +14,7 @@ from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
 
 HEADER_LENGTH = "inference-header-content-length"
+MAX_CLASS_COUNT = 1 << 16
 
 
 def parse_json(body: bytes | memoryview) -> Any:
@@ -166,8 +167,17 @@ def _decode_outputs(items: Any, parameters: dict[str, Any]) -> list[RequestedOut
             raise InvalidInputError(f"outputs[{index}] needs a string 'name'")
         params = _dict(item.get("parameters"), f"outputs[{index}].parameters")
         binary = params.get("binary_data")
-        outputs.append(RequestedOutput(item["name"], bool(binary) if binary is not None else None))
+        binary_flag = bool(binary) if binary is not None else None
+        outputs.append(RequestedOutput(item["name"], binary_flag, _class_count(params.get("classification"))))
     return outputs
+
+
+def _class_count(value: Any) -> int:
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_CLASS_COUNT:
+        raise InvalidInputError(f"output parameter 'classification' must be an integer in 0..{MAX_CLASS_COUNT}")
+    return value
 
 
 def _dict(value: Any, where: str) -> dict[str, Any]:

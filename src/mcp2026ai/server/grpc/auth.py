@@ -19,7 +19,7 @@ from mcp2026ai.security import ANONYMOUS, Authenticator, Principal, Scope
 from mcp2026ai.server.grpc.errors import grpc_status
 
 OPEN_METHODS = frozenset({"ServerLive", "ServerReady"})
-MANAGE_METHODS = frozenset({"RepositoryModelLoad", "RepositoryModelUnload"})
+MANAGE_METHODS = frozenset({"RepositoryModelLoad", "RepositoryModelUnload", "TraceSetting", "LogSettings"})
 PRINCIPAL: ContextVar[Principal] = ContextVar("mcp_grpc_principal", default=ANONYMOUS)
 
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]

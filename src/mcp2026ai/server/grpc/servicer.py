@@ -105,6 +105,34 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         await self.plane.unload(request.model_name, PRINCIPAL.get().actor, caller_details(context))
         return pb.RepositoryModelUnloadResponse()
 
+    @domain_errors
+    async def TraceSetting(self, request: pb.TraceSettingRequest, context: Any) -> pb.TraceSettingResponse:
+        model = request.model_name or None
+        changes = {key: (list(value.value) or None) for key, value in request.settings.items()}
+        settings = (
+            self.plane.update_trace_settings(_scalars(changes), model) if changes else self.plane.trace_settings(model)
+        )
+        response = pb.TraceSettingResponse()
+        for key, value in settings.items():
+            response.settings[key].value.extend(value if isinstance(value, list) else [str(value)])
+        return response
+
+    @domain_errors
+    async def LogSettings(self, request: pb.LogSettingsRequest, context: Any) -> pb.LogSettingsResponse:
+        changes = {key: getattr(value, value.WhichOneof("parameter_choice")) for key, value in request.settings.items()}
+        settings = self.plane.update_log_settings(changes) if changes else self.plane.log_settings()
+        response = pb.LogSettingsResponse()
+        for key, value in settings.items():
+            field = (
+                "bool_param"
+                if isinstance(value, bool)
+                else "uint32_param"
+                if isinstance(value, int)
+                else "string_param"
+            )
+            setattr(response.settings[key], field, value)
+        return response
+
     async def ModelInfer(self, request: pb.ModelInferRequest, context: grpc.aio.ServicerContext) -> Any:
         metadata = metadata_dict(context)
         with observe_inference(PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES) as seen:
@@ -151,3 +179,14 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         response = await self.plane.infer(decode_request(request, metadata))
         seen.answered(response)
         return response
+
+
+def _scalars(changes: dict[str, list[str] | None]) -> dict[str, Any]:
+    """gRPC trace settings are string lists; all but trace_level take one value."""
+    return {key: value if key == "trace_level" or value is None else value[0] for key, value in changes.items()}
+
+
+def _log_field(value: object) -> str:
+    if isinstance(value, bool):
+        return "bool_param"
+    return "uint32_param" if isinstance(value, int) else "string_param"

@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.errors import MCPError, ModelNotReadyError
+from mcp2026ai.errors import InvalidInputError, MCPError, ModelNotReadyError
 from mcp2026ai.observability import metrics
 from mcp2026ai.observability.requests import EdgeCodes, observe_inference
 from mcp2026ai.protocol import triton
@@ -87,6 +87,19 @@ class HttpEndpoints:
         await self.plane.unload(request.path_params["model"], principal_of(request).actor, caller_details(request))
         return json_response({})
 
+    async def trace_setting(self, request: Request) -> Response:
+        model = request.path_params.get("model")
+        if request.method == "POST":
+            changes = _dict_body(parse_json(await request.body() or b"{}"))
+            return json_response(self.plane.update_trace_settings(changes, model))
+        return json_response(self.plane.trace_settings(model))
+
+    async def logging_settings(self, request: Request) -> Response:
+        if request.method == "POST":
+            changes = _dict_body(parse_json(await request.body() or b"{}"))
+            return json_response(self.plane.update_log_settings(changes))
+        return json_response(self.plane.log_settings())
+
     async def metrics(self, request: Request) -> Response:
         body, content_type = metrics.scrape(request.headers.get("accept", ""))
         return Response(body, headers={"Content-Type": content_type})
@@ -137,6 +150,12 @@ class HttpEndpoints:
                 return error
 
 
+def _dict_body(document: Any) -> dict[str, Any]:
+    if not isinstance(document, dict):
+        raise InvalidInputError("request body must be a JSON object of settings")
+    return document
+
+
 def _model_ref(request: Request) -> tuple[str, str | None]:
     return request.path_params["model"], request.path_params.get("version")
 
@@ -155,6 +174,9 @@ def _routes(endpoints: HttpEndpoints) -> list[Route]:
         Route("/v2", endpoints.server_metadata, methods=["GET"]),
         Route("/v2/models/stats", endpoints.model_stats, methods=["GET"]),
         Route("/v2/repository/index", endpoints.repository_index, methods=["POST", "GET"]),
+        Route("/v2/trace/setting", endpoints.trace_setting, methods=["GET", "POST"]),
+        Route("/v2/models/{model}/trace/setting", endpoints.trace_setting, methods=["GET", "POST"]),
+        Route("/v2/logging", endpoints.logging_settings, methods=["GET", "POST"]),
         Route("/v2/repository/models/{model}/load", endpoints.repository_load, methods=["POST"]),
         Route("/v2/repository/models/{model}/unload", endpoints.repository_unload, methods=["POST"]),
         Route("/healthz", endpoints.healthz, methods=["GET"]),

@@ -24,13 +24,18 @@ from mcp2026ai.server.http.errors import error_response
 
 OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics"})
 MANAGE_PREFIX = "/v2/repository/models/"
+SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
 
 
-def required_scope(path: str) -> TokenScope | None:
-    """The scope a request path needs; None for the open health and metrics endpoints."""
+def required_scope(path: str, method: str = "GET") -> TokenScope | None:
+    """The scope a request path needs; None for the open health and metrics endpoints. Changing the
+    trace or log settings (POST) is management too."""
     if path in OPEN_PATHS:
         return None
-    return TokenScope.MANAGE if path.startswith(MANAGE_PREFIX) else TokenScope.INFER
+    settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
+    if path.startswith(MANAGE_PREFIX) or (settings and method == "POST"):
+        return TokenScope.MANAGE
+    return TokenScope.INFER
 
 
 class BearerAuthMiddleware:
@@ -40,7 +45,7 @@ class BearerAuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            needed = required_scope(scope["path"])
+            needed = required_scope(scope["path"], scope.get("method", "GET"))
             if needed is not None:
                 try:
                     principal = self.authenticator.authenticate(Headers(scope=scope).get("authorization"), needed)
