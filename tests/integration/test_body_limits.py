@@ -3,10 +3,12 @@ over all connections have a budget (429 + Retry-After beyond, given back when a 
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -67,3 +69,50 @@ def test_bodies_held_at_once_have_a_budget(server: BackgroundServer) -> None:
     time.sleep(0.3)  # the slow client left: its reservation is given back
     again = httpx.post(f"http://{server.http_url}/v2/models/add_sub/infer", content=b"{" + b" " * (60 << 10))
     assert again.status_code == 400  # taken in and parsed (it is not a valid request)
+
+
+@pytest.mark.parametrize("algorithm", ["gzip", "deflate"])
+def test_compressed_requests_and_responses_with_tritonclient(server: BackgroundServer, algorithm: str) -> None:
+    client = httpclient.InferenceServerClient(server.http_url)
+    x = np.random.default_rng(0).standard_normal((1, 8192)).astype(np.float32)
+    inputs = [httpclient.InferInput(n, [1, 8192], "FP32") for n in ("INPUT0", "INPUT1")]
+    for tensor in inputs:
+        tensor.set_data_from_numpy(x, binary_data=True)
+    result = client.infer(
+        "add_sub", inputs, request_compression_algorithm=algorithm, response_compression_algorithm="gzip"
+    )
+    np.testing.assert_allclose(result.as_numpy("OUTPUT0"), 2 * x, rtol=1e-6)
+
+
+def test_a_decompression_bomb_is_413_having_inflated_no_more_than_the_limit(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("add_sub", add_sub_model(tmp_path / "add_sub.onnx"))
+    config = ServerConfig(http_port=0, grpc_port=None, max_request_bytes=1 << 20)
+    with BackgroundServer(registry, ["add_sub"], config) as bombed:
+        bomb = gzip.compress(b" " * (200 << 20))  # 200 MiB of spaces in about 200 KB
+        assert len(bomb) < (1 << 20)
+        response = httpx.post(
+            f"http://{bombed.http_url}/v2/models/add_sub/infer", content=bomb, headers={"Content-Encoding": "gzip"}
+        )
+        assert response.status_code == 413 and "inflates past" in response.json()["error"]
+        garbage = httpx.post(
+            f"http://{bombed.http_url}/v2/models/add_sub/infer",
+            content=b"not gzip",
+            headers={"Content-Encoding": "gzip"},
+        )
+        assert garbage.status_code == 400 and "not valid gzip" in garbage.json()["error"]
+        assert httpx.get(f"http://{bombed.http_url}/v2/health/ready").status_code == 200
+
+
+def test_large_responses_are_gzipped_for_clients_that_accept_it(server: BackgroundServer) -> None:
+    from mcp2026ai.protocol.v2_json import encode_request
+
+    x = np.ones((1, 8192), np.float32)
+    body, header_length = encode_request({"INPUT0": x, "INPUT1": x}, binary=True)
+    headers = {"Inference-Header-Content-Length": str(header_length)}
+    url = f"http://{server.http_url}/v2/models/add_sub/infer"
+    zipped = httpx.post(url, content=body, headers={**headers, "Accept-Encoding": "gzip"})
+    plain = httpx.post(url, content=body, headers={**headers, "Accept-Encoding": "identity"})
+    assert zipped.headers["content-encoding"] == "gzip" and "content-encoding" not in plain.headers
+    assert zipped.json()["outputs"] == plain.json()["outputs"]  # httpx inflates it
+    assert int(zipped.headers["content-length"]) < int(plain.headers["content-length"]) / 10

@@ -9,6 +9,7 @@ import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -29,6 +30,9 @@ from mcp2026ai.server.statistics import ServerStatistics
 log = logging.getLogger(__name__)
 PROTOCOL = "http"
 EDGE_CODES = EdgeCodes(ok="200", unexpected="500", cancelled="499")
+
+GZIP_MINIMUM_BYTES = 1024
+"""Smaller responses go uncompressed: gzip would cost more CPU than the bytes it saves."""
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -206,8 +210,12 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
 
 
 def _middleware(config: ServerConfig) -> list[Middleware]:
+    """Responses gzip-compressed for clients that accept it (tritonclient's response_compression);
+    bearer-token authentication first when enabled."""
+    compression = Middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES)
     authenticator = config.security.authenticator()
-    return [Middleware(BearerAuthMiddleware, authenticator=authenticator)] if authenticator else []
+    auth = [Middleware(BearerAuthMiddleware, authenticator=authenticator)] if authenticator else []
+    return [*auth, compression]
 
 
 def build_http_app(plane: DataPlane, config: ServerConfig, statistics: ServerStatistics | None = None) -> Starlette:

@@ -7,6 +7,7 @@ with 429 instead of growing the server until it swaps or dies.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,6 +16,8 @@ from starlette.requests import ClientDisconnect, Request
 from mcp2026ai.errors import ClientGoneError, InvalidInputError, OverloadedError, PayloadTooLargeError
 
 RETRY_AFTER_S = 1.0
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS}
+_INFLATE_STEP = 1 << 20
 
 
 class BodyBudget:
@@ -60,9 +63,43 @@ async def read_body(request: Request, limit: int, budget: BodyBudget) -> AsyncIt
                 chunks.append(chunk)
         except ClientDisconnect:
             raise ClientGoneError(f"client disconnected after {received} bytes of the request body") from None
-        yield b"".join(chunks)
+        body = b"".join(chunks)
+        encoding = request.headers.get("content-encoding", "identity").strip().lower()
+        if encoding != "identity":
+            body = decompress(body, encoding, limit)
+            budget.take(len(body))
+            taken += len(body)
+        yield body
     finally:
         budget.give_back(taken)
+
+
+def decompress(body: bytes, encoding: str, limit: int) -> bytes:
+    """A gzip or deflate request body, inflated a step at a time and never past ``limit`` bytes (a
+    decompression bomb is refused with 413 having cost at most ``limit``)."""
+    wbits = _WBITS.get(encoding)
+    if wbits is None:
+        raise InvalidInputError(f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
+    inflater = zlib.decompressobj(wbits)
+    parts: list[bytes] = []
+    size = 0
+    pending = body
+    try:
+        while True:
+            part = inflater.decompress(pending, _INFLATE_STEP)
+            size += len(part)
+            if size > limit:
+                raise PayloadTooLargeError(f"{encoding} body inflates past the {limit}-byte limit")
+            parts.append(part)
+            pending = inflater.unconsumed_tail
+            if not pending:
+                break
+        tail = inflater.flush()
+    except zlib.error as exc:
+        raise InvalidInputError(f"request body is not valid {encoding} ({exc})") from None
+    if size + len(tail) > limit:
+        raise PayloadTooLargeError(f"{encoding} body inflates past the {limit}-byte limit")
+    return b"".join([*parts, tail])
 
 
 def _declared_length(request: Request, limit: int) -> int | None:
