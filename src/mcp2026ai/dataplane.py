@@ -12,7 +12,14 @@ from typing import Any
 
 from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.errors import InvalidInputError, MCPError, PermissionDeniedError, UnavailableError
+from mcp2026ai.errors import (
+    InvalidArgumentError,
+    InvalidInputError,
+    MCPError,
+    NotFoundError,
+    PermissionDeniedError,
+    UnavailableError,
+)
 from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
 from mcp2026ai.observability.runtime_settings import LogSettings, TraceSettings
 from mcp2026ai.registry import ModelVersion
@@ -21,6 +28,7 @@ from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
 from mcp2026ai.serving.models import ServedModel, ServedModels
+from mcp2026ai.shared_memory import SharedMemoryRegions
 
 SYSTEM_ACTOR = "system"
 ROLLBACK_ACTOR = "system:canary-analysis"
@@ -36,6 +44,7 @@ class DataPlane:
         trace_settings: TraceSettings | None = None,
     ) -> None:
         self.models = models
+        self.shared_memory = SharedMemoryRegions()
         self.trace = trace_settings or TraceSettings()
         self.logging = LogSettings()
         self.default_models = default_models or []
@@ -57,6 +66,7 @@ class DataPlane:
         """After the transports have stopped: let shadow calls finish (bounded), unload every model."""
         await self.traffic.drain(timeout_s=min(5.0, drain_timeout_s))
         await self.models.unload_all()
+        self.shared_memory.close()
 
     # metadata -------------------------------------------------------------------------------
     def model_ready(self, name: str, version: str | None = None) -> bool:
@@ -125,6 +135,27 @@ class DataPlane:
 
     def update_log_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
         return self.logging.update(changes)
+
+    # shared memory (Triton's extensions; no GPU here, so CUDA regions are never registered) --
+    def register_system_shm(self, name: str, key: str, offset: int, byte_size: int) -> None:
+        self.shared_memory.register(name, key, offset, byte_size)
+
+    def system_shm_status(self, name: str | None = None) -> list[dict[str, Any]]:
+        return self.shared_memory.status(name)
+
+    def unregister_system_shm(self, name: str | None = None) -> None:
+        self.shared_memory.unregister(name)
+
+    def register_cuda_shm(self, name: str) -> None:
+        raise InvalidArgumentError(f"cannot register CUDA shared memory region '{name[:100]}': this server has no GPU")
+
+    def cuda_shm_status(self, name: str | None = None) -> list[dict[str, Any]]:
+        if name:
+            raise NotFoundError(f"Unable to find cuda shared memory region: '{name[:100]}'")
+        return []
+
+    def unregister_cuda_shm(self, name: str | None = None) -> None:
+        """Nothing to unregister (as on a Triton without GPUs): succeeds."""
 
     # repository -----------------------------------------------------------------------------
     def repository_index(self) -> list[dict[str, str]]:

@@ -11,6 +11,7 @@ import numpy as np
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.ir.signature import Signature
+from mcp2026ai.shared_memory import RegionRef
 
 _REQUEST_IDS = random.Random()  # not the module's shared generator: nobody else's seed affects it
 
@@ -22,6 +23,8 @@ class RequestedOutput:
     """Triton's binary_data output parameter; None means the request's default."""
     class_count: int = 0
     """Triton's classification parameter: return the top ``class_count`` classes instead of the scores."""
+    shared_memory: RegionRef | None = None
+    """Write the output into this system shared memory region instead of the response."""
 
 
 @dataclass

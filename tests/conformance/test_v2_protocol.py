@@ -296,3 +296,45 @@ def _log_value(item: Any) -> Any:
     if isinstance(item, dict):
         return int(next(iter(item.values())))
     return item
+
+
+class TestSystemSharedMemory:
+    """Triton's simple_*_shm_client flow: inputs and outputs through /dev/shm, over both protocols."""
+
+    def test_inputs_and_outputs_through_shared_memory(self, client: Any, module: Any, protocol: str) -> None:
+        import tritonclient.utils.shared_memory as shm
+
+        client.unregister_system_shared_memory()
+        client.unregister_cuda_shared_memory()  # examples call it first: succeeds without a GPU
+        x0, x1 = np.arange(4, dtype=np.float32).reshape(1, 4), np.ones((1, 4), np.float32)
+        size = x0.nbytes
+        inputs_handle = shm.create_shared_memory_region(f"in_{protocol}", f"/mcp_in_{protocol}", 2 * size)
+        outputs_handle = shm.create_shared_memory_region(f"out_{protocol}", f"/mcp_out_{protocol}", 2 * size)
+        try:
+            shm.set_shared_memory_region(inputs_handle, [x0, x1])
+            client.register_system_shared_memory(f"in_{protocol}", f"/mcp_in_{protocol}", 2 * size)
+            client.register_system_shared_memory(f"out_{protocol}", f"/mcp_out_{protocol}", 2 * size)
+            status = as_json(client, protocol, "get_system_shared_memory_status")
+            assert f"in_{protocol}" in str(status)
+            inputs = [module.InferInput(n, [1, 4], "FP32") for n in ("INPUT0", "INPUT1")]
+            inputs[0].set_shared_memory(f"in_{protocol}", size)
+            inputs[1].set_shared_memory(f"in_{protocol}", size, offset=size)
+            outputs = [module.InferRequestedOutput(n) for n in ("OUTPUT0", "OUTPUT1")]
+            outputs[0].set_shared_memory(f"out_{protocol}", size)
+            outputs[1].set_shared_memory(f"out_{protocol}", size, offset=size)
+            client.infer("add_sub", inputs, outputs=outputs)
+            total = shm.get_contents_as_numpy(outputs_handle, np.float32, [1, 4])
+            difference = shm.get_contents_as_numpy(outputs_handle, np.float32, [1, 4], offset=size)
+            np.testing.assert_array_equal(total, x0 + x1)
+            np.testing.assert_array_equal(difference, x0 - x1)
+            outside = module.InferInput("INPUT0", [1, 4], "FP32")
+            outside.set_shared_memory(f"in_{protocol}", size, offset=2 * size)
+            assert "outside shared memory region" in error_of(lambda: client.infer("add_sub", [outside, inputs[1]]))
+            assert "no GPU" in error_of(lambda: client.register_cuda_shared_memory("gpu", b"", 0, 16))
+        finally:
+            client.unregister_system_shared_memory()
+            shm.destroy_shared_memory_region(inputs_handle)
+            shm.destroy_shared_memory_region(outputs_handle)
+        assert "Unable to find system shared memory region" in error_of(
+            lambda: client.get_system_shared_memory_status(f"in_{protocol}")
+        )

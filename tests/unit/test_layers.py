@@ -18,7 +18,7 @@ import mcp2026ai
 FLOORS: list[set[str]] = [
     {"errors", "clock", "settings"},
     {"messages", "extras", "security"},
-    {"contract", "ir", "bundled"},
+    {"contract", "ir", "bundled", "shared_memory"},
     {"__init__", "inference", "registry", "runtime"},  # __init__: the package's face (__version__)
     {"protocol", "observability", "imaging", "classification"},
     {"quantization", "routing", "scheduling", "bench"},

@@ -20,6 +20,8 @@ EXTENSIONS = [
     "classification",
     "trace",
     "logging",
+    "system_shared_memory",
+    "cuda_shared_memory",
 ]
 _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 

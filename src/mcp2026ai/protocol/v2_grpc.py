@@ -13,6 +13,7 @@ from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOu
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
 from mcp2026ai.protocol.v2_json import MAX_CLASS_COUNT
+from mcp2026ai.shared_memory import SharedMemoryRegions, region_ref
 
 # Which InferTensorContents field carries each v2 datatype (FP16/BF16 travel only as raw bytes).
 CONTENTS_FIELD = {
@@ -40,15 +41,26 @@ def parameters_to_dict(parameters: Any) -> dict[str, Any]:
     return values
 
 
-def decode_request(message: pb.ModelInferRequest, headers: dict[str, str]) -> InferenceRequest:
-    raw = list(message.raw_input_contents)
-    if raw and len(raw) != len(message.inputs):
-        raise InvalidInputError(f"{len(raw)} raw_input_contents for {len(message.inputs)} inputs")
+def decode_request(
+    message: pb.ModelInferRequest, headers: dict[str, str], regions: SharedMemoryRegions | None = None
+) -> InferenceRequest:
+    """raw_input_contents hold the inputs that are not in shared memory, in order (tritonclient's layout)."""
+    refs = [region_ref(parameters_to_dict(t.parameters), f"input {t.name!r}") for t in message.inputs]
+    raw = iter(message.raw_input_contents)
+    in_band = sum(ref is None for ref in refs)
+    if message.raw_input_contents and len(message.raw_input_contents) != in_band:
+        raise InvalidInputError(f"{len(message.raw_input_contents)} raw_input_contents for {in_band} inputs")
     inputs: dict[str, np.ndarray] = {}
-    for index, tensor in enumerate(message.inputs):
+    for tensor, ref in zip(message.inputs, refs, strict=True):
         if tensor.name in inputs:
             raise InvalidInputError(f"input {tensor.name!r} appears twice")
-        inputs[tensor.name] = _decode_tensor(tensor, raw[index] if raw else None)
+        if ref is not None:
+            if regions is None:
+                raise InvalidInputError("this endpoint does not take shared memory tensors")
+            data = regions.read(ref, f"input {tensor.name!r}")
+            inputs[tensor.name] = array_from_raw(tensor.name, tensor.datatype, list(tensor.shape), data)
+        else:
+            inputs[tensor.name] = _decode_tensor(tensor, next(raw) if message.raw_input_contents else None)
     if not inputs:
         raise InvalidInputError("request has no inputs")
     return InferenceRequest(
@@ -56,7 +68,7 @@ def decode_request(message: pb.ModelInferRequest, headers: dict[str, str]) -> In
         version=message.model_version or None,
         inputs=inputs,
         id=message.id,
-        outputs=[RequestedOutput(output.name, class_count=_class_count(output)) for output in message.outputs],
+        outputs=[_requested(output) for output in message.outputs],
         parameters=parameters_to_dict(message.parameters),
         headers=headers,
     )
@@ -85,11 +97,27 @@ def encode_request(
     return request
 
 
-def encode_response(response: InferenceResponse) -> pb.ModelInferResponse:
+def encode_response(
+    response: InferenceResponse,
+    request: InferenceRequest | None = None,
+    regions: SharedMemoryRegions | None = None,
+) -> pb.ModelInferResponse:
+    """Outputs as raw_output_contents; one asked for in shared memory is written there, described by its
+    parameters, with an empty raw entry so the others keep their positions."""
+    in_memory = {o.name: o.shared_memory for o in (request.outputs if request else []) if o.shared_memory}
     message = pb.ModelInferResponse(model_name=response.model, model_version=response.version, id=response.id)
     for name, array in response.outputs.items():
-        message.outputs.add(name=name, datatype=v2_datatype(array.dtype), shape=list(array.shape))
-        message.raw_output_contents.append(array_to_raw(array))
+        tensor = message.outputs.add(name=name, datatype=v2_datatype(array.dtype), shape=list(array.shape))
+        ref = in_memory.get(name)
+        if ref is None:
+            message.raw_output_contents.append(array_to_raw(array))
+            continue
+        if regions is None:
+            raise InvalidInputError("this endpoint does not take shared memory tensors")
+        written = regions.write(ref, array_to_raw(array), f"output {name!r}")
+        tensor.parameters["shared_memory_region"].string_param = ref.region
+        tensor.parameters["shared_memory_byte_size"].int64_param = written
+        message.raw_output_contents.append(b"")
     return message
 
 
@@ -108,6 +136,11 @@ def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | N
 def _flat(array: np.ndarray) -> list[Any]:
     values = array_to_list(array.reshape(-1))
     return [value.encode() if isinstance(value, str) else value for value in values]
+
+
+def _requested(output: pb.ModelInferRequest.InferRequestedOutputTensor) -> RequestedOutput:
+    shm = region_ref(parameters_to_dict(output.parameters), f"output {output.name!r}")
+    return RequestedOutput(output.name, class_count=_class_count(output), shared_memory=shm)
 
 
 def _class_count(output: pb.ModelInferRequest.InferRequestedOutputTensor) -> int:

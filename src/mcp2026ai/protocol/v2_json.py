@@ -12,6 +12,7 @@ from mcp2026ai.errors import InvalidInputError, PayloadTooLargeError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse, RequestedOutput
 from mcp2026ai.ir.dtypes import v2_datatype
 from mcp2026ai.protocol.tensors import array_from_list, array_from_raw, array_to_list, array_to_raw
+from mcp2026ai.shared_memory import RegionRef, SharedMemoryRegions, region_ref
 
 HEADER_LENGTH = "inference-header-content-length"
 MAX_CLASS_COUNT = 1 << 16
@@ -31,6 +32,7 @@ def decode_request(
     header_length: str | None,
     headers: dict[str, str],
     max_json_bytes: int | None = None,
+    regions: SharedMemoryRegions | None = None,
 ) -> InferenceRequest:
     """A v2 request body; its JSON part may not exceed ``max_json_bytes`` (parsed JSON numbers take
     several times their text's size: big tensors belong in the binary part)."""
@@ -44,7 +46,7 @@ def decode_request(
     if not isinstance(document, dict):
         raise InvalidInputError("request body must be a JSON object")
     binary = memoryview(body)[json_end:]
-    inputs, used = _decode_inputs(document.get("inputs"), binary)
+    inputs, used = _decode_inputs(document.get("inputs"), binary, regions)
     if used != len(binary):
         raise InvalidInputError(f"{len(binary) - used} bytes of binary data are not claimed by any input")
     parameters = _dict(document.get("parameters"), "parameters")
@@ -70,8 +72,11 @@ def encode_request(
     return _body(document, blobs)
 
 
-def encode_response(response: InferenceResponse, request: InferenceRequest) -> tuple[bytes, int | None]:
-    """The body and, when any output travels as binary, the JSON header's length."""
+def encode_response(
+    response: InferenceResponse, request: InferenceRequest, regions: SharedMemoryRegions | None = None
+) -> tuple[bytes, int | None]:
+    """The body and, when any output travels as binary, the JSON header's length; outputs asked for
+    in shared memory are written there and described without data."""
     wanted = {output.name: output for output in request.outputs}
     binary_default = bool(request.parameters.get("binary_data_output", False))
 
@@ -79,9 +84,34 @@ def encode_response(response: InferenceResponse, request: InferenceRequest) -> t
         requested = wanted.get(name)
         return requested.binary if requested and requested.binary is not None else binary_default
 
-    entries, blobs = _tensor_entries(response.outputs, binary)
+    in_memory = {name: o.shared_memory for name, o in wanted.items() if o.shared_memory is not None}
+    outputs = {name: array for name, array in response.outputs.items() if name not in in_memory}
+    entries, blobs = _tensor_entries(outputs, binary)
+    entries += _shared_memory_entries(response, in_memory, regions)
     document = {"model_name": response.model, "model_version": response.version, "id": response.id, "outputs": entries}
     return _body(document, blobs)
+
+
+def _shared_memory_entries(
+    response: InferenceResponse, in_memory: dict[str, RegionRef], regions: SharedMemoryRegions | None
+) -> list[dict[str, Any]]:
+    entries = []
+    for name, ref in in_memory.items():
+        array = response.outputs.get(name)
+        if array is None:
+            continue
+        written = _require(regions).write(ref, array_to_raw(array), f"output {name!r}")
+        parameters = {"shared_memory_region": ref.region, "shared_memory_byte_size": written}
+        entries.append(
+            {"name": name, "datatype": v2_datatype(array.dtype), "shape": list(array.shape), "parameters": parameters}
+        )
+    return entries
+
+
+def _require(regions: SharedMemoryRegions | None) -> SharedMemoryRegions:
+    if regions is None:
+        raise InvalidInputError("this endpoint does not take shared memory tensors")
+    return regions
 
 
 def _tensor_entries(
@@ -121,7 +151,9 @@ def _json_length(header_length: str | None, body_length: int) -> int:
     return length
 
 
-def _decode_inputs(items: Any, binary: memoryview) -> tuple[dict[str, np.ndarray], int]:
+def _decode_inputs(
+    items: Any, binary: memoryview, regions: SharedMemoryRegions | None = None
+) -> tuple[dict[str, np.ndarray], int]:
     if not isinstance(items, list) or not items:
         raise InvalidInputError("request needs a non-empty 'inputs' list")
     inputs: dict[str, np.ndarray] = {}
@@ -132,8 +164,12 @@ def _decode_inputs(items: Any, binary: memoryview) -> tuple[dict[str, np.ndarray
         name, datatype, shape = _input_header(item, index)
         if name in inputs:
             raise InvalidInputError(f"input {name!r} appears twice")
-        size = _dict(item.get("parameters"), f"inputs[{index}].parameters").get("binary_data_size")
-        if size is not None:
+        params = _dict(item.get("parameters"), f"inputs[{index}].parameters")
+        size = params.get("binary_data_size")
+        ref = region_ref(params, f"input {name!r}")
+        if ref is not None:
+            inputs[name] = array_from_raw(name, datatype, shape, _require(regions).read(ref, f"input {name!r}"))
+        elif size is not None:
             if not isinstance(size, int) or size < 0 or offset + size > len(binary):
                 raise InvalidInputError(f"input {name!r}: binary_data_size {size!r} exceeds the binary data sent")
             inputs[name] = array_from_raw(name, datatype, shape, binary[offset : offset + size])
@@ -168,7 +204,8 @@ def _decode_outputs(items: Any, parameters: dict[str, Any]) -> list[RequestedOut
         params = _dict(item.get("parameters"), f"outputs[{index}].parameters")
         binary = params.get("binary_data")
         binary_flag = bool(binary) if binary is not None else None
-        outputs.append(RequestedOutput(item["name"], binary_flag, _class_count(params.get("classification"))))
+        shm = region_ref(params, f"output {item['name']!r}")
+        outputs.append(RequestedOutput(item["name"], binary_flag, _class_count(params.get("classification")), shm))
     return outputs
 
 

@@ -15,7 +15,6 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import MCPError, PayloadTooLargeError, bounded_message
-from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.observability.requests import EdgeCodes, InferObservation, observe_inference
 from mcp2026ai.protocol import triton
 from mcp2026ai.protocol.v2_grpc import decode_request, encode_response
@@ -106,6 +105,38 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         return pb.RepositoryModelUnloadResponse()
 
     @domain_errors
+    async def SystemSharedMemoryStatus(self, request: Any, context: Any) -> Any:
+        reply = pb.SystemSharedMemoryStatusResponse()
+        for region in self.plane.system_shm_status(request.name or None):
+            reply.regions[region["name"]].CopyFrom(pb.SystemSharedMemoryStatusResponse.RegionStatus(**region))
+        return reply
+
+    @domain_errors
+    async def SystemSharedMemoryRegister(self, request: Any, context: Any) -> Any:
+        self.plane.register_system_shm(request.name, request.key, request.offset, request.byte_size)
+        return pb.SystemSharedMemoryRegisterResponse()
+
+    @domain_errors
+    async def SystemSharedMemoryUnregister(self, request: Any, context: Any) -> Any:
+        self.plane.unregister_system_shm(request.name or None)
+        return pb.SystemSharedMemoryUnregisterResponse()
+
+    @domain_errors
+    async def CudaSharedMemoryStatus(self, request: Any, context: Any) -> Any:
+        self.plane.cuda_shm_status(request.name or None)
+        return pb.CudaSharedMemoryStatusResponse()
+
+    @domain_errors
+    async def CudaSharedMemoryRegister(self, request: Any, context: Any) -> Any:
+        self.plane.register_cuda_shm(request.name)
+        return pb.CudaSharedMemoryRegisterResponse()
+
+    @domain_errors
+    async def CudaSharedMemoryUnregister(self, request: Any, context: Any) -> Any:
+        self.plane.unregister_cuda_shm(request.name or None)
+        return pb.CudaSharedMemoryUnregisterResponse()
+
+    @domain_errors
     async def TraceSetting(self, request: pb.TraceSettingRequest, context: Any) -> pb.TraceSettingResponse:
         model = request.model_name or None
         changes = {key: (list(value.value) or None) for key, value in request.settings.items()}
@@ -138,7 +169,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         with observe_inference(PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES) as seen:
             seen.version = request.model_version
             try:
-                return encode_response(await self._infer(request, metadata, seen))
+                return await self._infer(request, metadata, seen)
             except MCPError as exc:
                 status = grpc_status(exc)
                 seen.fail(status.name, exc)
@@ -156,7 +187,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             seen.version = request.model_version
             try:
                 response = await self._infer(request, metadata, seen)
-                return pb.ModelStreamInferResponse(infer_response=encode_response(response))
+                return pb.ModelStreamInferResponse(infer_response=response)
             except MCPError as exc:
                 seen.fail(grpc_status(exc).name, exc)
                 return pb.ModelStreamInferResponse(error_message=bounded_message(exc))
@@ -167,8 +198,8 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     async def _infer(
         self, request: pb.ModelInferRequest, metadata: dict[str, str], seen: InferObservation
-    ) -> InferenceResponse:
-        """Check, decode and run one ModelInferRequest, noting on ``seen`` what the metrics label."""
+    ) -> pb.ModelInferResponse:
+        """Check, decode, run and encode one ModelInferRequest, noting on ``seen`` what the metrics label."""
         size = request.ByteSize()
         if size > self.max_request_bytes:
             raise PayloadTooLargeError(f"request of {size} bytes exceeds the limit")
@@ -176,9 +207,10 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         if not requested and "sla_class" in request.parameters:
             requested = request.parameters["sla_class"].string_param
         self.plane.check_admission(request.model_name, request.model_version or None, requested)
-        response = await self.plane.infer(decode_request(request, metadata))
+        decoded = decode_request(request, metadata, self.plane.shared_memory)
+        response = await self.plane.infer(decoded)
         seen.answered(response)
-        return response
+        return encode_response(response, decoded, self.plane.shared_memory)
 
 
 def _scalars(changes: dict[str, list[str] | None]) -> dict[str, Any]:

@@ -104,6 +104,31 @@ class HttpEndpoints:
             return json_response(self.plane.update_log_settings(changes))
         return json_response(self.plane.log_settings())
 
+    async def shm_status(self, request: Request) -> Response:
+        region = request.path_params.get("region")
+        if request.url.path.startswith("/v2/cudasharedmemory"):
+            return json_response(self.plane.cuda_shm_status(region))
+        return json_response(self.plane.system_shm_status(region))
+
+    async def shm_register(self, request: Request) -> Response:
+        region = request.path_params["region"]
+        if request.url.path.startswith("/v2/cudasharedmemory"):
+            self.plane.register_cuda_shm(region)
+        document = _dict_body(parse_json(await request.body() or b"{}"))
+        key, offset, size = document.get("key"), document.get("offset", 0), document.get("byte_size")
+        if not isinstance(key, str) or not isinstance(offset, int) or not isinstance(size, int):
+            raise InvalidInputError("register needs a string 'key' and integer 'offset' and 'byte_size'")
+        self.plane.register_system_shm(region, key, offset, size)
+        return json_response({})
+
+    async def shm_unregister(self, request: Request) -> Response:
+        region = request.path_params.get("region")
+        if request.url.path.startswith("/v2/cudasharedmemory"):
+            self.plane.unregister_cuda_shm(region)
+        else:
+            self.plane.unregister_system_shm(region)
+        return json_response({})
+
     async def metrics(self, request: Request) -> Response:
         body, content_type = metrics.scrape(request.headers.get("accept", ""))
         return Response(body, headers={"Content-Type": content_type})
@@ -117,10 +142,11 @@ class HttpEndpoints:
                 self.plane.check_admission(name, version, headers.get("x-sla-class"))
                 async with read_body(request, self.config.max_request_bytes, self.bodies) as body:
                     length = headers.get(HEADER_LENGTH)
-                    decoded = decode_request(name, version, body, length, headers, self.config.max_json_bytes)
+                    regions = self.plane.shared_memory
+                    decoded = decode_request(name, version, body, length, headers, self.config.max_json_bytes, regions)
                     response = await self.plane.infer(decoded)
                     seen.answered(response)
-                    payload, header_length = encode_response(response, decoded)
+                    payload, header_length = encode_response(response, decoded, regions)
             except MCPError as exc:
                 error = error_response(exc)
                 seen.fail(str(error.status_code), exc)
@@ -154,6 +180,20 @@ class HttpEndpoints:
                 return error
 
 
+def _shared_memory_routes(endpoints: HttpEndpoints) -> list[Route]:
+    routes = []
+    for kind in ("systemsharedmemory", "cudasharedmemory"):
+        base = f"/v2/{kind}"
+        routes += [
+            Route(f"{base}/status", endpoints.shm_status, methods=["GET"]),
+            Route(f"{base}/region/{{region}}/status", endpoints.shm_status, methods=["GET"]),
+            Route(f"{base}/region/{{region}}/register", endpoints.shm_register, methods=["POST"]),
+            Route(f"{base}/unregister", endpoints.shm_unregister, methods=["POST"]),
+            Route(f"{base}/region/{{region}}/unregister", endpoints.shm_unregister, methods=["POST"]),
+        ]
+    return routes
+
+
 def _dict_body(document: Any) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise InvalidInputError("request body must be a JSON object of settings")
@@ -181,6 +221,7 @@ def _routes(endpoints: HttpEndpoints) -> list[Route]:
         Route("/v2/trace/setting", endpoints.trace_setting, methods=["GET", "POST"]),
         Route("/v2/models/{model}/trace/setting", endpoints.trace_setting, methods=["GET", "POST"]),
         Route("/v2/logging", endpoints.logging_settings, methods=["GET", "POST"]),
+        *_shared_memory_routes(endpoints),
         Route("/v2/repository/models/{model}/load", endpoints.repository_load, methods=["POST"]),
         Route("/v2/repository/models/{model}/unload", endpoints.repository_unload, methods=["POST"]),
         Route("/healthz", endpoints.healthz, methods=["GET"]),
