@@ -28,6 +28,7 @@ from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
 from mcp2026ai.serving.models import ServedModel, ServedModels
+from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
 from mcp2026ai.shared_memory import SharedMemoryRegions
 
 SYSTEM_ACTOR = "system"
@@ -104,6 +105,7 @@ class DataPlane:
             max_batch_size=max_batch,
             plan=served.plan.describe(),
             dynamic_batching=dynamic,
+            instance_count=batching.max_concurrent_batches if batching else 1,
         )
 
     def model_statistics(self, name: str | None = None, version: str | None = None) -> list[dict[str, Any]]:
@@ -161,10 +163,17 @@ class DataPlane:
     def repository_index(self) -> list[dict[str, str]]:
         return self.models.index()
 
-    async def load(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
-        """Load a model's default version; recorded in the audit log, refusals and failures included."""
+    async def load(
+        self,
+        name: str,
+        actor: str = SYSTEM_ACTOR,
+        details: dict[str, Any] | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> None:
+        """Load a model's default version, with Triton's ``config`` override among ``parameters`` if
+        given; recorded in the audit log, refusals and failures included."""
         try:
-            served = await self.models.load(name)
+            served = await self.models.load(name, override=_load_override(name, parameters or {}))
         except MCPError as exc:
             await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
             raise
@@ -269,6 +278,23 @@ class DataPlane:
             return parse_sla_class(str(raw))
         contract = served.record.contract
         return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+def _load_override(name: str, parameters: dict[str, Any]) -> ConfigOverride | None:
+    """Triton's load parameters: ``config`` (a JSON model configuration) is applied; model files sent
+    as ``file:`` parameters are not taken (register the file instead), and nothing else is expected."""
+    files = [key for key in parameters if key.startswith("file:")]
+    if files:
+        raise InvalidArgumentError(
+            f"load {name!r}: model files in the request ({files[0][:100]}) are not supported; "
+            "register the file with `mcp model register` and load it by name"
+        )
+    config = parameters.get("config")
+    if config is None:
+        return None
+    if not isinstance(config, str):
+        raise InvalidArgumentError(f"load {name!r}: the 'config' parameter must be a JSON string")
+    return parse_config_override(config, name)
 
 
 def _refusal(error: MCPError) -> dict[str, str]:

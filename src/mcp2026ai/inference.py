@@ -90,3 +90,5 @@ class ModelDescription:
     plan: str
     """The execution plan, described for a person."""
     dynamic_batching: DynamicBatching | None = None
+    instance_count: int = 1
+    """Batches the model runs at once (Triton's instance_group count)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -338,3 +339,44 @@ class TestSystemSharedMemory:
         assert "Unable to find system shared memory region" in error_of(
             lambda: client.get_system_shared_memory_status(f"in_{protocol}")
         )
+
+
+class TestModelControl:
+    def test_load_with_a_config_override_is_applied_and_reported(self, client: Any, protocol: str) -> None:
+        override = {
+            "max_batch_size": 8,
+            "instance_group": [{"count": 2, "kind": "KIND_CPU"}],
+            "dynamic_batching": {"max_queue_delay_microseconds": 500, "preferred_batch_size": [4, 8]},
+        }
+        client.load_model("mlp", config=json.dumps(override))
+        try:
+            config = as_json(client, protocol, "get_model_config", "mlp")
+            config = config.get("config", config)
+            assert int(config["max_batch_size"]) == 8
+            assert int(config["instance_group"][0]["count"]) == 2
+            batching = config["dynamic_batching"]
+            assert int(batching["max_queue_delay_microseconds"]) == 500
+            assert [int(size) for size in batching["preferred_batch_size"]] == [4, 8]
+        finally:
+            client.load_model("mlp", config=json.dumps({"max_batch_size": 32, "instance_group": [{"count": 1}]}))
+
+    @pytest.mark.parametrize(
+        ("config", "says"),
+        [
+            ("{not json", "not valid JSON"),
+            ('{"name": "other"}', "names model 'other', not 'mlp'"),
+            ('{"colour": 1}', "unknown field 'colour'"),
+            ('{"max_batch_size": 100000}', "max_batch_size"),
+            ('{"dynamic_batching": {"preferred_batch_size": [64]}}', "preferred_batch_sizes"),
+        ],
+    )
+    def test_an_invalid_override_fails_and_changes_nothing(
+        self, client: Any, protocol: str, config: str, says: str
+    ) -> None:
+        before = as_json(client, protocol, "get_model_config", "mlp")
+        assert says in error_of(lambda: client.load_model("mlp", config=config))
+        assert as_json(client, protocol, "get_model_config", "mlp") == before
+
+    def test_model_files_in_a_load_are_refused_clearly(self, client: Any) -> None:
+        message = error_of(lambda: client.load_model("mlp", config="{}", files={"file:1/model.onnx": b"\x08\x01"}))
+        assert "not supported" in message and "mcp model register" in message

@@ -51,7 +51,7 @@ def model_config(model: ModelDescription) -> dict[str, Any]:
         "max_batch_size": model.max_batch_size,
         "input": [_config_tensor(spec, batched) for spec in model.signature.inputs],
         "output": [_config_tensor(spec, batched) for spec in model.signature.outputs],
-        "instance_group": [{"name": model.name, "kind": "KIND_CPU", "count": 1}],
+        "instance_group": [{"name": model.name, "kind": "KIND_CPU", "count": model.instance_count}],
         "parameters": {"mcp_plan": {"string_value": model.plan}},
     }
     if batched and model.dynamic_batching is not None:

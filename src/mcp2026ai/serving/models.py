@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from mcp2026ai.errors import (
     IntegrityError,
@@ -32,10 +33,19 @@ from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.serving.artifacts import ArtifactBackends
+from mcp2026ai.serving.overrides import ConfigOverride
 
 log = logging.getLogger(__name__)
 
-ExecutorFactory = Callable[[ModelVersion, Backend, ModelStats], Executor]
+
+class ExecutorFactory(Protocol):
+    """Builds the executor of a loaded version; ``override`` is what a ``load`` with a config set."""
+
+    def __call__(
+        self, record: ModelVersion, backend: Backend, stats: ModelStats, override: ConfigOverride | None = None
+    ) -> Executor: ...
+
+
 BackendFactory = Callable[[ModelVersion], Backend]
 """Builds an unloaded backend for a version (blocking: may measure plans); runs off the event loop."""
 
@@ -48,11 +58,15 @@ def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
     return next((m for m in entry.versions.values() if m.record.number == alias), None)
 
 
-def direct_executor(record: ModelVersion, backend: Backend, stats: ModelStats) -> Executor:
+def direct_executor(
+    record: ModelVersion, backend: Backend, stats: ModelStats, override: ConfigOverride | None = None
+) -> Executor:
     return DirectExecutor(backend, stats, model=record.name, version=record.version)
 
 
-def batching_executor(record: ModelVersion, backend: Backend, stats: ModelStats) -> Executor:
+def batching_executor(
+    record: ModelVersion, backend: Backend, stats: ModelStats, override: ConfigOverride | None = None
+) -> Executor:
     """Dynamic batching with SLA-class queues.
 
     The contract bounds the rows a request may carry; a measured plan (anything but the default)
@@ -67,6 +81,8 @@ def batching_executor(record: ModelVersion, backend: Backend, stats: ModelStats)
                 "max_queue_delay_ms": plan.max_queue_delay_ms,
             }
         )
+    if override is not None:
+        config = override.apply(config)
     return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
 
 
@@ -116,14 +132,18 @@ class ServedModels:
         self.backend_factory = backend_factory or ArtifactBackends(registry)
         self.drain_timeout_s = drain_timeout_s
         self._models: dict[str, _ModelEntry] = {}
+        self._overrides: dict[str, ConfigOverride] = {}
         self._lock = asyncio.Lock()
 
-    async def load(self, name: str, version: str | None = None, make_default: bool = True) -> ServedModel:
-        """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False."""
+    async def load(
+        self, name: str, version: str | None = None, make_default: bool = True, override: ConfigOverride | None = None
+    ) -> ServedModel:
+        """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False.
+        A config ``override`` stays in force for the model (later loads and reloads) until it is unloaded."""
         async with self._lock:
             record = self.registry.resolve(name, version)
             try:
-                served = await self._build(record)
+                served = await self._build(record, override or self._overrides.get(name))
             except (SignatureError, IntegrityError) as exc:  # refused: the index shows why
                 self._set_failure(name, str(exc))
                 raise
@@ -133,6 +153,8 @@ class ServedModels:
                 self._set_failure(name, f"failed to load {record.ref}: {exc}")
                 raise ModelNotReadyError(f"failed to load {record.ref}: {exc}") from None
             retired = self._install(served, make_default)
+            if override is not None:
+                self._overrides[name] = override
         await self._retire(retired)
         return served
 
@@ -170,6 +192,7 @@ class ServedModels:
                 raise NotFoundError(f"model {name!r} is not loaded")
             models = dict(self._models)
             del models[name]
+            self._overrides.pop(name, None)
             self._swap(models)
         await self._retire(list(entry.versions.values()))
 
@@ -220,12 +243,16 @@ class ServedModels:
                 rows.append({"name": name, "version": "", "state": "UNAVAILABLE", "reason": reason})
         return rows
 
-    async def _build(self, record: ModelVersion) -> ServedModel:
+    async def _build(self, record: ModelVersion, override: ConfigOverride | None) -> ServedModel:
         started = time.perf_counter()
         backend = await asyncio.to_thread(self.backend_factory, record)
         await asyncio.to_thread(backend.load)
         stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
-        executor = self.executor_factory(record, backend, stats)
+        executor = (
+            self.executor_factory(record, backend, stats)
+            if override is None
+            else self.executor_factory(record, backend, stats, override)
+        )
         await executor.start()
         seconds = time.perf_counter() - started
         log.info("loaded %s with plan %s in %.3f s", record.ref, backend.plan.describe(), seconds)

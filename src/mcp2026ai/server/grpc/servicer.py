@@ -96,7 +96,11 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     @domain_errors
     async def RepositoryModelLoad(self, request: pb.RepositoryModelLoadRequest, context: Any) -> Any:
-        await self.plane.load(request.model_name, PRINCIPAL.get().actor, caller_details(context))
+        parameters = {
+            key: getattr(value, value.WhichOneof("parameter_choice") or "string_param")
+            for key, value in request.parameters.items()
+        }
+        await self.plane.load(request.model_name, PRINCIPAL.get().actor, caller_details(context), parameters)
         return pb.RepositoryModelLoadResponse()
 
     @domain_errors

@@ -84,7 +84,11 @@ class HttpEndpoints:
         return json_response(self.plane.repository_index())
 
     async def repository_load(self, request: Request) -> Response:
-        await self.plane.load(request.path_params["model"], principal_of(request).actor, caller_details(request))
+        async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
+            body = _dict_body(parse_json(raw)) if raw.strip() else {}
+        parameters = _dict_body(body.get("parameters") or {})
+        model = request.path_params["model"]
+        await self.plane.load(model, principal_of(request).actor, caller_details(request), parameters)
         return json_response({})
 
     async def repository_unload(self, request: Request) -> Response:

@@ -1,0 +1,106 @@
+"""Model control: a Triton model configuration given with ``load`` overrides how a model is served.
+
+``POST /v2/repository/models/{m}/load`` with ``{"parameters": {"config": "<json>"}}`` (gRPC:
+``RepositoryModelLoad`` with a ``config`` parameter) takes Triton's configuration fields that mean
+something here: ``max_batch_size``, ``instance_group[].count`` (batches run at once) and
+``dynamic_batching`` (queue delay, preferred sizes). They stay in force for the model until it is
+unloaded, and ``/config`` reports them. An override that is not JSON, names another model, has an
+unknown field or an out-of-range value is refused (400 / INVALID_ARGUMENT) and nothing changes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.messages import describe_validation_error
+from mcp2026ai.scheduling.config import BatchingConfig
+
+TRITON_FIELDS = {
+    "name",
+    "platform",
+    "backend",
+    "max_batch_size",
+    "input",
+    "output",
+    "instance_group",
+    "dynamic_batching",
+    "version_policy",
+    "parameters",
+}
+
+
+class ConfigOverride(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_batch_size: int | None = Field(None, ge=1, le=4096)
+    instance_count: int | None = Field(None, ge=1, le=64)
+    max_queue_delay_ms: float | None = Field(None, ge=0, le=10_000)
+    preferred_batch_sizes: list[int] | None = None
+
+    def apply(self, config: BatchingConfig) -> BatchingConfig:
+        """``config`` with what this override sets (validated again as a whole)."""
+        updates: dict[str, Any] = {
+            "max_batch_size": self.max_batch_size,
+            "max_concurrent_batches": self.instance_count,
+            "max_queue_delay_ms": self.max_queue_delay_ms,
+            "preferred_batch_sizes": self.preferred_batch_sizes,
+        }
+        merged = {**config.model_dump(), **{key: value for key, value in updates.items() if value is not None}}
+        if not config.batch_dim:
+            merged["max_batch_size"] = 1
+        try:
+            return BatchingConfig.model_validate(merged)
+        except ValidationError as exc:
+            raise InvalidArgumentError(describe_validation_error(exc, "config")) from None
+
+
+def parse_config_override(text: str, model: str) -> ConfigOverride:
+    """A Triton configuration JSON given with ``load``, as the override it means here."""
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise InvalidArgumentError(f"load config for {model!r} is not valid JSON ({exc})") from None
+    if not isinstance(document, dict):
+        raise InvalidArgumentError(f"load config for {model!r} must be a JSON object")
+    unknown = sorted(set(document) - TRITON_FIELDS)
+    if unknown:
+        raise InvalidArgumentError(f"load config for {model!r}: unknown field {unknown[0][:100]!r}")
+    if document.get("name", model) != model:
+        raise InvalidArgumentError(f"load config names model {str(document['name'])[:100]!r}, not {model!r}")
+    fields: dict[str, Any] = {}
+    if "max_batch_size" in document:
+        fields["max_batch_size"] = max(1, _integer(document["max_batch_size"], "max_batch_size"))
+    groups = document.get("instance_group")
+    if groups is not None:
+        if not isinstance(groups, list) or not all(isinstance(group, dict) for group in groups):
+            raise InvalidArgumentError("load config: instance_group must be a list of objects")
+        fields["instance_count"] = sum(_integer(group.get("count", 1), "instance_group.count") for group in groups)
+    batching = document.get("dynamic_batching")
+    if batching is not None:
+        if not isinstance(batching, dict):
+            raise InvalidArgumentError("load config: dynamic_batching must be an object")
+        if "max_queue_delay_microseconds" in batching:
+            micros = _integer(batching["max_queue_delay_microseconds"], "max_queue_delay_microseconds")
+            fields["max_queue_delay_ms"] = micros / 1000
+        if "preferred_batch_size" in batching:
+            sizes = batching["preferred_batch_size"]
+            if not isinstance(sizes, list):
+                raise InvalidArgumentError("load config: preferred_batch_size must be a list of integers")
+            fields["preferred_batch_sizes"] = [_integer(size, "preferred_batch_size") for size in sizes]
+    try:
+        return ConfigOverride(**fields)
+    except ValidationError as exc:
+        raise InvalidArgumentError(describe_validation_error(exc, "load config")) from None
+
+
+def _integer(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise InvalidArgumentError(f"load config: {name} must be an integer, got {str(value)[:40]}")
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidArgumentError(f"load config: {name} must be an integer, got {str(value)[:40]!r}") from None
