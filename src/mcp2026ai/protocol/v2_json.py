@@ -101,7 +101,9 @@ def _shared_memory_entries(
         if array is None:
             continue
         written = _require(regions).write(ref, array_to_raw(array), f"output {name!r}")
-        parameters = {"shared_memory_region": ref.region, "shared_memory_byte_size": written}
+        # binary_data_size 0: Triton's C++ HTTP client (perf_analyzer) reads it for every output it
+        # asked for in binary, shared memory ones included; nothing follows the JSON for them
+        parameters = {"shared_memory_region": ref.region, "shared_memory_byte_size": written, "binary_data_size": 0}
         entries.append(
             {"name": name, "datatype": v2_datatype(array.dtype), "shape": list(array.shape), "parameters": parameters}
         )
