@@ -33,8 +33,17 @@ log = logging.getLogger(__name__)
 _UNCACHED_PROVIDERS = (Provider.TENSORRT,)
 
 
+CACHE_FORMAT = 2
+"""Bumped when what the cache keeps changes (2: copies checked to take the model's own inputs)."""
+
+
 def plan_hash(plan: Plan, hardware_fingerprint: str) -> str:
-    document = {"plan": plan.model_dump(mode="json"), "hardware": hardware_fingerprint, "ort": ort.__version__}
+    document = {
+        "plan": plan.model_dump(mode="json"),
+        "hardware": hardware_fingerprint,
+        "ort": ort.__version__,
+        "format": CACHE_FORMAT,
+    }
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -66,7 +75,12 @@ class OptimizedModelCache:
             options = session_options(plan, Path(tmp_name))
             available = set(ort.get_available_providers())
             providers = [name for name in plan.ort_providers() if name in available]
-            ort.InferenceSession(str(source), options, providers=providers)
+            original = ort.InferenceSession(str(source), options, providers=providers)
+            if not _same_inputs(original, Path(tmp_name), providers):
+                log.warning(
+                    "%s: onnxruntime's optimized copy takes other inputs; loading the model itself", source.name
+                )
+                return None
             _digest_file(target).write_text(sha256_of(Path(tmp_name)))
             os.replace(tmp_name, target)
         except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
@@ -101,3 +115,14 @@ class OptimizedModelCache:
 
 def _digest_file(cached: Path) -> Path:
     return cached.with_name(cached.name + ".sha256")
+
+
+def _same_inputs(original: ort.InferenceSession, optimized: Path, providers: list[str]) -> bool:
+    """Whether the optimized copy takes exactly the inputs the model does. An ONNX model of IR < 4
+    lists its weights as graph inputs too; onnxruntime treats them as overridable, and its saved copy
+    can keep them as inputs without their values, so that every request would lack them."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    copy = ort.InferenceSession(str(optimized), options, providers=providers)
+    return {i.name for i in copy.get_inputs()} == {i.name for i in original.get_inputs()}

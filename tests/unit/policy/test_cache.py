@@ -73,3 +73,19 @@ def flip_byte(path: Path, offset: int) -> None:
     data = bytearray(path.read_bytes())
     data[offset] ^= 0xFF
     path.write_bytes(bytes(data))
+
+
+def test_a_model_listing_its_weights_as_inputs_is_not_replaced_by_a_broken_copy(tmp_path: Path) -> None:
+    """The onnx package's light SqueezeNet (IR 3: weights are graph inputs too): onnxruntime's saved
+    optimized copy kept those inputs without their values, and every request failed."""
+    from mcp2026ai.bundled import bundled_model_path
+
+    source = bundled_model_path("onnx-squeezenet")
+    cache = OptimizedModelCache(tmp_path / "cache", "hw1")
+    plan = Plan(intra_op_threads=1)
+    assert cache.ensure(source, "digest", plan) is None
+    signature = import_model(source, tmp_path / "tmp").signature
+    backend = cache.backend(source, "digest", plan, signature)
+    backend.load()
+    scores = next(iter(backend.infer({"data_0": np.zeros((1, 3, 224, 224), np.float32)}).values()))
+    assert scores.shape == (1, 1000, 1, 1)
