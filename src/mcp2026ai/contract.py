@@ -119,6 +119,31 @@ class BatchingSpec(_Section):
         return self
 
 
+class SequenceControls(_Section):
+    """Names of the control inputs the server fills for a sequence (each optional, as the model declares)."""
+
+    start: str | None = Field(None, description="Input set to 1 on a sequence's first request, else 0.")
+    end: str | None = Field(None, description="Input set to 1 on a sequence's last request, else 0.")
+    ready: str | None = Field(None, description="Input set to 1 when the request carries data (always).")
+    corrid: str | None = Field(None, description="Input given the correlation id (integer or string).")
+
+
+class SequenceState(_Section):
+    """Implicit state: the output fed back as the input on the sequence's next request (zeros at its start)."""
+
+    input: str = Field(description="State input the server supplies.")
+    output: str = Field(description="State output the server keeps.")
+
+
+class SequenceSpec(_Section):
+    """Sequence batching: requests of one correlation id run in order with their controls and state."""
+
+    controls: SequenceControls = Field(default_factory=SequenceControls)
+    state: list[SequenceState] = Field(default_factory=list)
+    idle_timeout_s: float = Field(60.0, gt=0, le=86_400, description="A sequence idle this long is dropped.")
+    strategy: Literal["direct", "oldest"] = Field("direct", description="Triton's scheduling strategy.")
+
+
 Objective = Literal["latency", "throughput", "memory"]
 
 
@@ -133,6 +158,7 @@ class InferenceContract(_Section):
     precision: PrecisionSpec = Field(default_factory=PrecisionSpec)
     resources: ResourceSpec = Field(default_factory=ResourceSpec)
     batching: BatchingSpec = Field(default_factory=BatchingSpec)
+    sequence: SequenceSpec | None = Field(None, description="Stateful model: sequence batching (Triton's).")
 
 
 def contract_json_schema() -> dict[str, Any]:

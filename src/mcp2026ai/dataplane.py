@@ -26,6 +26,7 @@ from mcp2026ai.registry import ModelVersion
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
+from mcp2026ai.scheduling.sequences import SequenceTable, sequence_flags
 from mcp2026ai.security.audit import AuditLog
 from mcp2026ai.serving.models import ServedModel, ServedModels
 from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
@@ -106,6 +107,7 @@ class DataPlane:
             plan=served.plan.describe(),
             dynamic_batching=dynamic,
             instance_count=batching.max_concurrent_batches if batching else 1,
+            sequence=served.record.contract.sequence if served.record.contract is not None else None,
             image_layout=served.record.preprocessing.layout if served.record.preprocessing else None,
             labels=tuple(served.record.preprocessing.labels) if served.record.preprocessing else (),
         )
@@ -267,9 +269,22 @@ class DataPlane:
         self.traffic.shadow(request.model, served.record.version, primary, version, run_shadow)
 
     async def _run(self, served: ServedModel, request: InferenceRequest, sla_class: SLAClass) -> dict[str, Any]:
+        if served.sequences is not None:
+            return await self._run_sequence(served, served.sequences, request, sla_class)
         return await served.executor.submit(  # the executor checks the tensors against its backend's signature
             request.inputs, request.output_names, sla_class=sla_class, deadline=_deadline(request)
         )
+
+    async def _run_sequence(
+        self, served: ServedModel, sequences: SequenceTable, request: InferenceRequest, sla_class: SLAClass
+    ) -> dict[str, Any]:
+        """A stateful model's request: in order within its sequence, controls and state filled in."""
+
+        async def submit(inputs: dict[str, Any], outputs: list[str] | None) -> dict[str, Any]:
+            return await served.executor.submit(inputs, outputs, sla_class=sla_class, deadline=_deadline(request))
+
+        flags = sequence_flags(request.parameters)
+        return await sequences.run(flags, request.inputs, request.output_names, submit)
 
     @staticmethod
     def _sla_class(served: ServedModel, request: InferenceRequest) -> SLAClass:

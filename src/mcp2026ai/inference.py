@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mcp2026ai.contract import SLAClass
+from mcp2026ai.contract import SequenceSpec, SLAClass
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.shared_memory import RegionRef
 
@@ -94,5 +94,7 @@ class ModelDescription:
     """Batches the model runs at once (Triton's instance_group count)."""
     image_layout: str | None = None
     """NCHW or NHWC when the model takes an image (registered preprocessing), else None."""
+    sequence: SequenceSpec | None = None
+    """Sequence batching (controls, implicit state) of a stateful model."""
     labels: tuple[str, ...] = ()
     """The class labels registered with the model (the classification extension's)."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcp2026ai import __version__
+from mcp2026ai.contract import SequenceSpec
 from mcp2026ai.inference import ModelDescription
-from mcp2026ai.ir.signature import TensorSpec
+from mcp2026ai.ir.signature import Signature, TensorSpec
 
 SERVER_NAME = "mcp2026ai"
 EXTENSIONS = [
@@ -22,6 +23,7 @@ EXTENSIONS = [
     "logging",
     "system_shared_memory",
     "cuda_shared_memory",
+    "sequence",
 ]
 LABEL_FILENAME = "labels.txt"
 _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
@@ -60,7 +62,54 @@ def model_config(model: ModelDescription) -> dict[str, Any]:
             "max_queue_delay_microseconds": int(model.dynamic_batching.max_queue_delay_ms * 1000),
             "preferred_batch_size": list(model.dynamic_batching.preferred_batch_sizes),
         }
+    if model.sequence is not None:
+        config["sequence_batching"] = sequence_batching(model.sequence, model.signature)
     return config
+
+
+_CONTROL_KINDS = {
+    "start": "CONTROL_SEQUENCE_START",
+    "end": "CONTROL_SEQUENCE_END",
+    "ready": "CONTROL_SEQUENCE_READY",
+    "corrid": "CONTROL_SEQUENCE_CORRID",
+}
+
+
+def sequence_batching(spec: SequenceSpec, signature: Signature) -> dict[str, Any]:
+    """Triton's sequence_batching section: control inputs, implicit state, idle time, strategy."""
+    types = {tensor.name: tensor for tensor in [*signature.inputs, *signature.outputs]}
+    controls = []
+    for field, kind in _CONTROL_KINDS.items():
+        name = getattr(spec.controls, field)
+        if name is None or name not in types:
+            continue
+        datatype = _TRITON_TYPES.get(types[name].datatype, f"TYPE_{types[name].datatype}")
+        control: dict[str, Any] = {"kind": kind}
+        if kind == "CONTROL_SEQUENCE_CORRID":
+            control["data_type"] = datatype
+        else:
+            key = _FALSE_TRUE.get(datatype, "int32_false_true")
+            control[key] = [False, True] if key == "bool_false_true" else [0, 1]
+        controls.append({"name": name, "control": [control]})
+    states = [
+        {
+            "input_name": state.input,
+            "output_name": state.output,
+            "data_type": _TRITON_TYPES.get(types[state.input].datatype, f"TYPE_{types[state.input].datatype}"),
+            "dims": types[state.input].shape,
+        }
+        for state in spec.state
+        if state.input in types
+    ]
+    return {
+        "max_sequence_idle_microseconds": int(spec.idle_timeout_s * 1_000_000),
+        "control_input": controls,
+        "state": states,
+        spec.strategy: {},
+    }
+
+
+_FALSE_TRUE = {"TYPE_FP32": "fp32_false_true", "TYPE_BOOL": "bool_false_true"}
 
 
 def _tensor_metadata(spec: TensorSpec) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
+from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.overrides import ConfigOverride
 
@@ -93,6 +94,8 @@ class ServedModel:
     executor: Executor
     stats: ModelStats
     load_seconds: float = 0.0
+    sequences: SequenceTable | None = None
+    """The live sequences of a stateful model (its contract has a ``sequence`` section)."""
 
     @property
     def plan(self) -> Plan:
@@ -257,7 +260,9 @@ class ServedModels:
         seconds = time.perf_counter() - started
         log.info("loaded %s with plan %s in %.3f s", record.ref, backend.plan.describe(), seconds)
         metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(seconds)
-        return ServedModel(record, backend, executor, stats, seconds)
+        spec = record.contract.sequence if record.contract is not None else None
+        sequences = SequenceTable(record.name, spec, backend.signature) if spec is not None else None
+        return ServedModel(record, backend, executor, stats, seconds, sequences)
 
     def _install(self, served: ServedModel, make_default: bool) -> list[ServedModel]:
         name, version = served.record.name, served.record.version
