@@ -28,6 +28,7 @@ from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.scheduling.sequences import SequenceTable, sequence_flags
 from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.serving.model_files import register_sent_file, sent_file
 from mcp2026ai.serving.models import ServedModel, ServedModels
 from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
 from mcp2026ai.shared_memory import SharedMemoryRegions
@@ -177,12 +178,22 @@ class DataPlane:
         """Load a model's default version, with Triton's ``config`` override among ``parameters`` if
         given; recorded in the audit log, refusals and failures included."""
         try:
-            served = await self.models.load(name, override=_load_override(name, parameters or {}))
+            override = _load_override(name, parameters or {})
+            version = await self._register_sent_file(name, parameters or {})
+            served = await self.models.load(name, version, override=override)
         except MCPError as exc:
             await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
             raise
         outcome = {"result": "ok", "digest": served.record.digest}
         await self._record("model.load", actor, served.record.ref, {**(details or {}), **outcome})
+
+    async def _register_sent_file(self, name: str, parameters: dict[str, Any]) -> str | None:
+        """The version registered from a model file sent with the load (Triton's file:), if any."""
+        sent = sent_file(name, parameters)
+        if sent is None:
+            return None
+        record = await register_sent_file(self.models.registry, name, *sent)
+        return record.version
 
     async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
         try:
@@ -299,13 +310,7 @@ class DataPlane:
 
 def _load_override(name: str, parameters: dict[str, Any]) -> ConfigOverride | None:
     """Triton's load parameters: ``config`` (a JSON model configuration) is applied; model files sent
-    as ``file:`` parameters are not taken (register the file instead), and nothing else is expected."""
-    files = [key for key in parameters if key.startswith("file:")]
-    if files:
-        raise InvalidArgumentError(
-            f"load {name!r}: model files in the request ({files[0][:100]}) are not supported; "
-            "register the file with `mcp model register` and load it by name"
-        )
+    as ``file:`` parameters are registered (serving/model_files.py), and nothing else is expected."""
     config = parameters.get("config")
     if config is None:
         return None
