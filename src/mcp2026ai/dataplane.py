@@ -106,6 +106,8 @@ class DataPlane:
             plan=served.plan.describe(),
             dynamic_batching=dynamic,
             instance_count=batching.max_concurrent_batches if batching else 1,
+            image_layout=served.record.preprocessing.layout if served.record.preprocessing else None,
+            labels=tuple(served.record.preprocessing.labels) if served.record.preprocessing else (),
         )
 
     def model_statistics(self, name: str | None = None, version: str | None = None) -> list[dict[str, Any]]:

@@ -92,3 +92,7 @@ class ModelDescription:
     dynamic_batching: DynamicBatching | None = None
     instance_count: int = 1
     """Batches the model runs at once (Triton's instance_group count)."""
+    image_layout: str | None = None
+    """NCHW or NHWC when the model takes an image (registered preprocessing), else None."""
+    labels: tuple[str, ...] = ()
+    """The class labels registered with the model (the classification extension's)."""

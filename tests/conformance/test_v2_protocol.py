@@ -93,6 +93,18 @@ class TestHealthAndMetadata:
         assert config["input"][0]["data_type"] == "TYPE_FP32"
         assert [int(d) for d in config["input"][0]["dims"]] == [3, -1, -1]
 
+    def test_model_config_names_image_format_and_labels(self, client: Any, protocol: str) -> None:
+        """The registered preprocessing gives the image input its format and the scores their labels file."""
+        config = as_json(client, protocol, "get_model_config", "ocr-cls")
+        config = config.get("config", config)
+        assert config["input"][0]["format"] == "FORMAT_NCHW"
+        scores = next(output for output in config["output"] if output["name"] == OCR_OUTPUT)
+        assert scores["label_filename"] == "labels.txt"
+        plain = as_json(client, protocol, "get_model_config", "add_sub")
+        plain = plain.get("config", plain)
+        assert all("format" not in tensor for tensor in plain["input"])
+        assert all("label_filename" not in tensor for tensor in plain["output"])
+
     def test_statistics_count_inferences(self, client: Any, protocol: str, module: Any) -> None:
         x = np.ones((2, 4), np.float32)
         client.infer("add_sub", [infer_input(module, "INPUT0", x, "FP32"), infer_input(module, "INPUT1", x, "FP32")])

@@ -23,6 +23,7 @@ EXTENSIONS = [
     "system_shared_memory",
     "cuda_shared_memory",
 ]
+LABEL_FILENAME = "labels.txt"
 _TRITON_TYPES = {"BOOL": "TYPE_BOOL", "BYTES": "TYPE_STRING"}
 
 
@@ -49,8 +50,8 @@ def model_config(model: ModelDescription) -> dict[str, Any]:
         "backend": model.platform.partition("_")[0],
         "version_policy": {"latest": {"num_versions": 1}},
         "max_batch_size": model.max_batch_size,
-        "input": [_config_tensor(spec, batched) for spec in model.signature.inputs],
-        "output": [_config_tensor(spec, batched) for spec in model.signature.outputs],
+        "input": [_config_input(spec, batched, model.image_layout) for spec in model.signature.inputs],
+        "output": [_config_output(spec, batched, model.labels) for spec in model.signature.outputs],
         "instance_group": [{"name": model.name, "kind": "KIND_CPU", "count": model.instance_count}],
         "parameters": {"mcp_plan": {"string_value": model.plan}},
     }
@@ -64,6 +65,22 @@ def model_config(model: ModelDescription) -> dict[str, Any]:
 
 def _tensor_metadata(spec: TensorSpec) -> dict[str, Any]:
     return {"name": spec.name, "datatype": spec.datatype, "shape": spec.shape}
+
+
+def _config_input(spec: TensorSpec, batched: bool, image_layout: str | None) -> dict[str, Any]:
+    """An image input (rank 3 past the batch) is marked with its layout, as image clients expect."""
+    tensor = _config_tensor(spec, batched)
+    if image_layout is not None and len(tensor["dims"]) == 3:
+        tensor["format"] = f"FORMAT_{image_layout}"
+    return tensor
+
+
+def _config_output(spec: TensorSpec, batched: bool, labels: tuple[str, ...]) -> dict[str, Any]:
+    """An output with one score per registered label names the labels file, as Triton's configs do."""
+    tensor = _config_tensor(spec, batched)
+    if labels and tensor["dims"] and tensor["dims"][-1] == len(labels):
+        tensor["label_filename"] = LABEL_FILENAME
+    return tensor
 
 
 def _config_tensor(spec: TensorSpec, batched: bool) -> dict[str, Any]:
