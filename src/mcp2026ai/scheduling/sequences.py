@@ -18,7 +18,7 @@ import numpy as np
 
 from mcp2026ai.clock import Clock
 from mcp2026ai.contract import SequenceSpec
-from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.errors import ContractError, InvalidInputError
 from mcp2026ai.ir.dtypes import numpy_dtype
 from mcp2026ai.ir.signature import Signature, TensorSpec
 
@@ -66,6 +66,7 @@ class SequenceTable:
         self.signature = signature
         self.clock = clock
         self._sequences: dict[CorrelationId, _Sequence] = {}
+        _check_names(model, spec, signature)
 
     def __len__(self) -> int:
         return len(self._sequences)
@@ -140,6 +141,19 @@ class SequenceTable:
             return {name: results[name] for name in outputs}
         kept = {s.output for s in self.spec.state}
         return {name: array for name, array in results.items() if name not in kept}
+
+
+def _check_names(model: str, spec: SequenceSpec, signature: Signature) -> None:
+    """Every control and state input the contract names is a model input, every state output an output."""
+    inputs = {tensor.name for tensor in signature.inputs}
+    outputs = {tensor.name for tensor in signature.outputs}
+    controls = [name for name in spec.controls.model_dump().values() if name is not None]
+    for name in [*controls, *(state.input for state in spec.state)]:
+        if name not in inputs:
+            raise ContractError(f"model '{model}': contract sequence names input {name!r}, which the model lacks")
+    for state in spec.state:
+        if state.output not in outputs:
+            raise ContractError(f"model '{model}': contract sequence state output {state.output!r} is not an output")
 
 
 def _input_spec(signature: Signature, name: str, model: str) -> TensorSpec:

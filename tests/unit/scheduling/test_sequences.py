@@ -7,8 +7,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from mcp2026ai.contract import SequenceSpec, SequenceState
-from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.contract import SequenceControls, SequenceSpec, SequenceState
+from mcp2026ai.errors import ContractError, InvalidInputError
 from mcp2026ai.ir.signature import Signature, TensorSpec
 from mcp2026ai.scheduling.sequences import SequenceFlags, SequenceTable, sequence_flags
 from support.clock import FakeClock
@@ -68,3 +68,16 @@ def test_bad_flags_are_client_errors(parameters: dict[str, object]) -> None:
 
 def test_no_sequence_id_is_none() -> None:
     assert sequence_flags({}) is None and sequence_flags({"sequence_id": ""}) is None
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SequenceSpec(controls=SequenceControls(start="START")),
+        SequenceSpec(state=[SequenceState(input="acc", output="missing")]),
+        SequenceSpec(state=[SequenceState(input="missing", output="acc_out")]),
+    ],
+)
+def test_a_contract_naming_absent_tensors_is_refused(spec: SequenceSpec) -> None:
+    with pytest.raises(ContractError, match="model 'm'"):
+        SequenceTable("m", spec, SIGNATURE)
