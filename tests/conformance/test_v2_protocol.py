@@ -389,6 +389,19 @@ class TestModelControl:
         assert says in error_of(lambda: client.load_model("mlp", config=config))
         assert as_json(client, protocol, "get_model_config", "mlp") == before
 
-    def test_model_files_in_a_load_are_refused_clearly(self, client: Any) -> None:
-        message = error_of(lambda: client.load_model("mlp", config="{}", files={"file:1/model.onnx": b"\x08\x01"}))
-        assert "not supported" in message and "mcp model register" in message
+    def test_load_with_a_model_file_registers_and_serves_it(
+        self, client: Any, module: Any, protocol: str, tmp_path: Any
+    ) -> None:
+        """tritonclient's load_model(files=...): the file becomes a version of the model and is served."""
+        from support.models import add_sub_model
+
+        name = f"uploaded_{protocol}"
+        model = add_sub_model(tmp_path / "model.onnx", width=2).read_bytes()
+        client.load_model(name, config=json.dumps({"max_batch_size": 4}), files={"file:1/model.onnx": model})
+        x = np.array([[1.0, 2.0]], np.float32)
+        inputs = [infer_input(module, n, x, "FP32") for n in ("INPUT0", "INPUT1")]
+        np.testing.assert_array_equal(client.infer(name, inputs).as_numpy("OUTPUT0"), 2 * x)
+        assert "need a 'config' parameter" in error_of(
+            lambda: client.load_model(name, files={"file:1/model.onnx": model})
+        )
+        client.unload_model(name)
