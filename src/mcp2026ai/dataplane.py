@@ -7,7 +7,11 @@ they return; domain errors propagate and are mapped to status codes at the edge.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from mcp2026ai.classification import classify_outputs
@@ -28,7 +32,6 @@ from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.scheduling.sequences import SequenceTable, sequence_flags
 from mcp2026ai.security.audit import AuditLog
-from mcp2026ai.serving.model_files import register_sent_file, sent_file
 from mcp2026ai.serving.models import ServedModel, ServedModels
 from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
 from mcp2026ai.shared_memory import SharedMemoryRegions
@@ -179,7 +182,7 @@ class DataPlane:
         given; recorded in the audit log, refusals and failures included."""
         try:
             override = _load_override(name, parameters or {})
-            version = await self._register_sent_file(name, parameters or {})
+            version = await self._register_files(name, parameters or {})
             served = await self.models.load(name, version, override=override)
         except MCPError as exc:
             await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
@@ -187,12 +190,27 @@ class DataPlane:
         outcome = {"result": "ok", "digest": served.record.digest}
         await self._record("model.load", actor, served.record.ref, {**(details or {}), **outcome})
 
-    async def _register_sent_file(self, name: str, parameters: dict[str, Any]) -> str | None:
-        """The version registered from a model file sent with the load (Triton's file:), if any."""
-        sent = sent_file(name, parameters)
-        if sent is None:
+    async def _register_files(self, name: str, parameters: dict[str, Any]) -> str | None:
+        """A model file sent with ``load`` (Triton's ``file:<version>/model.onnx`` parameter, base64 over
+        HTTP, bytes over gRPC) is registered like any model file (the same content is the same version)
+        and that version is loaded; None when the load names no file."""
+        files = {key: value for key, value in parameters.items() if key.startswith("file:")}
+        if not files:
             return None
-        record = await register_sent_file(self.models.registry, name, *sent)
+        if "config" not in parameters:
+            raise InvalidArgumentError(f"load {name!r}: file: parameters need a 'config' parameter too, as in Triton")
+        if len(files) != 1 or not next(iter(files)).endswith(".onnx"):
+            listed = ", ".join(sorted(files))[:200]
+            raise InvalidArgumentError(
+                f"load {name!r}: expected one 'file:<version>/<name>.onnx' parameter, got {listed}"
+            )
+        data = _file_bytes(next(iter(files.values())))
+        folder = self.models.registry.home / "tmp"
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".load-", suffix=".onnx") as handle:
+            handle.write(data)
+            handle.flush()
+            record = await asyncio.to_thread(self.models.registry.register_or_reuse, name, Path(handle.name))
         return record.version
 
     async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
@@ -309,14 +327,24 @@ class DataPlane:
 
 
 def _load_override(name: str, parameters: dict[str, Any]) -> ConfigOverride | None:
-    """Triton's load parameters: ``config`` (a JSON model configuration) is applied; model files sent
-    as ``file:`` parameters are registered (serving/model_files.py), and nothing else is expected."""
+    """Triton's ``config`` load parameter (a JSON model configuration), as the override it means."""
     config = parameters.get("config")
     if config is None:
         return None
     if not isinstance(config, str):
         raise InvalidArgumentError(f"load {name!r}: the 'config' parameter must be a JSON string")
     return parse_config_override(config, name)
+
+
+def _file_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if not isinstance(value, str):
+        raise InvalidArgumentError("a file: load parameter must be base64 text (HTTP) or bytes (gRPC)")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidArgumentError("a file: load parameter is not valid base64") from None
 
 
 def _refusal(error: MCPError) -> dict[str, str]:
