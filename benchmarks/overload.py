@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import signal
 import subprocess
@@ -33,9 +32,11 @@ sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project'
 
 from support.models import chained_matmul_model  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from local_server import MCP, serve_model  # noqa: E402
+
 CLASSES = ("latency-critical", "throughput-guaranteed", "best-effort")
 CONTRACT = "batching: {max_batch_size: 4, max_queue_delay_ms: 2}\n"
-MCP = [sys.executable, "-m", "mcp2026ai.cli"]
 
 
 def rss_mib(pid: int, field: str = "VmRSS") -> float:
@@ -45,18 +46,10 @@ def rss_mib(pid: int, field: str = "VmRSS") -> float:
 
 
 def start_server(home: Path, model: Path, port: int) -> subprocess.Popen[str]:
-    env = {**os.environ, "MCP_HOME": str(home)}
     contract = home.parent / "contract.yaml"
     contract.write_text(CONTRACT)
-    register = [*MCP, "model", "register", "--name", "heavy", "--path", str(model), "--contract", str(contract)]
-    subprocess.run(register, env=env, check=True, capture_output=True)
-    command = [*MCP, "serve", "--name", "heavy", "--port", str(port), "--grpc-port", "-1", "--no-policy"]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    for line in server.stdout:
-        if line.startswith("listening"):
-            return server
-    raise RuntimeError("mcp serve did not start")
+    serve = ["--port", str(port), "--grpc-port", "-1", "--no-policy"]
+    return serve_model(home, "heavy", model, serve, ["--contract", str(contract)])
 
 
 def bench(port: int, *args: str) -> subprocess.Popen[str]:

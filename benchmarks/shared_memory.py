@@ -8,7 +8,6 @@ and without ``--shared-memory system``, against the offline onnxruntime ceiling 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import subprocess
@@ -20,10 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import onnx
 from ceiling import offline_throughput, open_session
+from local_server import serve_model
 
 from mcp2026ai.bundled import bundled_model_path
 
-MCP = [sys.executable, "-m", "mcp2026ai.cli"]
 PERF = str(Path(sys.executable).parent / "perf_analyzer")
 
 
@@ -41,20 +40,7 @@ def plain_inputs(source: Path, target: Path) -> Path:
 
 
 def serve(home: Path, model: Path, http: int, grpc: int) -> subprocess.Popen[str]:
-    env = {**os.environ, "MCP_HOME": str(home)}
-    subprocess.run(
-        [*MCP, "model", "register", "--name", "clf", "--path", str(model)],
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    command = [*MCP, "serve", "--name", "clf", "--port", str(http), "--grpc-port", str(grpc)]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    for line in server.stdout:
-        if line.startswith("listening"):
-            return server
-    raise RuntimeError("mcp serve did not start")
+    return serve_model(home, "clf", model, ["--port", str(http), "--grpc-port", str(grpc)])
 
 
 def perf(url: str, protocol: str, seconds: float, shared: bool) -> float:
