@@ -3,6 +3,7 @@ protocols of one live server: each must be a client error, and none may count ag
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -162,3 +163,20 @@ def test_a_200_kb_model_name_gets_a_short_error_the_client_can_read(
         "/v2/models/add_sub/infer", json={"inputs": [{"name": name, "shape": [1], "datatype": "FP32"}]}
     )
     assert response.status_code == 400 and len(response.json()["error"]) < 1100
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"GARBAGE\r\n\r\n", b"GET /v2 HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n", b"GET /v2 HTTP/9.9\r\n\r\n"],
+)
+def test_requests_the_http_parser_rejects_get_a_json_error(server: BackgroundServer, raw: bytes) -> None:
+    host, port = server.http_url.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(raw)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), reply[:200]
+    assert b"content-type: application/json" in head.lower()
+    assert isinstance(json.loads(body)["error"], str)

@@ -26,6 +26,7 @@ from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
+from mcp2026ai.server.http.protocol import JsonErrorHttpToolsProtocol
 from mcp2026ai.server.statistics import ServerStatistics
 from mcp2026ai.serving.sync import ServingSync
 
@@ -119,6 +120,7 @@ class InferenceServer:
             log_level=self.config.log_level,
             lifespan="off",
             access_log=False,
+            http=JsonErrorHttpToolsProtocol,  # malformed requests get the v2 error JSON too
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=30,
             # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name
