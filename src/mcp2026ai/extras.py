@@ -15,6 +15,12 @@ EXTRA_FOR_MODULE = {
     "onnxconverter_common": "quantization",
     "sympy": "quantization",
     "ray": "ray",
+    "transformers": "llm",
+    "gguf": "llm",
+    "onnxruntime_genai": "llm",
+    "onnx_ir": "llm",
+    "tokenizers": "llm",
+    "jinja2": "llm",
 }
 
 

@@ -13,7 +13,9 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError, MCPError
+from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
+from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import sign_version, verify_artifact
 from mcp2026ai.security import KeyRing, TrustedKeys
 
@@ -45,7 +47,9 @@ def load_preprocessing(path: Path) -> Preprocessing:
 @app.command()
 def register(
     name: Annotated[str, typer.Option(help="Model name.")],
-    path: Annotated[Path, typer.Option(help="Model file (.onnx).")],
+    path: Annotated[
+        Path, typer.Option(help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder).")
+    ],
     contract: Annotated[Path | None, typer.Option(help="Inference contract YAML.")] = None,
     version: Annotated[str | None, typer.Option(help="Semantic version; next minor if omitted.")] = None,
     stage: Annotated[Stage, typer.Option(help="Lifecycle stage.")] = Stage.DEV,
@@ -54,6 +58,9 @@ def register(
     plan: Annotated[
         bool, typer.Option(help="Measure plans against the contract now; refuse the version if none meets it.")
     ] = False,
+    precision: Annotated[
+        LLMPrecision | None, typer.Option(help="Language models: weight precision of the decoder (default int4).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Import a model file, store it content-addressed and record its metadata."""
@@ -66,6 +73,7 @@ def register(
         stage=stage,
         tags=parse_tags(tag or []),
         preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
+        precision=precision,
     )
     if plan:
         _plan_or_withdraw(registry, record)
@@ -96,11 +104,19 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show one version: signature, contract, tags."""
-    record = context.registry().resolve(name, version)
+    registry = context.registry()
+    record = registry.resolve(name, version)
+    llm = registry.llm_info(record) if is_llm_format(record.format) else None
     if as_json:
-        print_json(record.model_dump(mode="json"))
+        document = record.model_dump(mode="json")
+        if llm is not None:
+            document["llm"] = llm.model_dump(mode="json")
+        print_json(document)
         return
     _print_record(record)
+    if llm is not None:
+        rows = [{"field": field, "value": str(value)} for field, value in llm.describe().items()]
+        print_table("language model", rows, ["field", "value"])
 
 
 @app.command()

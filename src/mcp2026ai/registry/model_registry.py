@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from mcp2026ai.ir import import_model
+from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source
+from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
 from mcp2026ai.registry.catalog import Catalog
+from mcp2026ai.registry.llm_bundle import (
+    TEXT_SIGNATURE,
+    delete_llm,
+    import_llm,
+    is_llm_format,
+    materialize,
+    read_manifest,
+)
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
@@ -53,19 +63,27 @@ class ModelRegistry:
         tags: dict[str, str] | None = None,
         preprocessing: Preprocessing | None = None,
         parent: str | None = None,
+        precision: LLMPrecision | None = None,
     ) -> ModelVersion:
         validate_model_name(name)
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
-        imported = import_model(path, self.home / "tmp")
-        digest = self.store.put(imported.onnx_path)
+        if is_llm_source(Path(path)):
+            llm = import_llm(self.store, Path(path), precision or LLMPrecision.INT4, default_cache_dir(self.home))
+            digest, source_format, signature = llm.digest, llm.format, TEXT_SIGNATURE
+        else:
+            if precision is not None:
+                raise InvalidArgumentError(f"{path}: a precision applies to language models (.gguf, HF folder) only")
+            imported = import_model(path, self.home / "tmp")
+            digest, source_format = self.store.put(imported.onnx_path), imported.source_format
+            signature = imported.signature
         record = ModelVersion(
             name=name,
             version=chosen,
             number=1,  # the catalog assigns the next free alias as it inserts
             stage=stage,
-            format=imported.source_format,
+            format=source_format,
             digest=digest,
-            signature=imported.signature,
+            signature=signature,
             contract=contract,
             tags=tags or {},
             preprocessing=preprocessing,
@@ -134,18 +152,35 @@ class ModelRegistry:
         doomed = [self.catalog.get(name, _normalize(version))] if version else self.versions(name)
         for record in doomed:
             self.catalog.delete(record.name, record.version)
-            if not self.catalog.digest_in_use(record.digest):
+            if self.catalog.digest_in_use(record.digest):
+                continue
+            if is_llm_format(record.format):
+                others = (other.digest for other in self.catalog.versions() if is_llm_format(other.format))
+                delete_llm(self.store, record.digest, others)
+            else:
                 self.store.delete(record.digest)
         return doomed
 
     def artifact_path(self, record: ModelVersion) -> Path:
         """The plaintext file, checked against its digest; an artifact encrypted at rest has none: use
         :meth:`artifact_bytes`."""
+        if is_llm_format(record.format):
+            raise InvalidArgumentError(
+                f"{record.ref} is a language model: generate with `mcp generate` or the /v1 and /generate endpoints"
+            )
         if self.store.is_encrypted(record.digest):
             raise InvalidArgumentError(
                 f"{record.ref} is encrypted at rest and has no plaintext file; load it from artifact_bytes()"
             )
         return self.store.verified_path(record.digest)
+
+    def llm_info(self, record: ModelVersion) -> LLMInfo:
+        """A language model version's architecture, sizes and precision (from its manifest)."""
+        return read_manifest(self.store, record.digest).info
+
+    def llm_folder(self, record: ModelVersion) -> Path:
+        """A language model version's files laid out under their names, each checked against its digest."""
+        return materialize(self.store, record.digest, self.home / "llm")
 
     def artifact_bytes(self, record: ModelVersion) -> bytes:
         """The artifact's plaintext bytes (decrypted when stored encrypted)."""
