@@ -32,6 +32,15 @@ Scheduler (dynamic batcher):
 - ``mcp_scheduler_batch_rows`` (histogram; model, version): rows in each dispatched batch.
 - ``mcp_scheduler_batch_fill_ratio`` (histogram; model, version): batch rows / max_batch_size.
 - ``mcp_scheduler_queue_delay_seconds`` (gauge; model, version): current batching window (adaptive).
+
+Text generation (one series set per language model):
+
+- ``mcp_generation_time_to_first_token_seconds``, ``mcp_generation_inter_token_latency_seconds``,
+  ``mcp_generation_e2e_seconds`` (histograms; model).
+- ``mcp_generation_prompt_tokens_total``, ``mcp_generation_tokens_total`` (counters; model).
+- ``mcp_generation_requests_total`` (counter; model, finish_reason).
+- ``mcp_generation_sequences`` (gauge; model, state = running | waiting).
+- ``mcp_generation_kv_cache_usage_ratio`` (gauge; model).
 """
 
 from __future__ import annotations
@@ -293,6 +302,57 @@ SCHEDULER_QUEUE_DELAY = Gauge(
     MODEL_LABELS,
     registry=REGISTRY,
     multiprocess_mode="liveall",  # each worker adapts its own window
+)
+
+# --- text generation (engine: generation/engine.py) ------------------------------------------------
+
+TOKEN_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0)
+GENERATION_E2E_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+
+GENERATION_TTFT = Histogram(
+    "mcp_generation_time_to_first_token_seconds",
+    "Seconds from accepting a generation request to its first generated token.",
+    ["model"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+GENERATION_ITL = Histogram(
+    "mcp_generation_inter_token_latency_seconds",
+    "Seconds between two consecutive tokens of one sequence.",
+    ["model"],
+    buckets=TOKEN_LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+GENERATION_E2E = Histogram(
+    "mcp_generation_e2e_seconds",
+    "Seconds from accepting a generation request to its last token.",
+    ["model"],
+    buckets=GENERATION_E2E_BUCKETS,
+    registry=REGISTRY,
+)
+GENERATION_PROMPT_TOKENS = Counter(
+    "mcp_generation_prompt_tokens", "Prompt tokens prefilled.", ["model"], registry=REGISTRY
+)
+GENERATION_TOKENS = Counter("mcp_generation_tokens", "Tokens generated (every choice).", ["model"], registry=REGISTRY)
+GENERATION_REQUESTS = Counter(
+    "mcp_generation_requests",
+    "Finished generation requests by finish reason of their first choice (stop, length, abort, error).",
+    ["model", "finish_reason"],
+    registry=REGISTRY,
+)
+GENERATION_SEQUENCES = Gauge(
+    "mcp_generation_sequences",
+    "Sequences running (holding a KV slot) or waiting for one.",
+    ["model", "state"],
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
+)
+GENERATION_KV_USAGE = Gauge(
+    "mcp_generation_kv_cache_usage_ratio",
+    "Share of the KV cache's token capacity holding running sequences' tokens.",
+    ["model"],
+    registry=REGISTRY,
+    multiprocess_mode="liveall",
 )
 
 NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)

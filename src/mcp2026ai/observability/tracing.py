@@ -40,6 +40,9 @@ class _NoopSpan:
     def set_attribute(self, key: str, value: Any) -> None:
         return None
 
+    def end(self) -> None:
+        return None
+
     def is_recording(self) -> bool:
         return False
 
@@ -104,6 +107,15 @@ def request_span(model: str, protocol: str, headers: Mapping[str, str]) -> Itera
         set_status_on_exception=False,
     ) as span:
         yield span
+
+
+def start_span(name: str, headers: Mapping[str, str], attributes: Mapping[str, Any]) -> Any:
+    """A server span that outlives the current context (a generation ends on the engine's thread):
+    the caller ends it with ``span.end()``; a no-op span when tracing is off."""
+    if not _configured():
+        return NOOP_SPAN
+    parent = propagate.extract(headers)
+    return _get_tracer().start_span(name, context=parent, kind=SpanKind.SERVER, attributes=dict(attributes))
 
 
 def finish_span(span: SpanLike, version: str, sla_class: str, code: str, error: BaseException | None) -> None:

@@ -1,0 +1,33 @@
+"""Generation engine settings (requested config: the engine builds its decoder and queues from them)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.scheduling.config import DEFAULT_WEIGHTS, ClassPolicy
+
+DEFAULT_WAITING_PER_CLASS = 256
+
+
+def default_generation_classes() -> dict[SLAClass, ClassPolicy]:
+    """Weighted fair queueing as for tensors (5/3/1); a generation waits for a slot without a deadline."""
+    return {cls: ClassPolicy(weight=DEFAULT_WEIGHTS[cls], capacity=DEFAULT_WAITING_PER_CLASS) for cls in SLAClass}
+
+
+class EngineConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_num_seqs: int = Field(8, ge=1, le=256, description="Sequences decoded together (KV slots).")
+    max_model_len: int = Field(
+        2048, ge=16, le=1_048_576, description="Longest prompt + generated tokens per sequence (capped at the model's)."
+    )
+    max_prefill_tokens: int = Field(
+        4096, ge=1, description="Prompt tokens prefilled in one engine step (at least one prompt always is)."
+    )
+    threads: int = Field(0, ge=0, le=256, description="onnxruntime intra-op threads; 0 lets onnxruntime choose.")
+    classes: dict[SLAClass, ClassPolicy] = Field(
+        default_factory=default_generation_classes,
+        description="Waiting queue per SLA class: weight and capacity (a full class answers 429).",
+    )
+    retry_after_s: float = Field(1.0, gt=0, description="Retry-After of a request refused because its queue is full.")

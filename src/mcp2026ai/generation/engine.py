@@ -1,0 +1,330 @@
+"""The generation engine: continuous batching of token generation on one decoder.
+
+One thread runs the steps; callers submit from an event loop and read a :class:`GenerationStream`.
+A step: drop aborted requests (their KV slots free at once), admit waiting requests in SLA-class
+fair order while slots are free (prefill each prompt, sample its first token), then decode one
+token for every running sequence in one batched run, sample, check the stop conditions, and hand
+each request its deltas. Finished sequences leave the batch before the next step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mcp2026ai.errors import InvalidArgumentError, MCPError, UnavailableError
+from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.kv_slots import SlotTable
+from mcp2026ai.generation.sampling import Sampler
+from mcp2026ai.generation.scheduler import WaitingQueue
+from mcp2026ai.generation.stopping import StopStrings, TokenStop
+from mcp2026ai.generation.stream import GenerationStream
+from mcp2026ai.generation.telemetry import EngineTelemetry
+from mcp2026ai.generation.tokenizer import IncrementalDecoder, TextTokenizer
+from mcp2026ai.generation.types import Delta, FinishReason, GenerationRequest
+from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
+from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class _Sequence:
+    """One choice of a request, while it holds a KV slot."""
+
+    job: _Job
+    index: int
+    sampler: Sampler
+    detokenizer: IncrementalDecoder
+    stop_strings: StopStrings
+    token_stop: TokenStop
+    generated: int = 0
+    last_token: int = 0
+    last_token_at: float = 0.0
+    finished: FinishReason | None = None
+
+
+@dataclass(eq=False)
+class _Job:
+    """A submitted request, waiting or running."""
+
+    request: GenerationRequest
+    stream: GenerationStream
+    max_tokens: int
+    abandoned: asyncio.Future[None]
+    accepted_at: float
+    span: Any
+    sequences: list[_Sequence] = field(default_factory=list)
+    deltas: list[Delta] = field(default_factory=list)
+    aborted: bool = False
+    first_token_at: float | None = None
+
+
+class Engine:
+    """Generation for one model: its decoder, tokenizer, KV slots and waiting queue."""
+
+    def __init__(
+        self,
+        name: str,
+        decoder: OnnxDecoder,
+        tokenizer: TextTokenizer,
+        info: LLMInfo,
+        config: EngineConfig,
+    ) -> None:
+        self.name = name
+        self.decoder = decoder
+        self.tokenizer = tokenizer
+        self.info = info
+        self.config = config
+        self.max_len = decoder.max_len
+        self.slots = SlotTable(decoder.num_slots, decoder.max_len)
+        self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
+        self.telemetry = EngineTelemetry(name)
+        self._running: dict[Hashable, _Sequence] = {}
+        self._lock = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
+        self._thread.start()
+
+    # submission (event loop) -------------------------------------------------------------------
+    def context_limit(self) -> int:
+        return self.max_len
+
+    def submit(self, request: GenerationRequest) -> GenerationStream:
+        """Queue ``request``; its stream yields deltas. InvalidArgumentError if it cannot fit the context,
+        OverloadedError if its SLA class queue is full, UnavailableError after close()."""
+        max_tokens = self._check_length(request)
+        loop = asyncio.get_running_loop()
+        stream = GenerationStream(request.request_id, len(request.prompt_ids), loop)
+        job = _Job(
+            request=request,
+            stream=stream,
+            max_tokens=max_tokens,
+            abandoned=loop.create_future(),
+            accepted_at=time.monotonic(),
+            span=self.telemetry.start_span(request),
+        )
+        stream.on_abort = lambda: self._abort(job)
+        with self._lock:
+            if self._stopping:
+                raise UnavailableError(f"model {self.name!r} is shutting down")
+            self.waiting.push(job, request.sla_class, request.params.n, job.abandoned)
+            self._lock.notify()
+        return stream
+
+    def _check_length(self, request: GenerationRequest) -> int:
+        prompt = len(request.prompt_ids)
+        if prompt == 0:
+            raise InvalidArgumentError("the prompt is empty: give at least one token of text")
+        if any(not 0 <= token < self.info.vocab_size for token in request.prompt_ids):
+            raise InvalidArgumentError(f"prompt token ids must lie in [0, {self.info.vocab_size})")
+        wanted = request.params.max_tokens
+        if prompt >= self.max_len or (wanted is not None and prompt + wanted > self.max_len):
+            asked = f"{prompt} prompt tokens" + (f" + max_tokens {wanted}" if wanted is not None else "")
+            total = prompt + (wanted or 1)
+            raise InvalidArgumentError(
+                f"{asked} = {total} tokens exceeds the model's context length of {self.max_len} tokens"
+            )
+        return wanted if wanted is not None else self.max_len - prompt
+
+    def _abort(self, job: _Job) -> None:
+        """Called on the event loop: mark the job; a waiting one is dropped, a running one freed, next step."""
+        job.aborted = True
+        if not job.abandoned.done():
+            job.abandoned.cancel()
+        with self._lock:
+            self._lock.notify()
+
+    def close(self) -> None:
+        """Stop the engine: unfinished requests fail with UnavailableError."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify()
+        self._thread.join(timeout=30)
+
+    # the engine thread -------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._stopping and not self._running and not self.waiting.depth():
+                    self._lock.wait()
+                if self._stopping:
+                    break
+                abandoned = self.waiting.sweep_abandoned()
+                admitted = self.waiting.admit(
+                    self.slots.num_slots - self.slots.active, self.config.max_prefill_tokens, self._cost
+                )
+            try:
+                self._step(abandoned, admitted)
+            except MCPError as exc:
+                self._fail_running(exc, admitted)
+            except Exception as exc:  # a bug must not kill the engine thread silently
+                log.exception("generation step failed")
+                self._fail_running(UnavailableError(f"generation failed: {type(exc).__name__}"), admitted)
+        self._shutdown()
+
+    @staticmethod
+    def _cost(job: _Job) -> tuple[int, int]:
+        return job.request.params.n, len(job.request.prompt_ids)
+
+    def _step(self, abandoned: list[_Job], admitted: list[_Job]) -> None:
+        for job in abandoned:
+            self._finish_job(job, FinishReason.ABORT)
+        self._reap_aborted()
+        for job in admitted:
+            if job.aborted:
+                self._finish_job(job, FinishReason.ABORT)
+            else:
+                self._prefill(job)
+        self._release_finished()
+        if self._running:
+            self._decode()
+            self._release_finished()
+        self.telemetry.observe_state(len(self._running), self.waiting.depth(), self._kv_usage())
+
+    def _prefill(self, job: _Job) -> None:
+        prompt = job.request.prompt_ids
+        slots = []
+        for index in range(job.request.params.n):
+            sequence = self._new_sequence(job, index)
+            job.sequences.append(sequence)
+            slots.append(self.slots.allocate(sequence, len(prompt)))
+            self._running[sequence] = sequence
+        logits = self.decoder.prefill(slots[0], prompt)
+        for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
+            self.decoder.move(slots[0], slot, len(prompt))
+        self.telemetry.prompt_tokens(len(prompt))
+        now = time.monotonic()
+        for sequence in job.sequences:
+            self._accept_token(sequence, logits, now)
+        self._publish(job)
+
+    def _new_sequence(self, job: _Job, index: int) -> _Sequence:
+        params = job.request.params
+        return _Sequence(
+            job=job,
+            index=index,
+            sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index),
+            detokenizer=IncrementalDecoder(self.tokenizer),
+            stop_strings=StopStrings(params.stop),
+            token_stop=TokenStop(params, self.info.eos_token_ids, job.max_tokens),
+        )
+
+    def _decode(self) -> None:
+        order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
+        lengths = []
+        for sequence in order:
+            self.slots.grow(sequence)
+            lengths.append(self.slots.length_of(sequence))
+        logits = self.decoder.decode([sequence.last_token for sequence in order], lengths)
+        now = time.monotonic()
+        touched: dict[int, _Job] = {}
+        for row, sequence in enumerate(order):
+            self.telemetry.inter_token(now - sequence.last_token_at)
+            self._accept_token(sequence, logits[row], now)
+            touched[id(sequence.job)] = sequence.job
+        for job in touched.values():
+            self._publish(job)
+
+    def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
+        token, logprob = sequence.sampler.sample(logits)
+        job = sequence.job
+        if job.first_token_at is None:
+            job.first_token_at = now
+            self.telemetry.first_token(now - job.accepted_at)
+        sequence.generated += 1
+        sequence.last_token = token
+        sequence.last_token_at = now
+        delta = Delta(index=sequence.index)
+        stopped_by_text = False
+        if sequence.token_stop.is_stop_token(token):
+            sequence.finished = FinishReason.STOP
+        else:
+            delta.token_ids.append(token)
+            if logprob is not None:
+                delta.logprobs.append(logprob)
+            delta.text, stopped_by_text = sequence.stop_strings.feed(sequence.detokenizer.push(token))
+            if stopped_by_text:
+                sequence.finished = FinishReason.STOP
+            elif sequence.token_stop.reached_limit(sequence.generated):
+                sequence.finished = FinishReason.LENGTH
+        if sequence.finished is not None and not stopped_by_text:
+            delta.text += self._flush(sequence)
+        delta.finish_reason = sequence.finished
+        job.deltas.append(delta)
+
+    @staticmethod
+    def _flush(sequence: _Sequence) -> str:
+        """Text held back when a choice ends without a stop string (an incomplete tail, a stop prefix)."""
+        text, stopped = sequence.stop_strings.feed(sequence.detokenizer.flush())
+        return text if stopped else text + sequence.stop_strings.flush()
+
+    def _publish(self, job: _Job) -> None:
+        done = all(sequence.finished is not None for sequence in job.sequences)
+        deltas = [delta for delta in job.deltas if delta.text or delta.token_ids or delta.finish_reason]
+        job.deltas = []
+        generated = sum(sequence.generated for sequence in job.sequences)
+        job.stream.deliver(deltas, generated, done)
+        if done:
+            self.telemetry.finished(job, job.sequences[0].finished or FinishReason.ABORT, generated)
+
+    def _release_finished(self) -> None:
+        for sequence in [s for s in self._running.values() if s.finished is not None]:
+            self._release(sequence)
+
+    def _release(self, sequence: _Sequence) -> None:
+        del self._running[sequence]
+        move = self.slots.free(sequence)
+        if move is not None:
+            self.decoder.move(move.source, move.target, move.length)
+
+    def _reap_aborted(self) -> None:
+        for job in {id(s.job): s.job for s in self._running.values() if s.job.aborted}.values():
+            for sequence in job.sequences:
+                if sequence in self._running:
+                    self._release(sequence)
+            self._finish_job(job, FinishReason.ABORT)
+
+    def _finish_job(self, job: _Job, reason: FinishReason) -> None:
+        if not job.sequences:
+            job.sequences = [self._new_sequence(job, index) for index in range(job.request.params.n)]
+        for sequence in job.sequences:
+            if sequence.finished is None:
+                sequence.finished = reason
+                job.deltas.append(Delta(index=sequence.index, finish_reason=reason))
+        self._publish(job)
+
+    def _fail_running(self, error: MCPError, admitted: list[_Job]) -> None:
+        jobs = {id(s.job): s.job for s in self._running.values()} | {id(job): job for job in admitted}
+        for sequence in list(self._running.values()):
+            self._release(sequence)
+        for job in jobs.values():
+            job.stream.fail(error)
+            self.telemetry.failed(job)
+
+    def _shutdown(self) -> None:
+        error = UnavailableError(f"model {self.name!r} is shutting down")
+        with self._lock:
+            waiting = self.waiting.drain()
+        self._fail_running(error, waiting)
+
+    def _kv_usage(self) -> float:
+        return self.slots.used_tokens / self.slots.capacity_tokens
+
+
+def build_engine(name: str, folder: Path, config: EngineConfig | None = None) -> Engine:
+    """An engine for the converted model in ``folder`` (see ``ir/llm_convert.py``)."""
+    config = config or EngineConfig()
+    info = load_llm_info(folder)
+    tokenizer = TextTokenizer(folder)
+    max_len = min(config.max_model_len, info.context_length)
+    decoder = OnnxDecoder(folder, info, config.max_num_seqs, max_len, config.threads)
+    return Engine(name, decoder, tokenizer, info, config)

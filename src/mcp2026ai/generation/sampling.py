@@ -1,0 +1,107 @@
+"""Choosing the next token of one sequence from its logits.
+
+Order (vLLM's): repetition penalty (prompt and generated tokens), presence and frequency penalties
+(generated tokens), temperature, top-k, top-p, min-p, then a draw. Each sequence owns its random
+generator, seeded from the request's ``seed`` (and the choice index), so a seeded request draws
+the same tokens whatever else shares its batch. Temperature 0 takes the most likely token.
+
+Log-probabilities are those of the model's raw distribution (before penalties and temperature).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mcp2026ai.generation.types import SamplingParams, TokenLogprob
+
+_FIRST_CANDIDATES = 256
+"""top-p looks at this many most likely tokens first, and doubles it until they hold top_p."""
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted: np.ndarray = logits.astype(np.float64) - float(np.max(logits))
+    result: np.ndarray = shifted - np.log(np.sum(np.exp(shifted)))
+    return result
+
+
+class Sampler:
+    """The next-token choice of one sequence; it remembers the tokens it has to penalize."""
+
+    def __init__(self, params: SamplingParams, prompt_ids: Sequence[int], vocab_size: int, choice: int = 0) -> None:
+        self.params = params
+        self.vocab_size = vocab_size
+        entropy = [params.seed, choice] if params.seed is not None else None
+        self.rng = np.random.default_rng(entropy)
+        self._counts: dict[int, int] = {}
+        self._seen = {token for token in prompt_ids if 0 <= token < vocab_size}
+        self._penalized = (
+            params.repetition_penalty != 1.0 or params.presence_penalty != 0.0 or params.frequency_penalty != 0.0
+        )
+
+    def sample(self, logits: np.ndarray) -> tuple[int, TokenLogprob | None]:
+        """The chosen token for ``logits`` (one row, float32) and, if asked, its log-probability."""
+        logprob = self._logprob_of if self.params.logprobs is not None else None
+        raw = logits
+        if self._penalized:
+            logits = self._penalize(logits.copy())
+        token = int(np.argmax(logits)) if self.params.greedy else self._draw(logits)
+        self._counts[token] = self._counts.get(token, 0) + 1
+        self._seen.add(token)
+        return token, (logprob(raw, token) if logprob is not None else None)
+
+    def _penalize(self, logits: np.ndarray) -> np.ndarray:
+        params = self.params
+        if params.repetition_penalty != 1.0 and self._seen:
+            seen = np.fromiter(self._seen, dtype=np.int64)
+            values = logits[seen]
+            logits[seen] = np.where(values > 0, values / params.repetition_penalty, values * params.repetition_penalty)
+        if (params.presence_penalty or params.frequency_penalty) and self._counts:
+            tokens = np.fromiter(self._counts, dtype=np.int64)
+            counts = np.fromiter(self._counts.values(), dtype=np.float32)
+            logits[tokens] -= params.frequency_penalty * counts + params.presence_penalty
+        return logits
+
+    def _draw(self, logits: np.ndarray) -> int:
+        params = self.params
+        scaled = logits.astype(np.float64) / params.temperature
+        if 0 < params.top_k < len(scaled):
+            index = np.argpartition(-scaled, params.top_k - 1)[: params.top_k]
+            values = scaled[index]
+        else:
+            index, values = np.arange(len(scaled)), scaled
+        probs = np.exp(values - values.max())
+        probs /= probs.sum()
+        if params.top_p < 1.0:
+            index, probs = _nucleus(index, probs, params.top_p)
+        if params.min_p > 0.0:
+            keep = probs >= params.min_p * probs.max()
+            index, probs = index[keep], probs[keep]
+        cumulative = np.cumsum(probs)
+        position = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
+        return int(index[min(position, len(index) - 1)])
+
+    def _logprob_of(self, logits: np.ndarray, token: int) -> TokenLogprob:
+        logprobs = log_softmax(logits)
+        top: tuple[tuple[int, float], ...] = ()
+        count = self.params.logprobs or 0
+        if count:
+            best = np.argpartition(-logprobs, count - 1)[:count]
+            best = best[np.argsort(-logprobs[best], kind="stable")]
+            top = tuple((int(t), float(logprobs[t])) for t in best)
+        return TokenLogprob(token, float(logprobs[token]), top)
+
+
+def _nucleus(index: np.ndarray, probs: np.ndarray, top_p: float) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest set of most likely tokens holding ``top_p``; sorts only as many tokens as that takes."""
+    size = len(probs)
+    count = min(_FIRST_CANDIDATES, size)
+    while True:
+        part = np.argpartition(-probs, count - 1)[:count] if count < size else np.arange(size)
+        part = part[np.argsort(-probs[part], kind="stable")]
+        cumulative = np.cumsum(probs[part])
+        if cumulative[-1] >= top_p or count == size:
+            keep = min(int(np.searchsorted(cumulative, top_p)) + 1, count)
+            return index[part[:keep]], probs[part[:keep]]
+        count = min(count * 4, size)

@@ -1,0 +1,107 @@
+"""What a generation request asks for and what it gets back, free of any transport."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp2026ai.contract import SLAClass
+
+MAX_LOGPROBS = 20
+MAX_CHOICES = 16
+
+
+class SamplingParams(BaseModel):
+    """How tokens are chosen and when a sequence ends (OpenAI / vLLM names and meanings)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_tokens: int | None = Field(
+        None, ge=1, description="Most tokens generated per choice; None: up to the context length."
+    )
+    temperature: float = Field(1.0, ge=0.0, le=2.0, description="0 picks the most likely token (greedy).")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Sample from the smallest set holding this probability.")
+    top_k: int = Field(0, ge=-1, description="Sample from the k most likely tokens; 0 or -1: all.")
+    min_p: float = Field(0.0, ge=0.0, le=1.0, description="Drop tokens below min_p x the top token's probability.")
+    repetition_penalty: float = Field(1.0, gt=0.0, le=10.0, description="Divides logits of tokens already seen.")
+    presence_penalty: float = Field(0.0, ge=-2.0, le=2.0, description="Subtracted once from generated tokens.")
+    frequency_penalty: float = Field(0.0, ge=-2.0, le=2.0, description="Subtracted per occurrence.")
+    seed: int | None = Field(None, ge=0, lt=2**63, description="Same seed, same tokens, whatever else runs.")
+    stop: tuple[str, ...] = Field((), max_length=16, description="Strings that end a choice (not returned).")
+    stop_token_ids: tuple[int, ...] = Field((), max_length=64, description="Token ids that end a choice.")
+    ignore_eos: bool = False
+    n: int = Field(1, ge=1, le=MAX_CHOICES, description="Independent choices for one prompt.")
+    logprobs: int | None = Field(
+        None, ge=0, le=MAX_LOGPROBS, description="Return each token's log-probability and this many alternatives."
+    )
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+
+@dataclass
+class GenerationRequest:
+    """One prompt (already tokenized) to continue."""
+
+    request_id: str
+    prompt_ids: list[int]
+    params: SamplingParams
+    sla_class: SLAClass = SLAClass.THROUGHPUT_GUARANTEED
+    headers: dict[str, str] = field(default_factory=dict)
+    """Lower-cased request headers (the tracing context of the caller, if any)."""
+
+
+class FinishReason(StrEnum):
+    STOP = "stop"
+    LENGTH = "length"
+    ABORT = "abort"
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token's log-probability under the model, and the most likely alternatives."""
+
+    token_id: int
+    logprob: float
+    top: tuple[tuple[int, float], ...] = ()
+
+
+@dataclass
+class Delta:
+    """What one choice produced since its previous delta."""
+
+    index: int
+    token_ids: list[int] = field(default_factory=list)
+    text: str = ""
+    logprobs: list[TokenLogprob] = field(default_factory=list)
+    finish_reason: FinishReason | None = None
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Choice:
+    """A whole choice, gathered from its deltas (non-streaming answers)."""
+
+    index: int
+    text: str = ""
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[TokenLogprob] = field(default_factory=list)
+    finish_reason: FinishReason | None = None
+
+    def add(self, delta: Delta) -> None:
+        self.text += delta.text
+        self.token_ids += delta.token_ids
+        self.logprobs += delta.logprobs
+        self.finish_reason = delta.finish_reason or self.finish_reason

@@ -1,0 +1,103 @@
+"""onnxruntime decoder backend for text generation: prefill and batched decode over KV slots.
+
+The decoder (onnxruntime-genai's builder output: GroupQueryAttention, ``attention_mask`` giving each
+row's length) keeps its keys and values in one float32 buffer per layer and kind, shaped
+``[slots, kv_heads, max_len, head_size]``. Past and present are bound to the same memory
+(IOBinding), so the model appends each new token's KV in place: no cache is copied between steps.
+Running sequences hold slots ``0 .. n-1`` (see ``generation/kv_slots.py``); a decode step binds the
+leading ``n`` slots, one new token per row, and the mask gives each row its own length.
+
+The LM head sees the last position only (the import inserts that slice), so a prefill returns one
+row of logits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from mcp2026ai.errors import InferenceFailedError
+from mcp2026ai.ir.llm_info import LLMInfo
+
+PLATFORM = "onnxruntime_decoder"
+
+
+class OnnxDecoder:
+    """One decoder session and its KV buffers."""
+
+    def __init__(self, folder: Path, info: LLMInfo, num_slots: int, max_len: int, threads: int = 0) -> None:
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = threads
+        try:
+            self.session = ort.InferenceSession(str(folder / info.decoder_file), options, ["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own pybind types  # noqa: BLE001
+            raise InferenceFailedError(f"{folder / info.decoder_file}: onnxruntime cannot load it ({exc})") from None
+        self.info = info
+        self.num_slots = num_slots
+        self.max_len = max_len
+        shape = (num_slots, info.num_kv_heads, max_len, info.head_size)
+        self._kv = [
+            (name % layer, np.zeros(shape, np.float32))  # zero pages are only committed once written
+            for layer in range(info.num_layers)
+            for name in (info.past_key, info.past_value)
+        ]
+        self._present = {info.past_key % layer: info.present_key % layer for layer in range(info.num_layers)} | {
+            info.past_value % layer: info.present_value % layer for layer in range(info.num_layers)
+        }
+        self._logits = np.zeros((num_slots, 1, info.vocab_size), np.float32)
+        self._bindings: dict[tuple[int, int], ort.IOBinding] = {}
+
+    @property
+    def kv_bytes(self) -> int:
+        return sum(buffer.nbytes for _, buffer in self._kv)
+
+    def prefill(self, slot: int, token_ids: Sequence[int]) -> np.ndarray:
+        """Run a prompt into an empty slot; the logits of its last position, shape ``[vocab]``."""
+        ids = np.asarray(token_ids, dtype=np.int64).reshape(1, -1)
+        mask = np.ones_like(ids)
+        logits: np.ndarray = self._run(slot, 1, ids, mask)[0]
+        return logits
+
+    def decode(self, token_ids: Sequence[int], lengths: Sequence[int]) -> np.ndarray:
+        """One new token for each of slots ``0 .. n-1``; ``lengths`` count it. Logits ``[n, vocab]``."""
+        count = len(token_ids)
+        ids = np.asarray(token_ids, dtype=np.int64).reshape(count, 1)
+        totals = np.asarray(lengths, dtype=np.int64)
+        mask = (np.arange(int(totals.max()))[None, :] < totals[:, None]).astype(np.int64)
+        return self._run(0, count, ids, mask)
+
+    def move(self, source: int, target: int, length: int) -> None:
+        """Copy a slot's first ``length`` positions into another slot (compaction, or forking ``n`` choices)."""
+        for _, buffer in self._kv:
+            buffer[target, :, :length] = buffer[source, :, :length]
+
+    def _run(self, first: int, count: int, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        binding = self._binding(first, count)
+        binding.bind_cpu_input(self.info.input_ids, ids)
+        binding.bind_cpu_input(self.info.attention_mask, mask)
+        try:
+            self.session.run_with_iobinding(binding)
+        except Exception as exc:  # noqa: BLE001
+            raise InferenceFailedError(f"decoder step failed ({str(exc).splitlines()[0][:300]})") from None
+        return self._logits[:count, 0]
+
+    def _binding(self, first: int, count: int) -> ort.IOBinding:
+        """Past, present and logits of slots ``first .. first+count-1`` (built once per slot range)."""
+        key = (first, count)
+        binding = self._bindings.get(key)
+        if binding is not None:
+            return binding
+        binding = self.session.io_binding()
+        for name, buffer in self._kv:
+            view = buffer[first : first + count]
+            shape = list(view.shape)
+            binding.bind_input(name, "cpu", 0, np.float32, shape, view.ctypes.data)
+            binding.bind_output(self._present[name], "cpu", 0, np.float32, shape, view.ctypes.data)
+        logits = self._logits[:count]
+        binding.bind_output(self.info.logits, "cpu", 0, np.float32, list(logits.shape), logits.ctypes.data)
+        self._bindings[key] = binding
+        return binding
