@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.generation.service import GenerationModels
 from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -33,15 +34,30 @@ def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path
 
 
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
+    """The data plane; language models among ``names`` go to generation engines, the rest to ServedModels."""
     planner = PolicyOrchestrator(registry) if config.plan_with_policy else None
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner)
     models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
-    return DataPlane(models, default_models=names, audit=config.security.audit(), trace_settings=TraceSettings(traced))
+    generation = GenerationModels(registry, config.generation)
+    tensor_names = [name for name in names if not generation.is_language_model(name)]
+    return DataPlane(
+        models,
+        default_models=tensor_names,
+        audit=config.security.audit(),
+        trace_settings=TraceSettings(traced),
+        generation=generation,
+    )
 
 
 async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
-    return [(await plane.models.load(name)).record for name in names]
+    loaded = []
+    for name in names:
+        if plane.generation.is_language_model(name):
+            loaded.append(await plane.generation.load(name))
+        else:
+            loaded.append((await plane.models.load(name)).record)
+    return loaded
 
 
 def serving_sync(

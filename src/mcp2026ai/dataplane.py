@@ -24,6 +24,7 @@ from mcp2026ai.errors import (
     PermissionDeniedError,
     UnavailableError,
 )
+from mcp2026ai.generation.service import GenerationModels
 from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
 from mcp2026ai.observability.runtime_settings import LogSettings, TraceSettings
 from mcp2026ai.registry import ModelVersion
@@ -48,8 +49,11 @@ class DataPlane:
         traffic: TrafficController | None = None,
         audit: AuditLog | None = None,
         trace_settings: TraceSettings | None = None,
+        generation: GenerationModels | None = None,
     ) -> None:
         self.models = models
+        self.generation = generation or GenerationModels(models.registry)
+        """Language models (text generation engines), served beside the tensor models."""
         self.shared_memory = SharedMemoryRegions()
         self.trace = trace_settings or TraceSettings()
         self.logging = LogSettings()
@@ -72,6 +76,7 @@ class DataPlane:
         """After the transports have stopped: let shadow calls finish (bounded), unload every model."""
         await self.traffic.drain(timeout_s=min(5.0, drain_timeout_s))
         await self.models.unload_all()
+        await self.generation.close()
         self.shared_memory.close()
 
     # metadata -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
 
@@ -154,6 +155,8 @@ def _plan(registry: ModelRegistry, names: list[str]) -> None:
     orchestrator = PolicyOrchestrator(registry)
     for model in names:
         record = registry.resolve(model)
+        if is_llm_format(record.format):
+            continue  # a language model runs on its generation engine (no tensor plan)
         if registry.store.is_encrypted(record.digest):
             console.print(f"plan for {model}: stored or default (encrypted at rest: not measured)", highlight=False)
             continue

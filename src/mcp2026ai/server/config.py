@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import TraceExport
 from mcp2026ai.security.serving import ServingSecurity
 
@@ -52,3 +53,6 @@ class ServerConfig(BaseModel):
         default_factory=ServingSecurity, description="Auth, TLS, signed-model loading and the audit log."
     )
     traces: TraceExport = Field(default_factory=TraceExport, description="Where request spans are exported.")
+    generation: EngineConfig = Field(
+        default_factory=EngineConfig, description="Text generation engines of the language models served."
+    )

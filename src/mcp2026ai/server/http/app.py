@@ -25,6 +25,7 @@ from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, pri
 from mcp2026ai.server.http.body import BodyBudget, read_body
 from mcp2026ai.server.http.errors import error_response, plain_error
 from mcp2026ai.server.http.image import image_request, predictions, requested_model
+from mcp2026ai.server.http.openai import generation_routes
 from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
@@ -266,7 +267,7 @@ def _middleware(config: ServerConfig) -> list[Middleware]:
 def build_http_app(plane: DataPlane, config: ServerConfig, statistics: ServerStatistics | None = None) -> Starlette:
     endpoints = HttpEndpoints(plane, config, statistics or ServerStatistics(plane))
     app = Starlette(
-        routes=_routes(endpoints),
+        routes=[*_routes(endpoints), *generation_routes(plane, config, endpoints.bodies)],
         middleware=_middleware(config),
         exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},
     )

@@ -1,0 +1,61 @@
+"""The language models a server generates with: one engine per model, loaded from the registry."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from mcp2026ai.errors import NotFoundError
+from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.llm_bundle import is_llm_format
+
+
+@dataclass(frozen=True)
+class ServedLLM:
+    record: ModelVersion
+    engine: Engine
+    loaded_at: float
+
+
+class GenerationModels:
+    """Engines by model name; the edges reach them through the data plane."""
+
+    def __init__(self, registry: ModelRegistry, config: EngineConfig | None = None) -> None:
+        self.registry = registry
+        self.config = config or EngineConfig()
+        self._served: dict[str, ServedLLM] = {}
+
+    def is_language_model(self, name: str) -> bool:
+        """Whether ``name``'s default version in the registry is a language model."""
+        try:
+            return is_llm_format(self.registry.resolve(name).format)
+        except NotFoundError:
+            return False
+
+    async def load(self, name: str) -> ModelVersion:
+        record = self.registry.resolve(name)
+        folder = await asyncio.to_thread(self.registry.llm_folder, record)
+        engine = await asyncio.to_thread(build_engine, name, folder, self.config)
+        self._served[name] = ServedLLM(record, engine, time.time())
+        return record
+
+    def get(self, name: str) -> ServedLLM:
+        served = self._served.get(name)
+        if served is None:
+            known = ", ".join(sorted(self._served)) or "none"
+            raise NotFoundError(f"model {name!r} is not a served language model (served: {known})")
+        return served
+
+    def serves(self, name: str) -> bool:
+        return name in self._served
+
+    def names(self) -> list[str]:
+        return sorted(self._served)
+
+    async def close(self) -> None:
+        served, self._served = list(self._served.values()), {}
+        for model in served:
+            await asyncio.to_thread(model.engine.close)

@@ -1,0 +1,266 @@
+"""OpenAI's completions and chat completions, as JSON documents <-> generation types.
+
+Requests are validated with pydantic (unknown fields are ignored, as OpenAI's clients send new ones
+first); the sampling fields map to :class:`SamplingParams` (vLLM's extra fields ``top_k``,
+``min_p``, ``repetition_penalty``, ``stop_token_ids`` and ``ignore_eos`` are accepted too).
+Responses and stream chunks follow OpenAI's shapes, so the official client parses them unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.generation.tokenizer import TextTokenizer
+from mcp2026ai.generation.types import Choice, Delta, SamplingParams, TokenLogprob, Usage
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    n: int = 1
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    top_k: int = 0
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    stop_token_ids: list[int] = Field(default_factory=list)
+    ignore_eos: bool = False
+
+    @property
+    def include_usage(self) -> bool:
+        return bool(self.stream and self.stream_options and self.stream_options.get("include_usage"))
+
+    def sampling(self, max_tokens: int | None, logprobs: int | None) -> SamplingParams:
+        if max_tokens is not None and max_tokens < 1:
+            raise InvalidArgumentError(f"max_tokens must be at least 1 (got {max_tokens})")
+        stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+        params: SamplingParams = validated(
+            SamplingParams,
+            {
+                "max_tokens": max_tokens,
+                "temperature": 1.0 if self.temperature is None else self.temperature,
+                "top_p": 1.0 if self.top_p is None else self.top_p,
+                "top_k": self.top_k,
+                "min_p": self.min_p,
+                "repetition_penalty": self.repetition_penalty,
+                "presence_penalty": self.presence_penalty,
+                "frequency_penalty": self.frequency_penalty,
+                "seed": self.seed,
+                "stop": tuple(stops),
+                "stop_token_ids": tuple(self.stop_token_ids),
+                "ignore_eos": self.ignore_eos,
+                "n": self.n,
+                "logprobs": logprobs,
+            },
+        )
+        return params
+
+
+class CompletionRequest(_Request):
+    prompt: str | list[str] | list[int]
+    max_tokens: int | None = 16  # OpenAI's default for completions
+    logprobs: int | None = None
+    echo: bool = False
+
+    def prompt_ids(self, tokenizer: TextTokenizer) -> list[int]:
+        if self.echo:
+            raise InvalidArgumentError("echo is not supported")
+        prompt = self.prompt
+        if isinstance(prompt, str):
+            return tokenizer.encode(prompt)
+        texts = [item for item in prompt if isinstance(item, str)]
+        if not texts:
+            return [int(token) for token in prompt]
+        if len(prompt) != 1:
+            raise InvalidArgumentError(f"one prompt per request (got {len(prompt)})")
+        return tokenizer.encode(texts[0])
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["system", "user", "assistant", "developer", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        parts = []
+        for part in self.content:
+            if part.get("type") != "text" or not isinstance(part.get("text"), str):
+                raise InvalidArgumentError(f"message content parts must be text parts (got type {part.get('type')!r})")
+            parts.append(part["text"])
+        return "".join(parts)
+
+
+class ChatCompletionRequest(_Request):
+    messages: list[ChatMessage] = Field(min_length=1)
+    max_completion_tokens: int | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+
+    def prompt_ids(self, tokenizer: TextTokenizer) -> list[int]:
+        messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in self.messages]
+        return tokenizer.encode(tokenizer.apply_chat_template(messages), add_special_tokens=False)
+
+    def chat_sampling(self) -> SamplingParams:
+        wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
+        if self.top_logprobs is not None and not self.logprobs:
+            raise InvalidArgumentError("top_logprobs needs logprobs: true")
+        return self.sampling(wanted, (self.top_logprobs or 0) if self.logprobs else None)
+
+
+def parse_request(model: type[_Request], document: Any) -> Any:
+    if not isinstance(document, dict):
+        raise InvalidArgumentError("the request body must be a JSON object")
+    return validated(model, document)
+
+
+def validated(model: type[BaseModel], document: dict[str, Any]) -> Any:
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "body"
+        raise InvalidArgumentError(f"{where}: {error['msg']}") from None
+
+
+# --- responses --------------------------------------------------------------------------------
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _finish(reason: object) -> str | None:
+    return None if reason is None else str(reason)
+
+
+class CompletionEncoder:
+    """Builds /v1/completions documents for one request."""
+
+    object_name = "text_completion"
+
+    def __init__(self, model: str, tokenizer: TextTokenizer) -> None:
+        self.id = new_id("cmpl")
+        self.created = int(time.time())
+        self.model = model
+        self.tokenizer = tokenizer
+
+    def _base(self, choices: list[dict[str, Any]], object_name: str) -> dict[str, Any]:
+        return {"id": self.id, "object": object_name, "created": self.created, "model": self.model, "choices": choices}
+
+    def logprobs(self, entries: list[TokenLogprob], offset: int = 0) -> dict[str, Any] | None:
+        if not entries:
+            return None
+        tokens = [self.tokenizer.token_text(entry.token_id) for entry in entries]
+        offsets, position = [], offset
+        for token in tokens:
+            offsets.append(position)
+            position += len(token)
+        return {
+            "tokens": tokens,
+            "token_logprobs": [entry.logprob for entry in entries],
+            "top_logprobs": [{self.tokenizer.token_text(t): lp for t, lp in entry.top} for entry in entries],
+            "text_offset": offsets,
+        }
+
+    def response(self, choices: list[Choice], usage: Usage, logprobs: bool) -> dict[str, Any]:
+        body = [
+            {
+                "index": choice.index,
+                "text": choice.text,
+                "logprobs": self.logprobs(choice.logprobs) if logprobs else None,
+                "finish_reason": _finish(choice.finish_reason),
+            }
+            for choice in choices
+        ]
+        return {**self._base(body, self.object_name), "usage": usage_json(usage)}
+
+    def chunk(self, delta: Delta, logprobs: bool, include_usage: bool) -> dict[str, Any]:
+        choice = {
+            "index": delta.index,
+            "text": delta.text,
+            "logprobs": self.logprobs(delta.logprobs) if logprobs else None,
+            "finish_reason": _finish(delta.finish_reason),
+        }
+        document = self._base([choice], self.object_name)
+        if include_usage:
+            document["usage"] = None
+        return document
+
+    def usage_chunk(self, usage: Usage) -> dict[str, Any]:
+        return {**self._base([], self.object_name), "usage": usage_json(usage)}
+
+
+class ChatEncoder(CompletionEncoder):
+    """Builds /v1/chat/completions documents for one request."""
+
+    object_name = "chat.completion.chunk"
+
+    def __init__(self, model: str, tokenizer: TextTokenizer) -> None:
+        super().__init__(model, tokenizer)
+        self.id = new_id("chatcmpl")
+        self._started: set[int] = set()
+
+    def _entry(self, token_id: int, logprob: float) -> dict[str, Any]:
+        text = self.tokenizer.token_text(token_id)
+        return {"token": text, "logprob": logprob, "bytes": list(text.encode("utf-8"))}
+
+    def chat_logprobs(self, entries: list[TokenLogprob]) -> dict[str, Any] | None:
+        if not entries:
+            return None
+        content = [
+            {**self._entry(entry.token_id, entry.logprob), "top_logprobs": [self._entry(t, lp) for t, lp in entry.top]}
+            for entry in entries
+        ]
+        return {"content": content}
+
+    def response(self, choices: list[Choice], usage: Usage, logprobs: bool) -> dict[str, Any]:
+        body = [
+            {
+                "index": choice.index,
+                "message": {"role": "assistant", "content": choice.text},
+                "logprobs": self.chat_logprobs(choice.logprobs) if logprobs else None,
+                "finish_reason": _finish(choice.finish_reason),
+            }
+            for choice in choices
+        ]
+        return {**self._base(body, "chat.completion"), "usage": usage_json(usage)}
+
+    def chunk(self, delta: Delta, logprobs: bool, include_usage: bool) -> dict[str, Any]:
+        message: dict[str, Any] = {"content": delta.text} if delta.text or delta.finish_reason is None else {}
+        if delta.index not in self._started:
+            self._started.add(delta.index)
+            message = {"role": "assistant", "content": delta.text}
+        choice = {
+            "index": delta.index,
+            "delta": message,
+            "logprobs": self.chat_logprobs(delta.logprobs) if logprobs else None,
+            "finish_reason": _finish(delta.finish_reason),
+        }
+        document = self._base([choice], self.object_name)
+        if include_usage:
+            document["usage"] = None
+        return document

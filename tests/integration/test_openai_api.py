@@ -1,0 +1,263 @@
+"""The OpenAI-compatible API and Triton's generate extension, on the real server with SmolLM2 (int4),
+through the official ``openai`` client and raw HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from mcp2026ai.contract import SLAClass
+from mcp2026ai.generation.config import EngineConfig, default_generation_classes
+from mcp2026ai.generation.engine import Engine
+from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.testing import BackgroundServer
+from tests.support.llm import LLM_CACHE
+
+pytestmark = pytest.mark.timeout(180)
+CONTEXT = 512
+QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+def llm_registry(home: Path, gguf: Path) -> ModelRegistry:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_VARIABLE, str(LLM_CACHE))
+        registry = ModelRegistry(home)
+        registry.register("smollm2", gguf)
+    return registry
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path, smollm2_int4: Path
+) -> Iterator[BackgroundServer]:
+    registry = llm_registry(tmp_path_factory.mktemp("llm-home"), smollm2_gguf)
+    config = ServerConfig(
+        http_port=0, grpc_port=None, drain_timeout_s=5, generation=EngineConfig(max_num_seqs=8, max_model_len=CONTEXT)
+    )
+    with BackgroundServer(registry, ["smollm2"], config) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(server: BackgroundServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"http://{server.http_url}/v1", api_key="unused", max_retries=0)
+
+
+@pytest.fixture()
+def http(server: BackgroundServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=f"http://{server.http_url}", timeout=60) as session:
+        yield session
+
+
+def engine_of(server: BackgroundServer) -> Engine:
+    return server.plane.generation.get("smollm2").engine
+
+
+def chat_prompt_tokens(server: BackgroundServer, messages: list[dict[str, str]]) -> int:
+    tokenizer = engine_of(server).tokenizer
+    return len(tokenizer.encode(tokenizer.apply_chat_template(messages), add_special_tokens=False))
+
+
+def test_models_lists_the_language_model(client: openai.OpenAI) -> None:
+    assert [model.id for model in client.models.list()] == ["smollm2"]
+    assert client.models.retrieve("smollm2").owned_by == "mcp2026ai"
+
+
+def test_chat_answer_and_its_stream_agree_with_exact_usage(client: openai.OpenAI, server: BackgroundServer) -> None:
+    answer = client.chat.completions.create(model="smollm2", messages=QUESTION, temperature=0, max_tokens=30)
+    text = answer.choices[0].message.content
+    assert answer.object == "chat.completion" and "Paris" in (text or "")
+    assert answer.usage is not None and answer.usage.prompt_tokens == chat_prompt_tokens(server, QUESTION)
+    assert answer.choices[0].finish_reason in ("stop", "length")
+    chunks = list(
+        client.chat.completions.create(
+            model="smollm2",
+            messages=QUESTION,
+            temperature=0,
+            max_tokens=30,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    assert streamed == text and chunks[0].choices[0].delta.role == "assistant"
+    assert chunks[-1].choices == [] and chunks[-1].usage == answer.usage
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == answer.choices[0].finish_reason
+
+
+def test_content_parts_and_max_completion_tokens(client: openai.OpenAI) -> None:
+    answer = client.chat.completions.create(
+        model="smollm2",
+        messages=[
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Count from one to "}, {"type": "text", "text": "twenty."}],
+            }
+        ],
+        max_completion_tokens=7,
+        temperature=0,
+    )
+    assert answer.choices[0].finish_reason == "length" and answer.usage and answer.usage.completion_tokens == 7
+
+
+def test_completions_with_logprobs_and_n(client: openai.OpenAI) -> None:
+    answer = client.completions.create(model="smollm2", prompt="The sky is", max_tokens=5, logprobs=2, n=2, seed=3)
+    assert [choice.index for choice in answer.choices] == [0, 1]
+    for choice in answer.choices:
+        assert choice.finish_reason == "length" and choice.logprobs is not None
+        assert len(choice.logprobs.tokens or []) == 5 and "".join(choice.logprobs.tokens or []) == choice.text
+        assert all(len(top) == 2 for top in choice.logprobs.top_logprobs or [])
+    assert answer.usage is not None and answer.usage.completion_tokens == 10
+
+
+def test_raw_stream_is_sse_ending_in_done(http: httpx.Client) -> None:
+    body = {"model": "smollm2", "prompt": "Once upon a time", "max_tokens": 4, "stream": True}
+    response = http.post("/v1/completions", json=body)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    events = [line for line in response.text.split("\n\n") if line]
+    assert events[-1] == "data: [DONE]"
+    texts = [json.loads(event.removeprefix("data: "))["choices"][0]["text"] for event in events[:-1]]
+    assert len("".join(texts)) > 0
+
+
+def assert_openai_error(response: httpx.Response, status: int, *fragments: str) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    for fragment in fragments:
+        assert fragment in error["message"], error["message"]
+    return error
+
+
+def test_bad_requests_get_openai_errors(http: httpx.Client, server: BackgroundServer) -> None:
+    error = assert_openai_error(
+        http.post("/v1/chat/completions", json={"model": "nope", "messages": QUESTION}), 404, "nope"
+    )
+    assert error["code"] == "model_not_found"
+    assert_openai_error(
+        http.post("/v1/chat/completions", json={"model": "smollm2", "messages": QUESTION, "max_tokens": -1}),
+        400,
+        "max_tokens",
+    )
+    assert_openai_error(
+        http.post("/v1/completions", content=b"{not json", headers={"content-type": "application/json"}), 400, "JSON"
+    )
+    prompt = chat_prompt_tokens(server, QUESTION)
+    assert_openai_error(
+        http.post("/v1/chat/completions", json={"model": "smollm2", "messages": QUESTION, "max_tokens": CONTEXT}),
+        400,
+        f"{prompt} prompt tokens + max_tokens {CONTEXT}",
+        f"context length of {CONTEXT}",
+    )
+    assert_openai_error(http.post("/v1/chat/completions", json={"model": "smollm2", "messages": []}), 400, "messages")
+    assert_openai_error(
+        http.post("/v1/completions", json={"model": "smollm2", "prompt": "x", "temperature": 5}), 400, "temperature"
+    )
+    assert_openai_error(
+        http.post("/v1/completions", json={"model": "smollm2", "prompt": "x"}, headers={"x-sla-class": "gold"}),
+        400,
+        "unknown SLA class",
+    )
+    assert_openai_error(http.post("/v1/completions", json=[1, 2]), 400, "JSON object")
+
+
+def test_the_openai_client_raises_its_own_errors(client: openai.OpenAI) -> None:
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="missing", messages=QUESTION)
+    with pytest.raises(openai.BadRequestError, match="max_tokens"):
+        client.completions.create(model="smollm2", prompt="x", max_tokens=-5)
+
+
+def test_triton_generate_and_generate_stream(http: httpx.Client) -> None:
+    body = {"text_input": "The capital of France is", "parameters": {"max_tokens": 8, "temperature": 0}}
+    whole = http.post("/v2/models/smollm2/generate", json=body)
+    assert whole.status_code == 200, whole.text
+    document = whole.json()
+    assert document["model_name"] == "smollm2" and document["model_version"] == "1.0.0"
+    streamed = http.post("/v2/models/smollm2/generate_stream", json={**body, "max_tokens": 8})
+    parts = [json.loads(event.removeprefix("data: "))["text_output"] for event in streamed.text.split("\n\n") if event]
+    assert "".join(parts) == document["text_output"] and len(parts) > 1
+    refused = http.post("/v2/models/smollm2/generate", json={"parameters": {}})
+    assert refused.status_code == 400 and "text_input" in refused.json()["error"]
+    assert http.post("/v2/models/missing/generate", json=body).status_code == 404
+
+
+def time_to_first_token(http: httpx.Client) -> float:
+    started = time.perf_counter()
+    body = {"model": "smollm2", "messages": QUESTION, "max_tokens": 3, "stream": True}
+    with http.stream("POST", "/v1/chat/completions", json=body) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: {") and json.loads(line[6:])["choices"][0]["delta"].get("content"):
+                return time.perf_counter() - started
+    raise AssertionError("no content chunk")
+
+
+def test_disconnecting_clients_abort_their_generations(http: httpx.Client, server: BackgroundServer) -> None:
+    before = min(time_to_first_token(http) for _ in range(3))
+    body = {"model": "smollm2", "prompt": "Rivers", "max_tokens": 400, "stream": True, "ignore_eos": True}
+    clients = [httpx.Client(base_url=f"http://{server.http_url}", timeout=60) for _ in range(8)]
+    streams = [session.stream("POST", "/v1/completions", json=body) for session in clients]
+    lines = [stream.__enter__().iter_lines() for stream in streams]  # dropping an iterator disconnects
+    for line in lines:
+        assert next(line).startswith("data: {")  # generating
+    assert engine_of(server).slots.active == 8
+    for stream, session in zip(streams, clients, strict=True):
+        stream.__exit__(None, None, None)
+        session.close()
+    deadline = time.monotonic() + 10
+    while engine_of(server).slots.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert engine_of(server).slots.active == 0
+    after = min(time_to_first_token(http) for _ in range(3))
+    assert after < before * 3 + 0.2, (before, after)
+
+
+def test_generation_metrics_are_exported(http: httpx.Client) -> None:
+    http.post("/v1/completions", json={"model": "smollm2", "prompt": "Hi", "max_tokens": 3})
+    families = {family.name: family for family in text_string_to_metric_families(http.get("/metrics").text)}
+
+    def value(name: str, suffix: str = "") -> float:
+        return sum(
+            s.value for s in families[name].samples if s.name == name + suffix and s.labels.get("model") == "smollm2"
+        )
+
+    assert value("mcp_generation_time_to_first_token_seconds", "_count") >= 1
+    assert value("mcp_generation_inter_token_latency_seconds", "_count") >= 2
+    assert value("mcp_generation_e2e_seconds", "_count") >= 1
+    assert value("mcp_generation_prompt_tokens", "_total") > 0 and value("mcp_generation_tokens", "_total") >= 3
+    assert "mcp_generation_sequences" in families and "mcp_generation_kv_cache_usage_ratio" in families
+
+
+def test_a_full_generation_queue_answers_429_with_retry_after(
+    tmp_path: Path, smollm2_gguf: Path, smollm2_int4: Path
+) -> None:
+    classes = default_generation_classes()
+    classes[SLAClass.BEST_EFFORT] = classes[SLAClass.BEST_EFFORT].model_copy(update={"capacity": 1})
+    config = ServerConfig(
+        http_port=0,
+        grpc_port=None,
+        drain_timeout_s=5,
+        generation=EngineConfig(max_num_seqs=1, max_model_len=256, classes=classes),
+    )
+    with BackgroundServer(llm_registry(tmp_path / "home", smollm2_gguf), ["smollm2"], config) as small:
+        body = {"model": "smollm2", "prompt": "Tell me a story.", "max_tokens": 200, "stream": True, "ignore_eos": True}
+        with contextlib.ExitStack() as held:
+            sessions = [held.enter_context(httpx.Client(base_url=f"http://{small.http_url}", timeout=60)) for _ in "ab"]
+            running = held.enter_context(sessions[0].stream("POST", "/v1/completions", json=body)).iter_lines()
+            assert next(running).startswith("data: {")  # holds the only slot
+            waiting = held.enter_context(sessions[1].stream("POST", "/v1/completions", json=body))
+            assert waiting.status_code == 200  # accepted: its stream is open, waiting for the slot
+            with httpx.Client(base_url=f"http://{small.http_url}", timeout=60) as third:
+                refused = third.post("/v1/completions", json=body)
+            assert_openai_error(refused, 429, "best-effort queue is full")
+            assert refused.headers["retry-after"] == "1"
