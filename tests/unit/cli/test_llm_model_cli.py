@@ -32,3 +32,22 @@ def test_register_and_show_print_the_language_model(cli: Invoke, smollm2_gguf: P
 def test_int8_is_not_offered(cli: Invoke, smollm2_gguf: Path) -> None:
     result = cli("model", "register", "--name", "x", "--path", smollm2_gguf, "--precision", "int8")
     assert result.exit_code == 2 and "'int8' is not one of 'int4', 'fp32'" in result.output
+
+
+def test_generate_streams_the_answer(cli: Invoke, smollm2_gguf: Path) -> None:
+    ok(cli("model", "register", "--name", "smollm2", "--path", smollm2_gguf))
+    result = cli("generate", "--name", "smollm2", "--prompt", "What is the capital of France?", "--max-tokens", "12")
+    assert result.exit_code == 0, result.output
+    assert "Paris" in result.stdout
+    assert "prompt + 12 generated tokens, finish length" in result.stderr
+
+
+def test_generate_refuses_a_tensor_model_and_an_over_long_request(
+    cli: Invoke, smollm2_gguf: Path, mlp_path: Path
+) -> None:
+    ok(cli("model", "register", "--name", "mlp", "--path", mlp_path))
+    result = cli("generate", "--name", "mlp", "--prompt", "hi")
+    assert "mlp:1.0.0 is not a language model" in str(result.exception)
+    ok(cli("model", "register", "--name", "smollm2", "--path", smollm2_gguf))
+    result = cli("generate", "--name", "smollm2", "--prompt", "hi", "--max-tokens", "9000")
+    assert "+ max_tokens 9000" in str(result.exception) and "context length of 8192" in str(result.exception)
