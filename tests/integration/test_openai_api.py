@@ -12,12 +12,16 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.generation.config import EngineConfig, default_generation_classes
 from mcp2026ai.generation.engine import Engine
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
+from mcp2026ai.observability import tracing
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
@@ -261,3 +265,25 @@ def test_a_full_generation_queue_answers_429_with_retry_after(
                 refused = third.post("/v1/completions", json=body)
             assert_openai_error(refused, 429, "best-effort queue is full")
             assert refused.headers["retry-after"] == "1"
+
+
+def test_one_span_per_generation_child_of_the_callers_trace(http: httpx.Client) -> None:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracing.use_tracer_provider(provider)
+    try:
+        trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+        headers = {"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01", "x-sla-class": "latency-critical"}
+        body = {"model": "smollm2", "messages": QUESTION, "max_tokens": 4, "temperature": 0}
+        assert http.post("/v1/chat/completions", json=body, headers=headers).status_code == 200
+        deadline = time.monotonic() + 5
+        while not memory.get_finished_spans() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        tracing.use_tracer_provider(None)
+    (span,) = memory.get_finished_spans()
+    assert span.name == "generate smollm2" and format(span.context.trace_id, "032x") == trace_id
+    attributes = dict(span.attributes or {})
+    assert attributes["slo.class"] == "latency-critical" and attributes["gen_ai.usage.output_tokens"] == 4
+    assert attributes["gen_ai.response.finish_reason"] == "length" and attributes["gen_ai.time_to_first_token_ms"] > 0
