@@ -9,7 +9,13 @@ import pytest
 
 from mcp2026ai.cli import context
 from mcp2026ai.registry import ModelRegistry
-from tests.support.llm import llm_cache, smollm2_fp32, smollm2_gguf, smollm2_int4  # noqa: F401 (fixtures)
+from tests.support.llm import (  # noqa: F401 (fixtures)
+    llm_cache,
+    smollm2_fp32,
+    smollm2_gguf,
+    smollm2_hf,
+    smollm2_int4,
+)
 from tests.support.onnx_models import build_int64, build_mlp, build_two_input
 
 

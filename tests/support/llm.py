@@ -2,17 +2,21 @@
 
 Conversions are cached under ``.cache/llm`` in the checkout (git-ignored), keyed by the GGUF's
 digest, the precision and the builder's version (see ``mcp2026ai.ir.llm_convert``): only the first
-``make test`` on a machine pays for them (about 35 s for int4, 15 s more for fp32).
+``make test`` on a machine pays for them (about 35 s each for int4 and fp32, 20 s for the
+transformers reference folder).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from mcp2026ai.bundled import bundled_model_path
-from mcp2026ai.ir.llm_convert import CACHE_VARIABLE, convert_llm
+from mcp2026ai.ir.llm_convert import CACHE_VARIABLE, convert_llm, gguf_to_hf, source_digest
 from mcp2026ai.ir.llm_info import LLMPrecision
 from tests.support import REPO_ROOT
 
@@ -32,7 +36,20 @@ def smollm2_int4(smollm2_gguf: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_fp32(smollm2_gguf: Path) -> Path:
+    """The fp32 decoder (519 MB of weights; converted once, about 35 s)."""
     return convert_llm(smollm2_gguf, LLMPrecision.FP32, LLM_CACHE)
+
+
+@pytest.fixture(scope="session")
+def smollm2_hf(smollm2_gguf: Path) -> Path:
+    """The GGUF de-quantized into a Hugging Face folder (the transformers reference loads it in seconds)."""
+    folder = LLM_CACHE / f"{source_digest(smollm2_gguf)[:24]}-hf"
+    if not (folder / "config.json").is_file():
+        work = Path(tempfile.mkdtemp(dir=LLM_CACHE, prefix=".hf-"))
+        gguf_to_hf(smollm2_gguf, work / "hf")
+        os.replace(work / "hf", folder)
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +106,7 @@ def gguf_to_hf(gguf: Path, folder: Path) -> Path:
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
     try:
-        with quiet_stdout():
+        with quiet_stdout(), _no_progress_bars():
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             model = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             model.hf_quantizer = None  # de-quantized to float32 already; save it as a plain checkpoint
@@ -115,6 +117,20 @@ def gguf_to_hf(gguf: Path, folder: Path) -> Path:
     except Exception as exc:  # transformers and gguf raise many types on a bad file  # noqa: BLE001
         raise ModelImportError(f"{gguf}: transformers cannot read this GGUF file ({first_line(exc)})") from None
     return folder
+
+
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers' GGUF reader draws tqdm bars of its own on stderr: off while converting."""
+    saved = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = saved
 
 
 def run_builder(hf_folder: Path, out: Path, precision: LLMPrecision, cache: Path) -> None:
