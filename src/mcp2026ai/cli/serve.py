@@ -17,6 +17,7 @@ from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
@@ -60,6 +61,12 @@ def serve(
         bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
     ] = True,
     sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
+    max_num_seqs: Annotated[
+        int, typer.Option(min=1, max=256, help="Language models: sequences decoded together (KV slots).")
+    ] = 8,
+    max_model_len: Annotated[
+        int, typer.Option(min=16, help="Language models: longest prompt + answer in tokens (capped at the model's).")
+    ] = 2048,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
     trusted_proxy: Annotated[
         list[str] | None,
@@ -115,6 +122,7 @@ def serve(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
         ),
         traces=TraceExport(exporter=trace.value, endpoint=trace_endpoint, sample_ratio=trace_sample_ratio),
+        generation=EngineConfig(max_num_seqs=max_num_seqs, max_model_len=max_model_len),
     )
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))

@@ -126,6 +126,11 @@ class Engine:
             raise InvalidArgumentError("the prompt is empty: give at least one token of text")
         if any(not 0 <= token < self.info.vocab_size for token in request.prompt_ids):
             raise InvalidArgumentError(f"prompt token ids must lie in [0, {self.info.vocab_size})")
+        if request.params.n > self.slots.num_slots:
+            raise InvalidArgumentError(
+                f"n={request.params.n} choices need {request.params.n} sequences at once; "
+                f"this server runs at most {self.slots.num_slots} (max_num_seqs)"
+            )
         wanted = request.params.max_tokens
         if prompt >= self.max_len or (wanted is not None and prompt + wanted > self.max_len):
             asked = f"{prompt} prompt tokens" + (f" + max_tokens {wanted}" if wanted is not None else "")

@@ -14,6 +14,7 @@ from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidArgumentError, OverloadedError
 from mcp2026ai.generation.config import EngineConfig, default_generation_classes
 from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.types import Choice, FinishReason, GenerationRequest, SamplingParams, Usage
 
 pytestmark = pytest.mark.timeout(180)
@@ -174,3 +175,36 @@ def test_a_full_class_queue_refuses_with_overloaded(smollm2_int4: Path) -> None:
         run(flood())
     finally:
         small.close()
+
+
+def test_waiting_requests_start_in_weighted_fair_order_by_sla_class(smollm2_int4: Path) -> None:
+    single = build_engine("wfq", smollm2_int4, EngineConfig(max_num_seqs=1, max_model_len=128))
+    try:
+
+        async def order() -> list[str]:
+            ids = chat_ids(single, "Hi")
+            started: list[str] = []
+            blocker = single.submit(GenerationRequest("blocker", ids, SamplingParams(max_tokens=40, ignore_eos=True)))
+            await anext(blocker)  # holds the only slot while the others queue
+            classes = [SLAClass.BEST_EFFORT] * 3 + [SLAClass.LATENCY_CRITICAL]
+            streams = [
+                single.submit(GenerationRequest(f"{cls.value}-{i}", ids, SamplingParams(max_tokens=1), cls))
+                for i, cls in enumerate(classes)
+            ]
+
+            async def watch(stream: GenerationStream) -> None:
+                await anext(stream)
+                started.append(stream.request_id)
+
+            await asyncio.gather(blocker.collect(1), *(watch(stream) for stream in streams))
+            return started
+
+        started = run(order())
+        assert started[0] == "latency-critical-3", started  # weight 5 vs 1: it overtakes the queued best-effort
+    finally:
+        single.close()
+
+
+def test_more_choices_than_sequences_is_refused(engine: Engine) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"n=9 choices .* at most 8 \(max_num_seqs\)"):
+        run(generate(engine, chat_ids(engine, "Hi"), max_tokens=2, n=9))

@@ -69,3 +69,12 @@ def test_a_file_that_is_not_gguf_is_refused_with_its_name(registry: ModelRegistr
     with pytest.raises(ModelImportError, match=r"bogus\.gguf: transformers cannot read this GGUF file"):
         registry.register("bogus", bogus)
     assert registry.model_names() == []
+
+
+@pytest.mark.slow
+def test_a_hugging_face_folder_registers_too(registry: ModelRegistry, smollm2_hf: Path) -> None:
+    record = registry.register("smollm2-hf", smollm2_hf)
+    info = registry.llm_info(record)
+    assert record.format == "huggingface" and info.source_format == "huggingface"
+    assert (info.architecture, info.vocab_size, info.precision) == ("llama", 49152, LLMPrecision.INT4)
+    assert (registry.llm_folder(record) / "chat_template.jinja").is_file()
