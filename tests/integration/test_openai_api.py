@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
+import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +30,8 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
 from tests.support.llm import LLM_CACHE
+
+from .conftest import listening_line, mcp_command
 
 pytestmark = pytest.mark.timeout(180)
 CONTEXT = 512
@@ -287,3 +293,32 @@ def test_one_span_per_generation_child_of_the_callers_trace(http: httpx.Client) 
     attributes = dict(span.attributes or {})
     assert attributes["slo.class"] == "latency-critical" and attributes["gen_ai.usage.output_tokens"] == 4
     assert attributes["gen_ai.response.finish_reason"] == "length" and attributes["gen_ai.time_to_first_token_ms"] > 0
+
+
+def test_mcp_serve_serves_a_language_model_beside_tensor_models(
+    tmp_path: Path, smollm2_gguf: Path, smollm2_int4: Path, mlp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    registry = llm_registry(home, smollm2_gguf)
+    registry.register("mlp", mlp_path)
+    command = [*mcp_command(), "serve", "--port", "0", "--grpc-port", "-1", "--max-num-seqs", "2"]
+    env = {**os.environ, "MCP_HOME": str(home), CACHE_VARIABLE: str(LLM_CACHE)}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = listening_line(process)
+        match = re.search(r"http=(\d+) grpc=off models=mlp:1\.0\.0,smollm2:1\.0\.0", line)
+        assert match, line
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{match.group(1)}/v1", api_key="unused", max_retries=0)
+        answer = client.completions.create(model="smollm2", prompt="The capital of France is", max_tokens=4, n=2)
+        assert len(answer.choices) == 2 and answer.usage is not None and answer.usage.completion_tokens == 8
+        with pytest.raises(openai.BadRequestError, match="max_num_seqs"):
+            client.completions.create(model="smollm2", prompt="Hi", max_tokens=2, n=3)
+        tensor = httpx.post(
+            f"http://127.0.0.1:{match.group(1)}/v2/models/mlp/infer",
+            json={"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [0.1, 0.2, 0.3, 0.4]}]},
+        )
+        assert tensor.status_code == 200, tensor.text
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and "Traceback" not in err, err
