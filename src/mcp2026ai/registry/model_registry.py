@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from mcp2026ai.ir import import_model
-from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source
+from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_digest
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.registry.llm_bundle import (
@@ -112,6 +112,12 @@ class ModelRegistry:
         """The existing version of ``name`` with the same content, else a new registration."""
         from mcp2026ai.registry.store import sha256_of
 
+        if is_llm_source(Path(path)):  # a language model's version digest is its manifest's: match the source
+            source = source_digest(Path(path))
+            for record in self.catalog.versions(name):
+                if is_llm_format(record.format) and read_manifest(self.store, record.digest).source_sha256 == source:
+                    return record
+            return self.register(name, path)
         digest = sha256_of(Path(path)) if Path(path).is_file() else None
         for record in self.catalog.versions(name):
             if record.digest == digest:

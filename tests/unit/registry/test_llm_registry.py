@@ -78,3 +78,9 @@ def test_a_hugging_face_folder_registers_too(registry: ModelRegistry, smollm2_hf
     assert record.format == "huggingface" and info.source_format == "huggingface"
     assert (info.architecture, info.vocab_size, info.precision) == ("llama", 49152, LLMPrecision.INT4)
     assert (registry.llm_folder(record) / "chat_template.jinja").is_file()
+
+
+def test_register_or_reuse_matches_a_language_model_by_its_source(registry: ModelRegistry, smollm2_gguf: Path) -> None:
+    first = registry.register_or_reuse("smollm2", smollm2_gguf)
+    assert registry.register_or_reuse("smollm2", smollm2_gguf) == first
+    assert [record.version for record in registry.versions("smollm2")] == ["1.0.0"]
