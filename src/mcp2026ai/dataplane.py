@@ -84,6 +84,8 @@ class DataPlane:
         """Whether the version is loaded and ready; an unknown model or version raises NotFoundError."""
         if self.models.is_ready(name, version):
             return True
+        if self.generation.serves(name):
+            return version in (None, self.generation.get(name).record.version)
         self.models.get(name, version)  # raises the right not-found error
         return False
 
@@ -100,6 +102,8 @@ class DataPlane:
 
     def describe(self, name: str, version: str | None = None) -> ModelDescription:
         """A served version as the protocols report it (metadata, configuration)."""
+        if not self.models.is_loaded(name) and self.generation.serves(name):
+            return self.generation.describe(name)
         served = self.models.get(name, version)
         signature = served.record.signature
         batching = served.batching

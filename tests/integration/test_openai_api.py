@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+import tritonclient.http as tritonhttp
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -200,6 +201,15 @@ def test_triton_generate_and_generate_stream(http: httpx.Client) -> None:
     refused = http.post("/v2/models/smollm2/generate", json={"parameters": {}})
     assert refused.status_code == 400 and "text_input" in refused.json()["error"]
     assert http.post("/v2/models/missing/generate", json=body).status_code == 404
+
+
+def test_triton_clients_see_the_language_model(server: BackgroundServer) -> None:
+    client = tritonhttp.InferenceServerClient(server.http_url)
+    assert client.is_model_ready("smollm2") and client.is_server_ready()
+    metadata = client.get_model_metadata("smollm2")
+    assert metadata["platform"] == "onnxruntime_decoder" and metadata["versions"] == ["1.0.0"]
+    assert [(i["name"], i["datatype"]) for i in metadata["inputs"]] == [("text_input", "BYTES")]
+    assert [(o["name"], o["datatype"]) for o in metadata["outputs"]] == [("text_output", "BYTES")]
 
 
 def time_to_first_token(http: httpx.Client) -> float:

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from mcp2026ai.errors import NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.inference import ModelDescription
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.runtime.onnx_decoder import PLATFORM
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,21 @@ class GenerationModels:
             known = ", ".join(sorted(self._served)) or "none"
             raise NotFoundError(f"model {name!r} is not a served language model (served: {known})")
         return served
+
+    def describe(self, name: str) -> ModelDescription:
+        """A language model as Triton's metadata and config endpoints show it (text in, text out)."""
+        served = self.get(name)
+        engine = served.engine
+        return ModelDescription(
+            name=name,
+            versions=(served.record.version,),
+            platform=PLATFORM,
+            signature=served.record.signature,
+            max_batch_size=0,
+            plan=f"continuous batching: {engine.slots.num_slots} sequences x {engine.max_len} tokens, "
+            f"{engine.info.precision.value}",
+            instance_count=engine.slots.num_slots,
+        )
 
     def serves(self, name: str) -> bool:
         return name in self._served
