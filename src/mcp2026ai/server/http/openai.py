@@ -34,7 +34,10 @@ from mcp2026ai.generation.engine import Engine
 from mcp2026ai.generation.service import ServedLLM
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.types import Choice, GenerationRequest, SamplingParams
-from mcp2026ai.protocol.openai import (
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.http.body import BodyBudget, read_body
+from mcp2026ai.server.http.errors import error_response, http_status
+from mcp2026ai.server.http.openai_codec import (
     ChatCompletionRequest,
     ChatEncoder,
     CompletionEncoder,
@@ -43,9 +46,6 @@ from mcp2026ai.protocol.openai import (
     parse_request,
     validated,
 )
-from mcp2026ai.server.config import ServerConfig
-from mcp2026ai.server.http.body import BodyBudget, read_body
-from mcp2026ai.server.http.errors import error_response, http_status
 
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 _DONE = b"data: [DONE]\n\n"
