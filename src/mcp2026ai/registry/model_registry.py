@@ -15,6 +15,7 @@ from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_di
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.registry.llm_bundle import (
+    MANIFEST_SUFFIX,
     TEXT_SIGNATURE,
     delete_llm,
     import_llm,
@@ -189,7 +190,10 @@ class ModelRegistry:
         return materialize(self.store, record.digest, self.home / "llm")
 
     def artifact_bytes(self, record: ModelVersion) -> bytes:
-        """The artifact's plaintext bytes (decrypted when stored encrypted)."""
+        """The artifact's plaintext bytes (decrypted when stored encrypted); a language model's is its
+        manifest, which names every file's digest (each checked when the files are laid out)."""
+        if is_llm_format(record.format):
+            return self.store.read(record.digest, MANIFEST_SUFFIX)
         return self.store.read(record.digest)
 
 

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp2026ai.errors import IntegrityError, InvalidArgumentError, ModelImportError
+from mcp2026ai.errors import IntegrityError, InvalidArgumentError, ModelImportError, SignatureError
 from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.llm_bundle import MANIFEST_SUFFIX, MEMBER_SUFFIX, TEXT_SIGNATURE, read_manifest
+from mcp2026ai.registry.signing import sign_version, verify_artifact
+from mcp2026ai.security import KeyRing, TrustedKeys
 
 pytestmark = pytest.mark.usefixtures("llm_cache")
 
@@ -84,3 +86,16 @@ def test_register_or_reuse_matches_a_language_model_by_its_source(registry: Mode
     first = registry.register_or_reuse("smollm2", smollm2_gguf)
     assert registry.register_or_reuse("smollm2", smollm2_gguf) == first
     assert [record.version for record in registry.versions("smollm2")] == ["1.0.0"]
+
+
+def test_a_signed_language_model_verifies_through_its_manifest(registry: ModelRegistry, smollm2_gguf: Path) -> None:
+    record = registry.register("smollm2", smollm2_gguf)
+    key = KeyRing(registry.home / "keys").create("release")
+    sign_version(registry, record, key)
+    trusted = TrustedKeys([key.public])
+    assert verify_artifact(registry, record, trusted).key_id == key.key_id
+    manifest = registry.store.path_for(record.digest, MANIFEST_SUFFIX)
+    os.chmod(manifest, 0o644)
+    manifest.write_text(manifest.read_text().replace('"llama"', '"llamb"'))
+    with pytest.raises(SignatureError, match="modified on disk"):
+        verify_artifact(registry, record, trusted)
