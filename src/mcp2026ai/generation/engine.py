@@ -132,11 +132,14 @@ class Engine:
                 f"this server runs at most {self.slots.num_slots} (max_num_seqs)"
             )
         wanted = request.params.max_tokens
-        if prompt >= self.max_len or (wanted is not None and prompt + wanted > self.max_len):
-            asked = f"{prompt} prompt tokens" + (f" + max_tokens {wanted}" if wanted is not None else "")
-            total = prompt + (wanted or 1)
+        if wanted is None and prompt >= self.max_len:
             raise InvalidArgumentError(
-                f"{asked} = {total} tokens exceeds the model's context length of {self.max_len} tokens"
+                f"{prompt} prompt tokens leave no room to generate within the context length of {self.max_len} tokens"
+            )
+        if wanted is not None and prompt + wanted > self.max_len:
+            raise InvalidArgumentError(
+                f"{prompt} prompt tokens + max_tokens {wanted} = {prompt + wanted} tokens exceeds the model's "
+                f"context length of {self.max_len} tokens"
             )
         return wanted if wanted is not None else self.max_len - prompt
 
