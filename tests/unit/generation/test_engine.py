@@ -153,7 +153,7 @@ def test_prompt_plus_max_tokens_over_the_context_names_both(engine: Engine) -> N
         InvalidArgumentError, match=rf"{len(ids)} prompt tokens \+ max_tokens 600 = {len(ids) + 600}.*512"
     ):
         run(generate(engine, ids, max_tokens=600))
-    with pytest.raises(InvalidArgumentError, match="600 prompt tokens leave no room to generate within .* of 512"):
+    with pytest.raises(InvalidArgumentError, match=r"600 prompt tokens leave no room to generate within .* of 512"):
         run(generate(engine, ids[:1] * 600))
     with pytest.raises(InvalidArgumentError, match="prompt is empty"):
         run(generate(engine, [], max_tokens=1))
