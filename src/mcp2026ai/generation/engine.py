@@ -95,9 +95,6 @@ class Engine:
         self._thread.start()
 
     # submission (event loop) -------------------------------------------------------------------
-    def context_limit(self) -> int:
-        return self.max_len
-
     def submit(self, request: GenerationRequest) -> GenerationStream:
         """Queue ``request``; its stream yields deltas. InvalidArgumentError if it cannot fit the context,
         OverloadedError if its SLA class queue is full, UnavailableError after close()."""
