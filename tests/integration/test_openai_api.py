@@ -26,7 +26,7 @@ from mcp2026ai.contract import SLAClass
 from mcp2026ai.generation.config import EngineConfig, default_generation_classes
 from mcp2026ai.generation.engine import Engine
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
-from mcp2026ai.observability import tracing
+from mcp2026ai.observability import metrics, tracing
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
@@ -281,6 +281,8 @@ def test_a_full_generation_queue_answers_429_with_retry_after(
                 refused = third.post("/v1/completions", json=body)
             assert_openai_error(refused, 429, "best-effort queue is full")
             assert refused.headers["retry-after"] == "1"
+            labels = {"model": "smollm2", "finish_reason": "rejected"}
+            assert (metrics.REGISTRY.get_sample_value("mcp_generation_requests_total", labels) or 0) >= 1
 
 
 def test_one_span_per_generation_child_of_the_callers_trace(http: httpx.Client) -> None:

@@ -111,9 +111,13 @@ class Engine:
         )
         stream.on_abort = lambda: self._abort(job)
         with self._lock:
-            if self._stopping:
-                raise UnavailableError(f"model {self.name!r} is shutting down")
-            self.waiting.push(job, request.sla_class, request.params.n, job.abandoned)
+            try:
+                if self._stopping:
+                    raise UnavailableError(f"model {self.name!r} is shutting down")
+                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned)
+            except MCPError:
+                self.telemetry.rejected(job)
+                raise
             self._lock.notify()
         return stream
 

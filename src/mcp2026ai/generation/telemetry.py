@@ -62,6 +62,11 @@ class EngineTelemetry:
                 span.set_attribute("gen_ai.time_to_first_token_ms", (job.first_token_at - job.accepted_at) * 1000)
         span.end()
 
+    def rejected(self, job: _Job) -> None:
+        """Refused on arrival (its SLA class queue full, or shutting down): never ran."""
+        metrics.GENERATION_REQUESTS.labels(self.model, "rejected").inc()
+        job.span.end()
+
     def failed(self, job: _Job) -> None:
         metrics.GENERATION_REQUESTS.labels(self.model, "error").inc()
         job.span.end()

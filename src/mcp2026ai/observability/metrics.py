@@ -336,7 +336,7 @@ GENERATION_PROMPT_TOKENS = Counter(
 GENERATION_TOKENS = Counter("mcp_generation_tokens", "Tokens generated (every choice).", ["model"], registry=REGISTRY)
 GENERATION_REQUESTS = Counter(
     "mcp_generation_requests",
-    "Finished generation requests by finish reason of their first choice (stop, length, abort, error).",
+    "Finished generation requests by finish reason of their first choice (stop, length, abort, error, rejected).",
     ["model", "finish_reason"],
     registry=REGISTRY,
 )
