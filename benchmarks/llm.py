@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,13 @@ def _check_tools() -> None:
 
 
 def _measure(
-    label: str, base_url: str, model: str, levels: list[int], args: argparse.Namespace, out: Path
+    label: str,
+    base_url: str,
+    model: str,
+    levels: list[int],
+    args: argparse.Namespace,
+    out: Path,
+    cpu_seconds: Callable[[], float] | None = None,
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for workload in workloads(levels, args.requests_per_stream, args.min_requests):
@@ -64,16 +71,21 @@ def _measure(
         artifacts = out / f"{label}-c{concurrency}"
         command = aiperf_command(AIPERF, base_url, model, TOKENIZER, workload, artifacts)
         row: dict[str, Any] = {"server": label, "concurrency": concurrency, "seed": workload.seed, "command": command}
+        cpu_before = cpu_seconds() if cpu_seconds else 0.0
         try:
             row |= asdict(run_aiperf(command, artifacts, args.timeout))
         except AiperfError as error:
             row["error"] = str(error)
+        if cpu_seconds and "duration_s" in row:
+            # The server's CPU time per second of the run (aiperf's start-up, before and after, finds
+            # it idle): well under 2 cores for a saturated server means others took the CPU.
+            row["server_cores"] = (cpu_seconds() - cpu_before) / row["duration_s"]
         print(
             f"  {label} c={concurrency}: "
             + (
                 row.get("error")
-                or f"{row['output_tokens_per_s']:.1f} tok/s, "
-                f"TTFT p50 {row['ttft_p50_ms']:.0f} ms, ITL p50 {row['itl_p50_ms']:.1f} ms"
+                or f"{row['output_tokens_per_s']:.1f} tok/s, TTFT p50 {row['ttft_p50_ms']:.0f} ms, "
+                f"ITL p50 {row['itl_p50_ms']:.1f} ms, server cores {row.get('server_cores', 0):.2f}"
             ),
             flush=True,
         )
@@ -86,10 +98,7 @@ def _run_server(name: str, gguf: Path, levels: list[int], args: argparse.Namespa
     server.start(gguf)
     try:
         warm_up(server.base_url, server.model)
-        cpu_before = server.cpu_seconds()
-        rows = _measure(name, server.base_url, server.model, levels, args, out)
-        print(f"  {name}: server CPU {server.cpu_seconds() - cpu_before:.0f} s over its runs", flush=True)
-        return rows
+        return _measure(name, server.base_url, server.model, levels, args, out, server.cpu_seconds)
     finally:
         server.stop()
 

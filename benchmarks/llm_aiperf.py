@@ -7,7 +7,11 @@ this 2-core machine. aiperf issues its send credits on the rate's grid (constant
 stream whose request ends waits for the next grid point before sending again: at 2 requests/s per
 stream llama-server sat idle ~250 ms between 1.3 s requests at c=1; at 20 per stream the gap is
 ~30 ms (2 %), far above what any server here sustains, so concurrency stays the bound and
-aiperf's processes use ~3 % of a core during a run. Each run gets its own ``--random-seed``: the
+aiperf's processes use ~3 % of a core during a run. A new connection per request
+(``--connection-reuse-strategy never``; on loopback it costs well under a millisecond): with
+pooled connections, llama-server closed ones left idle past its keep-alive during 9 s waves of
+c=8 requests and aiperf counted the next request sent on them as failed
+(ServerDisconnectedError). Each run gets its own ``--random-seed``: the
 same seed means the same prompts, which a
 server with a prompt cache (llama-server keeps each slot's last prompt) answers without prefill,
 faking the TTFT.
@@ -116,6 +120,8 @@ def aiperf_command(
         "none",
         "--no-server-metrics",
         "--no-gpu-telemetry",
+        "--connection-reuse-strategy",
+        "never",
         "--workers-max",
         "1",
         "--record-processors",

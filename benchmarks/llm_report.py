@@ -27,23 +27,25 @@ def render(rows: list[Row], seconds: float, skipped: dict[str, str]) -> str:
     lines = [
         f"One run: {seconds:.0f} s. Each cell is one bounded aiperf run (streamed chat completions, "
         "~128-token prompts, 128 output tokens); TTFT and ITL percentiles are over requests "
-        "(ITL: a request's mean gap between tokens after the first).",
+        "(ITL: a request's mean gap between tokens after the first). Server cores: the server's CPU "
+        "seconds per second of the run (2 at most here; less while saturated means others took CPU).",
         "",
         "| server | c | requests | output tok/s | TTFT p50 / p99 (ms) | ITL p50 / p99 (ms) | mean output tokens"
-        f" | tok/s vs {REFERENCE} | TTFT p50 vs {REFERENCE} |",
-        "|---" * 9 + "|",
+        f" | server cores | tok/s vs {REFERENCE} | TTFT p50 vs {REFERENCE} |",
+        "|---" * 10 + "|",
     ]
     for row in rows:
         if "error" in row:
-            lines.append(f"| {row['server']} | {row['concurrency']} | not measured: {row['error']} |" + " |" * 6)
+            lines.append(f"| {row['server']} | {row['concurrency']} | not measured: {row['error']} |" + " |" * 7)
             continue
         reference = _reference(rows, row["concurrency"])
         errors = f" ({row['errors']} failed)" if row.get("errors") else ""
         ttft = f"{row['ttft_p50_ms']:.0f} / {row['ttft_p99_ms']:.0f}"
         itl = f"{row['itl_p50_ms']:.1f} / {row['itl_p99_ms']:.1f}"
+        cores = f"{row['server_cores']:.2f}" if "server_cores" in row else "-"
         lines.append(
             f"| {row['server']} | {row['concurrency']} | {row['requests']}{errors} | {row['output_tokens_per_s']:.1f}"
-            f" | {ttft} | {itl} | {row['output_tokens_mean']:.0f}"
+            f" | {ttft} | {itl} | {row['output_tokens_mean']:.0f} | {cores}"
             f" | {_ratio(row['output_tokens_per_s'], reference and reference['output_tokens_per_s'])}"
             f" | {_ratio(row['ttft_p50_ms'], reference and reference['ttft_p50_ms'])} |"
         )

@@ -97,6 +97,7 @@ def test_command_bounds_the_client_and_sets_the_workload(tmp_path: Path) -> None
     assert value("--random-seed") == "12345"
     assert value("--tokenizer") == str((tmp_path / "tok").resolve())  # aiperf needs an absolute folder
     assert "--streaming" in command and value("--extra-inputs") == "ignore_eos:true"
+    assert value("--connection-reuse-strategy") == "never"  # no reuse of a connection the server timed out
     assert value("--prompt-input-tokens-mean") == value("--prompt-output-tokens-mean") == "128"
 
 
@@ -139,6 +140,7 @@ def _row(server: str, concurrency: int, tokens_per_s: float, ttft_p50: float) ->
         "ttft_p99_ms": ttft_p50 * 2,
         "itl_p50_ms": 8.0,
         "itl_p99_ms": 12.0,
+        "server_cores": 1.9,
     }
 
 
@@ -161,7 +163,7 @@ def test_report_gives_ratios_against_llama_server_at_the_same_concurrency() -> N
     assert _cells(table, "transformers", 1)[-2:] == ["0.25", "2.00"]
     assert _cells(table, "transformers", 8)[-2:] == ["0.10", "15.00"]
     assert _cells(table, "llama-server", 8)[-2:] == ["1.00", "1.00"]
-    assert _cells(table, "transformers", 1)[3:6] == ["25.0", "600 / 1200", "8.0 / 12.0"]
+    assert _cells(table, "transformers", 1)[3:8] == ["25.0", "600 / 1200", "8.0 / 12.0", "128", "1.90"]
 
 
 def test_report_lists_failed_runs_and_skipped_servers_without_ratios() -> None:
