@@ -6,7 +6,7 @@ BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
 DEMO   := $(VENV)/.installed-demo
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench bench-llm clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ typecheck: $(TESTS)
 bench: $(TESTS)
 	bash benchmarks/setup_peers.sh
 	$(BIN)/python benchmarks/run.py
+
+# Text generation (benchmarks/README.md): aiperf against llama-server, naive transformers and mcp serve
+# (when it has OpenAI routes), ~6-8 minutes; the first setup builds llama-server (~8 minutes, -j2).
+bench-llm: $(BASE)
+	bash benchmarks/setup_llm_peers.sh
+	$(BIN)/python benchmarks/llm.py
 
 clean:
 	rm -rf $(VENV) .mcp-demo .pytest_cache .mypy_cache .ruff_cache
