@@ -21,8 +21,8 @@ PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
 
 
-def _metadata(token: str | None, headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
-    pairs = [(key.lower(), value) for key, value in (headers or {}).items()]
+def _metadata(token: str | None, *headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    pairs = [(key.lower(), value) for mapping in headers for key, value in (mapping or {}).items()]
     if token:
         pairs.append(("authorization", f"Bearer {token}"))
     return tuple(pairs)
@@ -40,16 +40,23 @@ def _as_dict(message: Any) -> dict[str, Any]:
 class V2GrpcClient:
     """Blocking v2 gRPC client on one channel; every failure is an :class:`MCPError`."""
 
-    def __init__(self, target: str, token: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        target: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """``headers`` go as metadata with every call (an SLA class, a tenant)."""
         self.target = target
         self._channel = grpc.insecure_channel(target, options=_OPTIONS)
         self._stub = pb_grpc.GRPCInferenceServiceStub(self._channel)
-        self._token, self._timeout_s = token, timeout_s
+        self._token, self._timeout_s, self._headers = token, timeout_s, dict(headers or {})
 
     def _call(self, method: str, request: Any, headers: Mapping[str, str] | None = None) -> Any:
         try:
             return getattr(self._stub, method)(
-                request, timeout=self._timeout_s, metadata=_metadata(self._token, headers)
+                request, timeout=self._timeout_s, metadata=_metadata(self._token, self._headers, headers)
             )
         except grpc.RpcError as exc:
             raise _error(exc, f"{method} on {self.target}") from None
@@ -103,16 +110,23 @@ class V2GrpcClient:
 class AsyncV2GrpcClient:
     """The asyncio twin of :class:`V2GrpcClient` (grpc.aio)."""
 
-    def __init__(self, target: str, token: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        target: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """``headers`` go as metadata with every call (an SLA class, a tenant)."""
         self.target = target
         self._channel = grpc.aio.insecure_channel(target, options=_OPTIONS)
         self._stub = pb_grpc.GRPCInferenceServiceStub(self._channel)
-        self._token, self._timeout_s = token, timeout_s
+        self._token, self._timeout_s, self._headers = token, timeout_s, dict(headers or {})
 
     async def _call(self, method: str, request: Any, headers: Mapping[str, str] | None = None) -> Any:
         try:
             return await getattr(self._stub, method)(
-                request, timeout=self._timeout_s, metadata=_metadata(self._token, headers)
+                request, timeout=self._timeout_s, metadata=_metadata(self._token, self._headers, headers)
             )
         except grpc.aio.AioRpcError as exc:
             raise from_grpc(
@@ -125,6 +139,18 @@ class AsyncV2GrpcClient:
         except MCPError:
             return False
         return bool(reply.ready)
+
+    async def model_metadata(self, model: str, version: str | None = None) -> dict[str, Any]:
+        reply = await self._call("ModelMetadata", pb.ModelMetadataRequest(name=model, version=version or ""))
+        return _as_dict(reply)
+
+    async def model_config(self, model: str, version: str | None = None) -> dict[str, Any]:
+        reply = await self._call("ModelConfig", pb.ModelConfigRequest(name=model, version=version or ""))
+        return _as_dict(reply.config)
+
+    async def repository_index(self) -> list[dict[str, Any]]:
+        reply = await self._call("RepositoryIndex", pb.RepositoryIndexRequest())
+        return [_as_dict(model) for model in reply.models]
 
     async def infer(
         self,

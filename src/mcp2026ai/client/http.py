@@ -77,20 +77,30 @@ def infer_response(response: httpx.Response) -> InferenceResponse:
     return v2_json.decode_response(response.content, response.headers.get(HEADER_LENGTH.lower()))
 
 
-def _auth_headers(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
+def _default_headers(token: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
+    sent = dict(headers or {})
+    if token:
+        sent["Authorization"] = f"Bearer {token}"
+    return sent
 
 
 def _unreachable(base_url: str, call: Call, error: httpx.TransportError) -> UnavailableError:
-    return UnavailableError(f"{call.method} {base_url}{call.path}: {type(error).__name__}: {error}")
+    return UnavailableError(f"cannot reach {base_url} ({call.method} {call.path}): {type(error).__name__}: {error}")
 
 
 class V2HttpClient:
     """Blocking v2 client (one connection pool); every failure is an :class:`MCPError`."""
 
-    def __init__(self, base_url: str, token: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """``headers`` go with every request (an SLA class, a tenant)."""
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, headers=_auth_headers(token), timeout=timeout_s)
+        self._http = httpx.Client(base_url=self.base_url, headers=_default_headers(token, headers), timeout=timeout_s)
 
     def send(self, call: Call) -> httpx.Response:
         try:
@@ -154,9 +164,18 @@ class V2HttpClient:
 class AsyncV2HttpClient:
     """The asyncio twin of :class:`V2HttpClient`."""
 
-    def __init__(self, base_url: str, token: str | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """``headers`` go with every request (an SLA class, a tenant)."""
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, headers=_auth_headers(token), timeout=timeout_s)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=_default_headers(token, headers), timeout=timeout_s
+        )
 
     async def send(self, call: Call) -> httpx.Response:
         try:
@@ -182,6 +201,12 @@ class AsyncV2HttpClient:
 
     async def model_metadata(self, model: str, version: str | None = None) -> dict[str, Any]:
         return dict((await self.send(Call("GET", model_path(model, version)))).json())
+
+    async def model_config(self, model: str, version: str | None = None) -> dict[str, Any]:
+        return dict((await self.send(Call("GET", model_path(model, version) + "/config"))).json())
+
+    async def repository_index(self) -> list[dict[str, Any]]:
+        return list((await self.send(Call("POST", "/v2/repository/index", b"{}"))).json())
 
     async def infer(
         self,
