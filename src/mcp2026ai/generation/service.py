@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from mcp2026ai.errors import NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
@@ -29,6 +30,7 @@ class GenerationModels:
         self.registry = registry
         self.config = config or EngineConfig()
         self._served: dict[str, ServedLLM] = {}
+        self._defaults: dict[str, GenerationDefaults] = {}
 
     def is_language_model(self, name: str) -> bool:
         """Whether ``name``'s default version in the registry is a language model."""
@@ -42,7 +44,19 @@ class GenerationModels:
         folder = await asyncio.to_thread(self.registry.llm_folder, record)
         engine = await asyncio.to_thread(build_engine, name, folder, self.config)
         self._served[name] = ServedLLM(record, engine, time.time())
+        stored = stored_config(self.registry, record)
+        self._defaults[name] = stored.inference.parameters if stored else GenerationDefaults()
         return record
+
+    def defaults(self, name: str) -> GenerationDefaults:
+        """The model's generation defaults (its stored ``mcp-config.yaml``, or the latest applied)."""
+        return self._defaults.get(name) or GenerationDefaults()
+
+    def configure(self, config: ServingConfig) -> None:
+        """Apply a config's defaults to the served model it names: requests admitted from now on use
+        them; running generations keep the parameters they started with."""
+        self.get(config.model)  # a model that is not served is refused, never another substituted
+        self._defaults[config.model] = config.inference.parameters
 
     def get(self, name: str) -> ServedLLM:
         served = self._served.get(name)
