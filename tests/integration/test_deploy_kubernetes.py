@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -45,7 +46,7 @@ def out(home: Path, tmp_path: Path) -> Path:
     done = run_console_script(args, tmp_path, {"MCP_HOME": str(home)})
     assert done.returncode == 0, done.stderr
     assert "rendered ocr-cls:1.0.0" in done.stdout and "memory 1536Mi" in done.stdout
-    assert done.stdout.count("valid: ") == 8
+    assert done.stdout.count("  valid ") == 6 and done.stdout.count("  not checked kserve/") == 2
     return out
 
 
@@ -110,6 +111,20 @@ def test_apply_without_kubectl_says_so_in_one_line(home: Path, tmp_path: Path) -
         f"error: kubectl not found on PATH: the manifests are in {tmp_path / 'o'}; apply them with kubectl"
     ]
     assert (tmp_path / "o" / "kubernetes" / "deployment.yaml").is_file()  # rendered before applying
+
+
+def test_apply_with_kubectl_but_no_cluster_says_so_in_one_line(home: Path, tmp_path: Path) -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    args = ["deploy", "kubernetes", "--name", "ocr-cls", "--out", str(tmp_path / "o"), "--apply", "--context", "prod"]
+    done = run_console_script(args, tmp_path, {"MCP_HOME": str(home), "KUBECONFIG": str(config)})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: no Kubernetes cluster reachable through context 'prod': error: context \"prod\" does not exist"
+    ]
 
 
 @pytest.mark.parametrize(

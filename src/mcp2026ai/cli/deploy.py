@@ -58,7 +58,7 @@ def kubernetes(
         console.print(f"  {relative}", highlight=False)
     if validate:
         for line in validate_rendered(out, rendered.manifests):
-            console.print(f"  valid: {line}", highlight=False)
+            console.print(f"  {line}", highlight=False)
     if do_apply:
         for line in apply(out, flavour, kube_context):
             console.print(line, highlight=False)

@@ -20,6 +20,7 @@ from mcp2026ai.deploy.kubernetes import KubernetesOptions, Rendered, render
 from mcp2026ai.deploy.kubernetes.dockerfile import serve_command
 from mcp2026ai.deploy.kubernetes.kserve import runtime_name
 from mcp2026ai.deploy.kubernetes.structural import structural_problems
+from mcp2026ai.deploy.kubernetes.validate import validate_rendered
 from mcp2026ai.deploy.kubernetes.wheel import provide_wheel
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -244,3 +245,21 @@ def test_bad_requests_are_named(registry: ModelRegistry, tmp_path: Path, wheel: 
     (tmp_path / "taken" / "registry").mkdir(parents=True)
     with pytest.raises(InvalidArgumentError, match="not a registry export"):
         deploy(registry, tmp_path / "taken", wheel)
+
+
+def test_validate_names_the_file_and_field_of_a_broken_manifest(rendered: Rendered) -> None:
+    lines = validate_rendered(rendered.out, rendered.manifests)
+    assert sum(line.startswith("valid ") for line in lines) == 6
+    path = rendered.out / "kubernetes/deployment.yaml"
+    deployment = load(path)
+    deployment["spec"]["replicas"] = "two"
+    path.write_text(yaml.safe_dump(deployment))
+    with pytest.raises(InvalidArgumentError, match=r"^kubernetes/deployment.yaml: spec.replicas: 'two' is not"):
+        validate_rendered(rendered.out, rendered.manifests)
+    example = rendered.out / "crd/modelservice.yaml"
+    path.write_text(yaml.safe_dump(load(rendered.out / "kubernetes/service.yaml")))  # a valid object again
+    broken = load(example)
+    broken["spec"]["contract"]["latency"]["p99_ms"] = 0
+    example.write_text(yaml.safe_dump(broken))
+    with pytest.raises(InvalidArgumentError, match=r"^crd/modelservice.yaml: spec.contract.latency.p99_ms: 0 is less"):
+        validate_rendered(rendered.out, rendered.manifests)

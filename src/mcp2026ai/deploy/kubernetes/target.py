@@ -60,10 +60,10 @@ def replica_plan(contract: InferenceContract, fixed: int | None) -> ReplicaPlan:
     stated = contract.resources.replica_range()
     autoscale = contract.resources.autoscale
     if stated is None:
-        return ReplicaPlan(min=1, max=1, autoscale=autoscale, source="default (the contract states no replicas)")
+        return ReplicaPlan(min=1, max=1, autoscale=autoscale, source="default: the contract states no replicas")
     source = "contract resources.replicas" if contract.resources.replicas else "contract resources.min_replicas"
     if stated.min == 0:
-        source += " (min 0 raised to 1: a HorizontalPodAutoscaler keeps at least one)"
+        source += "; min 0 raised to 1, a HorizontalPodAutoscaler keeps at least one"
     return ReplicaPlan(min=max(1, stated.min), max=stated.max, autoscale=autoscale, source=source)
 
 
@@ -71,10 +71,10 @@ def cpu_for(registry: ModelRegistry, record: ModelVersion) -> tuple[str, str]:
     """CPUs from the threads of the plan the policy stored for this version (one when there is none)."""
     stored = DecisionLog(registry.catalog).current_plan(record.name, record.version)
     if stored is None:
-        return "1", "default (no stored plan: mcp policy plan measures one)"
+        return "1", "default: no stored plan; `mcp policy plan` measures one"
     threads = stored.plan.intra_op_threads
     if threads == 0:
-        return "1", "stored plan (intra_op_threads=auto)"
+        return "1", "stored plan intra_op_threads=auto"
     return str(threads), f"stored plan intra_op_threads={threads}"
 
 
@@ -83,7 +83,7 @@ def memory_for(contract: InferenceContract) -> tuple[str, str]:
     budget = contract.resources.memory_mb
     if budget is None:
         return f"{SERVER_BASELINE_MB + DEFAULT_MODEL_MB}Mi", (
-            f"server {SERVER_BASELINE_MB} MiB + default {DEFAULT_MODEL_MB} MiB (no resources.memory_mb)"
+            f"server {SERVER_BASELINE_MB} MiB + default {DEFAULT_MODEL_MB} MiB: no resources.memory_mb"
         )
     return f"{SERVER_BASELINE_MB + math.ceil(budget)}Mi", (
         f"server {SERVER_BASELINE_MB} MiB + contract resources.memory_mb {budget:g}"

@@ -18,7 +18,7 @@ EXTERNAL_GROUPS = ("serving.kserve.io/",)
 
 
 def validate_rendered(out: Path, manifests: list[str]) -> list[str]:
-    """One line per manifest checked; InvalidArgumentError naming the file, field and problem."""
+    """One line per manifest; InvalidArgumentError naming the file, field and problem of an invalid one."""
     from mcp2026ai.deploy.kubernetes.render import load_manifest
 
     lines = []
@@ -26,13 +26,13 @@ def validate_rendered(out: Path, manifests: list[str]) -> list[str]:
     for relative in manifests:
         manifest = load_manifest(out / relative)
         if manifest["apiVersion"].startswith(EXTERNAL_GROUPS):
-            lines.append(f"{relative} (not checked: {manifest['kind']} is KServe's CRD)")
+            lines.append(f"not checked {relative}: {manifest['kind']} is KServe's (its CRD schema is not bundled)")
         elif manifest["kind"] == KIND:
             check_custom(relative, manifest, crd_schema)
-            lines.append(f"{relative} ({KIND} CRD schema)")
+            lines.append(f"valid {relative}: the rendered {KIND} CRD schema")
         else:
             check_builtin(relative, manifest)
-            lines.append(f"{relative} (Kubernetes {KUBERNETES_VERSION})")
+            lines.append(f"valid {relative}: Kubernetes {KUBERNETES_VERSION} schema, strict")
     return lines
 
 
