@@ -21,6 +21,8 @@ EXTRA_FOR_MODULE = {
     "onnx_ir": "llm",
     "tokenizers": "llm",
     "jinja2": "llm",
+    "tenacity": "edge",
+    "cachetools": "edge",
     "kubernetes_validate": "kubernetes",
     "jsonschema": "kubernetes",
 }
