@@ -65,8 +65,10 @@ def test_the_wheel_is_built_from_this_checkout(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(f"mcp2026ai-{mcp2026ai.__version__}.dist-info/METADATA").decode()
+        entry_points = archive.read(f"mcp2026ai-{mcp2026ai.__version__}.dist-info/entry_points.txt").decode()
     assert "mcp2026ai/deploy/kubernetes/render.py" in names and "mcp2026ai/server/http/app.py" in names
     assert "Name: mcp2026ai" in metadata
+    assert "mcp = mcp2026ai.cli.main:main" in entry_points  # the image's entrypoint is this console script
 
 
 @pytest.mark.parametrize("relative", BUILTIN)
