@@ -56,6 +56,12 @@ def kubernetes(
     )
     for relative in ["Dockerfile", f"dist/{rendered.wheel}", "registry/", *rendered.manifests]:
         console.print(f"  {relative}", highlight=False)
+    if rendered.decrypted:
+        console.print(
+            f"  note: {target.model}:{target.version} is encrypted at rest here; registry/ (and the image) "
+            "holds it in plaintext: keep the image in a private registry",
+            highlight=False,
+        )
     if validate:
         for line in validate_rendered(out, rendered.manifests):
             console.print(f"  {line}", highlight=False)

@@ -5,6 +5,7 @@ schemas and the rendered ModelService CRD."""
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import mcp2026ai
 from mcp2026ai.bundled import OCR_CLS_PREPROCESSING, bundled_model_path
 from mcp2026ai.contract import InferenceContract, load_contract, parse_contract
 from mcp2026ai.deploy.kubernetes import KubernetesOptions, Rendered, render
+from mcp2026ai.deploy.kubernetes.apply import Flavour, kubectl_steps
 from mcp2026ai.deploy.kubernetes.dockerfile import serve_command
 from mcp2026ai.deploy.kubernetes.kserve import runtime_name
 from mcp2026ai.deploy.kubernetes.structural import structural_problems
@@ -27,6 +29,7 @@ from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, Preprocessing
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.store import RolloutStore
+from mcp2026ai.security.encryption import ArtifactCipher
 from tests.support.cli import CONTRACT
 from tests.unit.deploy.k8s_checks import crd_schema, errors, kserve_validator, load, openapi_validator, validate_builtin
 
@@ -265,3 +268,28 @@ def test_validate_names_the_file_and_field_of_a_broken_manifest(rendered: Render
     example.write_text(yaml.safe_dump(broken))
     with pytest.raises(InvalidArgumentError, match=r"^crd/modelservice.yaml: spec.contract.latency.p99_ms: 0 is less"):
         validate_rendered(rendered.out, rendered.manifests)
+
+
+def test_an_encrypted_artifact_is_exported_in_plaintext_and_said_so(
+    mcp_home: Path, tmp_path: Path, wheel: Path
+) -> None:
+    registry = ModelRegistry(mcp_home, ArtifactCipher(os.urandom(32)))
+    register_ocr(registry, None)
+    assert registry.store.is_encrypted(registry.resolve("ocr-cls").digest)
+    rendered = deploy(registry, tmp_path / "out", wheel)
+    assert rendered.decrypted
+    exported = ModelRegistry(rendered.out / "registry")
+    assert (
+        exported.artifact_path(exported.resolve("ocr-cls")).read_bytes() == bundled_model_path("ocr-cls").read_bytes()
+    )
+
+
+def test_apply_creates_the_crd_before_the_objects_of_the_flavour(tmp_path: Path) -> None:
+    steps = [" ".join(step) for step in kubectl_steps(tmp_path, Flavour.KSERVE)]
+    assert steps == [
+        f"apply -f {tmp_path}/crd/modelservice-crd.yaml",
+        "wait --for=condition=Established crd/modelservices.mcp2026ai.dev --timeout=30s",
+        f"apply -f {tmp_path}/kserve",
+        f"apply -f {tmp_path}/crd/modelservice.yaml",
+    ]
+    assert kubectl_steps(tmp_path, Flavour.PLAIN)[2] == ["apply", "-f", str(tmp_path / "kubernetes")]

@@ -45,6 +45,8 @@ class Rendered(BaseModel):
     out: Path
     manifests: list[str]
     wheel: str
+    decrypted: bool = False
+    """The version is encrypted at rest here; the export (so the image) holds it in plaintext."""
 
 
 def render(registry: ModelRegistry, options: KubernetesOptions) -> Rendered:
@@ -60,7 +62,8 @@ def render(registry: ModelRegistry, options: KubernetesOptions) -> Rendered:
     header = f"# {target.model}:{target.version}, rendered by `mcp deploy kubernetes`\n"
     for relative, build in MANIFESTS.items():
         write_manifest(out / relative, build(target), header)
-    return Rendered(target=target, out=out, manifests=list(MANIFESTS), wheel=wheel)
+    decrypted = registry.store.is_encrypted(record.digest)
+    return Rendered(target=target, out=out, manifests=list(MANIFESTS), wheel=wheel, decrypted=decrypted)
 
 
 def write_manifest(path: Path, manifest: Manifest, header: str) -> None:
