@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp2026ai.deploy.kubernetes.crd import KIND
+from mcp2026ai.deploy.kubernetes.render import load_manifest
 from mcp2026ai.deploy.kubernetes.workloads import Manifest
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.extras import require
@@ -19,8 +20,6 @@ EXTERNAL_GROUPS = ("serving.kserve.io/",)
 
 def validate_rendered(out: Path, manifests: list[str]) -> list[str]:
     """One line per manifest; InvalidArgumentError naming the file, field and problem of an invalid one."""
-    from mcp2026ai.deploy.kubernetes.render import load_manifest
-
     lines = []
     crd_schema = load_manifest(out / CRD_FILE)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     for relative in manifests:
