@@ -30,7 +30,7 @@ def kubernetes(
     base_image: Annotated[str, typer.Option(help="Base image of both Dockerfile stages.")] = "python:3.11-slim",
     wheel: Annotated[Path | None, typer.Option(help="mcp2026ai wheel for the image; default: built now.")] = None,
     validate: Annotated[
-        bool, typer.Option(help="Check the manifests against the Kubernetes schemas (extra [kubernetes]).")
+        bool, typer.Option(help="Check the manifests against the Kubernetes 1.37 schemas (extra \\[kubernetes]).")
     ] = False,
     do_apply: Annotated[
         bool, typer.Option("--apply", help="kubectl apply the CRD, the workload and the example.")
