@@ -23,6 +23,8 @@ EXTRA_FOR_MODULE = {
     "jinja2": "llm",
     "tenacity": "edge",
     "cachetools": "edge",
+    "kubernetes_validate": "kubernetes",
+    "jsonschema": "kubernetes",
 }
 
 
