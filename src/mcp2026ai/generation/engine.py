@@ -23,6 +23,7 @@ import numpy as np
 from mcp2026ai.errors import InvalidArgumentError, MCPError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.kv_slots import SlotTable
+from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.stopping import StopStrings, TokenStop
@@ -88,6 +89,8 @@ class Engine:
         self.slots = SlotTable(decoder.num_slots, decoder.max_len)
         self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
         self.telemetry = EngineTelemetry(name)
+        capacity = int(config.prefix_cache_mb * (1 << 20))
+        self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self._running: dict[Hashable, _Sequence] = {}
         self._lock = threading.Condition()
         self._stopping = False
@@ -207,7 +210,11 @@ class Engine:
             job.sequences.append(sequence)
             slots.append(self.slots.allocate(sequence, len(prompt)))
             self._running[sequence] = sequence
-        logits = self.decoder.prefill(slots[0], prompt)
+        cached = self.prefix_cache.restore(prompt, slots[0], self.decoder) if self.prefix_cache else 0
+        logits = self.decoder.prefill(slots[0], prompt, cached)
+        if self.prefix_cache:
+            self.prefix_cache.remember(prompt, slots[0], self.decoder)
+            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate)
         for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
             self.decoder.move(slots[0], slot, len(prompt))
         self.telemetry.prompt_tokens(len(prompt))

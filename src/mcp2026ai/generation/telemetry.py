@@ -25,6 +25,8 @@ class EngineTelemetry:
         self._running = metrics.GENERATION_SEQUENCES.labels(model, "running")
         self._waiting = metrics.GENERATION_SEQUENCES.labels(model, "waiting")
         self._kv = metrics.GENERATION_KV_USAGE.labels(model)
+        self._prefix_hits = metrics.GENERATION_PREFIX_HIT_TOKENS.labels(model)
+        self._prefix_rate = metrics.GENERATION_PREFIX_HIT_RATE.labels(model)
 
     def start_span(self, request: GenerationRequest) -> Any:
         attributes = {
@@ -37,6 +39,10 @@ class EngineTelemetry:
 
     def prompt_tokens(self, count: int) -> None:
         self._prompt.inc(count)
+
+    def prefix_cache(self, hit_tokens: int, hit_rate: float) -> None:
+        self._prefix_hits.inc(hit_tokens)
+        self._prefix_rate.set(hit_rate)
 
     def first_token(self, seconds: float) -> None:
         self._ttft.observe(seconds)

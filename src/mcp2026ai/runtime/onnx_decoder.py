@@ -55,12 +55,26 @@ class OnnxDecoder:
     def kv_bytes(self) -> int:
         return sum(buffer.nbytes for _, buffer in self._kv)
 
-    def prefill(self, slot: int, token_ids: Sequence[int]) -> np.ndarray:
-        """Run a prompt into an empty slot; the logits of its last position, shape ``[vocab]``."""
-        ids = np.asarray(token_ids, dtype=np.int64).reshape(1, -1)
-        mask = np.ones_like(ids)
+    def prefill(self, slot: int, token_ids: Sequence[int], cached: int = 0) -> np.ndarray:
+        """Run a prompt into a slot whose first ``cached`` positions already hold the prompt's KV (0: an
+        empty slot); the logits of its last position, shape ``[vocab]``."""
+        ids = np.asarray(token_ids[cached:], dtype=np.int64).reshape(1, -1)
+        mask = np.ones((1, len(token_ids)), dtype=np.int64)
         logits: np.ndarray = self._run(slot, 1, ids, mask)[0]
         return logits
+
+    def read_block(self, slot: int, start: int, size: int) -> np.ndarray:
+        """A copy of positions ``start .. start+size-1`` of a slot's KV: ``[layers x 2, kv_heads, size, head]``."""
+        return np.stack([buffer[slot, :, start : start + size] for _, buffer in self._kv])
+
+    def write_blocks(self, slot: int, blocks: Sequence[np.ndarray]) -> None:
+        """Copy consecutive blocks (as :meth:`read_block` gives them) into a slot's first positions."""
+        position = 0
+        for block in blocks:
+            size = block.shape[2]
+            for layer, (_, buffer) in enumerate(self._kv):
+                buffer[slot, :, position : position + size] = block[layer]
+            position += size
 
     def decode(self, token_ids: Sequence[int], lengths: Sequence[int]) -> np.ndarray:
         """One new token for each of slots ``0 .. n-1``; ``lengths`` count it. Logits ``[n, vocab]``."""
