@@ -69,6 +69,12 @@ def serve(
     max_model_len: Annotated[
         int, typer.Option(min=16, help="Language models: longest prompt + answer in tokens (capped at the model's).")
     ] = 2048,
+    prefix_cache_mb: Annotated[
+        float,
+        typer.Option(
+            min=0, help="Language models: memory for cached prompt-prefix KV (shared system prompts); 0: off."
+        ),
+    ] = 128.0,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
     serving_config: Annotated[
         list[Path] | None,
@@ -138,7 +144,9 @@ def serve(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
         ),
         traces=TraceExport(exporter=trace.value, endpoint=trace_endpoint, sample_ratio=trace_sample_ratio),
-        generation=EngineConfig(max_num_seqs=max_num_seqs, max_model_len=max_model_len),
+        generation=EngineConfig(
+            max_num_seqs=max_num_seqs, max_model_len=max_model_len, prefix_cache_mb=prefix_cache_mb
+        ),
         generation_configs=[path.resolve() for path in serving_config or []],
     )
     check_trace_export(config.traces)
