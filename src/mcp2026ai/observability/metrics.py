@@ -38,6 +38,8 @@ Text generation (one series set per language model):
 - ``mcp_generation_time_to_first_token_seconds``, ``mcp_generation_inter_token_latency_seconds``,
   ``mcp_generation_e2e_seconds`` (histograms; model).
 - ``mcp_generation_prompt_tokens_total``, ``mcp_generation_tokens_total`` (counters; model).
+- ``mcp_generation_kv_cache_fragmentation_ratio`` (gauge; model), ``mcp_generation_preemptions_total``
+  (counter; model).
 - ``mcp_generation_prefix_cache_hit_tokens_total`` (counter; model), ``mcp_generation_prefix_cache_hit_ratio``
   (gauge; model).
 - ``mcp_generation_requests_total`` (counter; model, finish_reason).
@@ -369,6 +371,20 @@ GENERATION_KV_USAGE = Gauge(
     ["model"],
     registry=REGISTRY,
     multiprocess_mode="liveall",
+)
+
+GENERATION_KV_FRAGMENTATION = Gauge(
+    "mcp_generation_kv_cache_fragmentation_ratio",
+    "KV token positions reserved (in blocks held by sequences) but not yet filled, over those reserved.",
+    ["model"],
+    registry=REGISTRY,
+    multiprocess_mode="liveall",
+)
+GENERATION_PREEMPTIONS = Counter(
+    "mcp_generation_preemptions",
+    "Running requests preempted because the KV cache ran out of blocks (recomputed later).",
+    ["model"],
+    registry=REGISTRY,
 )
 
 NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)
