@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from mcp2026ai.errors import NotFoundError
+from mcp2026ai.errors import ContractError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
@@ -14,6 +15,25 @@ from mcp2026ai.inference import ModelDescription
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
+
+PROCESS_OVERHEAD_MB = 200.0
+"""What a memory budget keeps for the process itself and onnxruntime's buffers besides weights and KV."""
+
+
+def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
+    """``config``, with the KV pool sized from the contract's memory budget when it sets one (and the
+    server was not given ``kv_cache_mb``): budget - weights - process overhead."""
+    budget = record.contract.resources.memory_mb if record.contract else None
+    if config.kv_cache_mb is not None or budget is None:
+        return config
+    weights_mb = sum(f.stat().st_size for f in folder.iterdir() if f.suffix in (".onnx", ".data")) / (1 << 20)
+    kv_mb = budget - weights_mb - PROCESS_OVERHEAD_MB
+    if kv_mb <= 0:
+        raise ContractError(
+            f"{record.ref}: resources.memory_mb {budget:g} leaves no KV cache: the weights take {weights_mb:.0f} MiB "
+            f"and the process about {PROCESS_OVERHEAD_MB:.0f}"
+        )
+    return config.model_copy(update={"kv_cache_mb": kv_mb})
 
 
 @dataclass(frozen=True)
@@ -42,7 +62,7 @@ class GenerationModels:
     async def load(self, name: str) -> ModelVersion:
         record = self.registry.resolve(name)
         folder = await asyncio.to_thread(self.registry.llm_folder, record)
-        engine = await asyncio.to_thread(build_engine, name, folder, self.config)
+        engine = await asyncio.to_thread(build_engine, name, folder, engine_config(self.config, record, folder))
         self._served[name] = ServedLLM(record, engine, time.time())
         stored = stored_config(self.registry, record)
         self._defaults[name] = stored.inference.parameters if stored else GenerationDefaults()

@@ -63,3 +63,34 @@ def test_a_request_larger_than_the_whole_cache_is_refused(smollm2_int4: Path) ->
             asyncio.run(submit())
     finally:
         engine.close()
+
+
+def test_the_contract_memory_budget_sizes_the_kv_pool(tmp_path: Path) -> None:
+    from mcp2026ai.contract import parse_contract
+    from mcp2026ai.errors import ContractError
+    from mcp2026ai.generation.service import PROCESS_OVERHEAD_MB, engine_config
+    from mcp2026ai.registry import ModelVersion, Stage
+    from mcp2026ai.registry.llm_bundle import TEXT_SIGNATURE
+
+    (tmp_path / "model.onnx").write_bytes(b"\0" * (1 << 20))
+    (tmp_path / "model.onnx.data").write_bytes(b"\0" * (99 << 20))  # 100 MiB of weights
+
+    def record(memory_mb: float | None) -> ModelVersion:
+        contract = parse_contract({"resources": {"memory_mb": memory_mb}} if memory_mb else {})
+        return ModelVersion(
+            name="m",
+            version="1.0.0",
+            stage=Stage.DEV,
+            format="llm",
+            digest="0" * 64,
+            signature=TEXT_SIGNATURE,
+            contract=contract,
+        )
+
+    base = EngineConfig()
+    assert engine_config(base, record(None), tmp_path) is base
+    sized = engine_config(base, record(400 + PROCESS_OVERHEAD_MB), tmp_path)
+    assert sized.kv_cache_mb == pytest.approx(300)
+    assert engine_config(EngineConfig(kv_cache_mb=50), record(900), tmp_path).kv_cache_mb == 50  # the server's wins
+    with pytest.raises(ContractError, match=r"memory_mb 250 leaves no KV cache: the weights take 100 MiB"):
+        engine_config(base, record(250), tmp_path)
