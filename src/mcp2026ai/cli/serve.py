@@ -69,6 +69,14 @@ def serve(
     max_model_len: Annotated[
         int, typer.Option(min=16, help="Language models: longest prompt + answer in tokens (capped at the model's).")
     ] = 2048,
+    kv_cache_mb: Annotated[
+        float | None,
+        typer.Option(
+            min=1,
+            help="Language models: KV cache memory in 16-token blocks (default: the contract's memory budget, "
+            "else max-num-seqs x max-model-len tokens).",
+        ),
+    ] = None,
     prefix_cache_mb: Annotated[
         float,
         typer.Option(
@@ -145,7 +153,10 @@ def serve(
         ),
         traces=TraceExport(exporter=trace.value, endpoint=trace_endpoint, sample_ratio=trace_sample_ratio),
         generation=EngineConfig(
-            max_num_seqs=max_num_seqs, max_model_len=max_model_len, prefix_cache_mb=prefix_cache_mb
+            max_num_seqs=max_num_seqs,
+            max_model_len=max_model_len,
+            kv_cache_mb=kv_cache_mb,
+            prefix_cache_mb=prefix_cache_mb,
         ),
         generation_configs=[path.resolve() for path in serving_config or []],
     )
