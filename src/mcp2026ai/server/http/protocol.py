@@ -9,6 +9,11 @@ A connection opened while ``max_connections`` are already open gets one answer, 
 Retry-After, to its first request and is closed: thousands of idle or slow connections then cost a
 refusal each instead of memory and event-loop time for everyone (uvicorn's own ``limit_concurrency``
 counts requests and connections together and answers in plain text).
+
+On shutdown an idle keep-alive connection is not cut at once, as uvicorn does: a client may have
+sent its next request already and would see a reset instead of an answer. It stays open
+:data:`DRAIN_LINGER_S`; a request arriving on it is answered (the draining data plane refuses
+inference with a 503) with ``Connection: close``, so the client reconnects and is refused there.
 """
 
 from __future__ import annotations
@@ -18,10 +23,32 @@ import asyncio
 import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+DRAIN_LINGER_S = 1.0
+"""How long an idle connection stays open once shutdown begins (requests on it are answered, then it closes)."""
+
 
 class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     max_connections: int | None = None
     _over_limit = False
+    _draining = False
+
+    def shutdown(self) -> None:
+        self._draining = True
+        if self.cycle is None or self.cycle.response_complete:
+            self.loop.call_later(DRAIN_LINGER_S, self._close_when_idle)
+        else:
+            self.cycle.keep_alive = False
+
+    def _close_when_idle(self) -> None:
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.close()
+        else:
+            self.cycle.keep_alive = False  # closes once its response is out
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        if self._draining and self.cycle is not None:
+            self.cycle.keep_alive = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
