@@ -23,6 +23,7 @@ class Precision(StrEnum):
     FP32 = "fp32"
     FP16 = "fp16"
     INT8 = "int8"
+    INT4 = "int4"  # language models' weights (MatMulNBits)
 
 
 class SLAClass(StrEnum):
@@ -147,6 +148,18 @@ class SequenceSpec(_Section):
     strategy: Literal["direct", "oldest"] = Field("direct", description="Triton's scheduling strategy.")
 
 
+class GenerationSpec(_Section):
+    """A language model's promises (time to first token, inter-token latency, tokens/s) and limits."""
+
+    ttft_p99_ms: float | None = Field(None, gt=0, description="p99 time to first token, milliseconds.")
+    itl_p99_ms: float | None = Field(None, gt=0, description="p99 inter-token latency, milliseconds.")
+    min_tokens_per_s: float | None = Field(None, ge=0, description="Aggregate output tokens per second, at least.")
+    max_num_seqs: int | None = Field(
+        None, ge=1, le=256, description="Sequences decoded together; unset: the policy measures 1 and 8."
+    )
+    max_model_len: int | None = Field(None, ge=16, description="Longest prompt + answer in tokens.")
+
+
 Objective = Literal["latency", "throughput", "memory"]
 
 
@@ -162,6 +175,7 @@ class InferenceContract(_Section):
     resources: ResourceSpec = Field(default_factory=ResourceSpec)
     batching: BatchingSpec = Field(default_factory=BatchingSpec)
     sequence: SequenceSpec | None = Field(None, description="Stateful model: sequence batching (Triton's).")
+    generation: GenerationSpec | None = Field(None, description="Language models: TTFT, ITL, tokens/s, limits.")
 
 
 def contract_json_schema() -> dict[str, Any]:
