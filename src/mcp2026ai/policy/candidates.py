@@ -125,8 +125,13 @@ def enumerate_candidates(
     hardware: HardwareProfile,
     variants: list[Variant],
 ) -> list[Candidate]:
-    """Cartesian product of variants x providers x thread counts x batch sizes."""
+    """Cartesian product of variants x providers x thread counts x batch sizes.
+
+    Under the ``latency`` objective every plan is work-conserving: its queue delay is 0, so a batch
+    is whatever is already queued (up to the plan's max batch) and no request waits for company.
+    """
     sizes = batch_sizes(contract, record.signature.batchable)
+    delay = 0.0 if contract.objective == "latency" else contract.batching.max_queue_delay_ms
     candidates = []
     for variant in [base_variant(record), *variants]:
         for provider in hardware.providers:
@@ -139,7 +144,7 @@ def enumerate_candidates(
                         intra_op_threads=intra,
                         inter_op_threads=1,
                         max_batch_size=size,
-                        max_queue_delay_ms=contract.batching.max_queue_delay_ms if size > 1 else 0.0,
+                        max_queue_delay_ms=delay if size > 1 else 0.0,
                     )
                     candidates.append(Candidate(plan=plan, variant=variant))
     return candidates
