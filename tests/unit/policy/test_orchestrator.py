@@ -19,7 +19,9 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 
 from .support import write_mlp
 
-TIGHT = ProfileBudget(seconds_per_plan=0.02, latency_runs=8, batch_runs=4, warmup_runs=1, min_runs=2, total_seconds=10)
+TIGHT = ProfileBudget(
+    seconds_per_plan=0.02, latency_runs=8, batch_runs=4, warmup_runs=1, min_runs=2, total_seconds=10, heavy_load=1.0
+)
 FOUR_CORES = HardwareProfile(
     cpu_model="model-4", logical_cores=4, online_cpus=4, ort_providers=["CPUExecutionProvider"]
 )
