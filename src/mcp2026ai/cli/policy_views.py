@@ -9,6 +9,7 @@ from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.records import Decision, StoredPlan
 from mcp2026ai.policy.selection import Evaluation, fmt
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME
 
 CANDIDATE_COLUMNS = ["", "plan", "min ms", "p50 ms", "p99 ms", "exp p99", "rows/s", "MiB", "verdict"]
 DECISION_COLUMNS = ["time", "trigger", "version", "feasible", "chosen", "planning s"]
@@ -38,6 +39,7 @@ def hardware_rows(profile: HardwareProfile) -> list[dict[str, Any]]:
         {"property": "onnxruntime", "value": profile.ort_version},
         {"property": "ort providers", "value": ", ".join(profile.ort_providers)},
         {"property": "plan providers", "value": ", ".join(p.value for p in profile.providers)},
+        {"property": "runtimes", "value": ", ".join(profile.runtimes)},
         {"property": "gpus", "value": gpus or "none (nvidia-smi not found or no device)"},
         {"property": "fingerprint", "value": profile.fingerprint()},
     ]
@@ -45,7 +47,11 @@ def hardware_rows(profile: HardwareProfile) -> list[dict[str, Any]]:
 
 def plan_label(evaluation: Evaluation, version: str | None = None) -> str:
     plan, variant = evaluation.plan, evaluation.candidate.variant
-    label = f"{plan.provider.value}/{plan.precision.value} t={plan.intra_op_threads} b={plan.max_batch_size}"
+    runtime = "" if plan.runtime == DEFAULT_RUNTIME else f"{plan.runtime}:"
+    hint = f" {plan.performance_hint.lower()}" if plan.performance_hint else ""
+    label = (
+        f"{runtime}{plan.provider.value}/{plan.precision.value} t={plan.intra_op_threads}{hint} b={plan.max_batch_size}"
+    )
     return label if variant.version == version else f"{label} @{variant.version}"
 
 

@@ -22,6 +22,7 @@ from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, c
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
 
@@ -60,6 +61,13 @@ def serve(
     policy: Annotated[
         bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
     ] = True,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            help="Run every model on this runtime: onnxruntime or openvino (extra [openvino]). Default: "
+            "the policy measures each installed runtime and picks."
+        ),
+    ] = None,
     sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
     max_num_seqs: Annotated[
         int, typer.Option(min=1, max=256, help="Language models: sequences decoded together (KV slots).")
@@ -99,6 +107,8 @@ def serve(
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if backend is not None:
+        backend_class(backend)  # unknown or not installed: one line naming the extra to install
     registry = context.registry()
     names = list(name or [])
     watched = register_paths(registry, list(model_path or []))
@@ -117,6 +127,7 @@ def serve(
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),
         plan_with_policy=policy,
+        runtime=backend,
         sync_interval_s=sync_interval,
         security=serving_security(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
@@ -128,7 +139,7 @@ def serve(
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
     if policy:
-        _plan(registry, names)
+        _plan(registry, names, backend)
     if replicas is not None or ray or ray_address is not None:
         _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
     elif workers == 1:
@@ -158,9 +169,9 @@ def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -
     print(f"listening http={ports.http} {grpc_text} models={models} workers={workers}", flush=True)
 
 
-def _plan(registry: ModelRegistry, names: list[str]) -> None:
+def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None) -> None:
     """Measure (or reuse) each model's plan up front, so workers start from the stored plan."""
-    orchestrator = PolicyOrchestrator(registry)
+    orchestrator = PolicyOrchestrator(registry, runtime=runtime)
     for model in names:
         record = registry.resolve(model)
         if is_llm_format(record.format):

@@ -15,6 +15,7 @@ from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.candidates import thread_counts
 from mcp2026ai.policy.probe import usable_cores
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.catalog import installed_runtimes
 
 FAST = ["--seconds-per-plan", "0.02", "--total-seconds", "5"]
 
@@ -52,6 +53,7 @@ def test_probe_json_and_table(home: Path, capsys: pytest.CaptureFixture[str], mo
     assert {"cpu_model", "cpu_flags", "numa_nodes", "memory_total_mb", "ort_providers", "gpus"} <= set(profile)
     code, out, _ = run(capsys, monkeypatch, "probe")
     assert code == 0 and "numa nodes" in out and "ort providers" in out
+    assert profile["runtimes"] == installed_runtimes() and profile["runtimes"][0] == "onnxruntime"
 
 
 def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +61,8 @@ def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monk
     assert code == 0, err
     decision = json.loads(out)
     assert decision["trigger"] == "manual" and decision["chosen"] is not None
-    assert len(decision["evaluations"]) == len(thread_counts(usable_cores())) * 3  # x batch 1/2/4
+    runtimes = len(installed_runtimes())  # onnxruntime, and OpenVINO where installed
+    assert len(decision["evaluations"]) == len(thread_counts(usable_cores())) * 3 * runtimes  # x batch 1/2/4
     code, out, _ = run(capsys, monkeypatch, "policy", "trace", "--model", "mlp", "--last", "5m")
     assert code == 0
     assert (
