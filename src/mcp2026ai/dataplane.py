@@ -28,6 +28,7 @@ from mcp2026ai.generation.service import GenerationModels
 from mcp2026ai.inference import DynamicBatching, InferenceRequest, InferenceResponse, ModelDescription
 from mcp2026ai.observability.runtime_settings import LogSettings, TraceSettings
 from mcp2026ai.registry import ModelVersion
+from mcp2026ai.registry.package import ModelPackage, model_package
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
@@ -99,6 +100,15 @@ class DataPlane:
     def model_record(self, name: str, version: str | None = None) -> ModelVersion:
         """The registry record of a served version (its preprocessing, labels, signature)."""
         return self.models.get(name, version).record
+
+    def model_package(self, name: str, version: str | None = None) -> ModelPackage:
+        """A served version's record and signatures, for an edge device to pull."""
+        return model_package(self.models.registry, self.model_record(name, version))
+
+    async def model_artifact(self, name: str, version: str | None = None) -> tuple[ModelVersion, bytes]:
+        """A served version's artifact bytes (decrypted, checked against its digest)."""
+        record = self.model_record(name, version)
+        return record, await asyncio.to_thread(self.models.registry.artifact_bytes, record)
 
     def describe(self, name: str, version: str | None = None) -> ModelDescription:
         """A served version as the protocols report it (metadata, configuration)."""

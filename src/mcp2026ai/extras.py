@@ -22,6 +22,8 @@ EXTRA_FOR_MODULE = {
     "tokenizers": "llm",
     "jinja2": "llm",
     "openvino": "openvino",
+    "tenacity": "edge",
+    "cachetools": "edge",
 }
 
 

@@ -65,7 +65,7 @@ def test_closed_loop_csv_zero_errors(
     assert float(row["throughput_rps"]) > 0
     assert 0 < float(row["p50_ms"]) <= float(row["p99_ms"]) <= float(row["max_ms"])
     assert float(row["client_cpu_ms_per_request"]) > 0  # measured with the server in this process: not its own cost
-    assert stats.success.count - before == 200  # the server saw every request
+    assert stats.success.count - before == 201  # every request, plus the check request sent before the load
 
 
 def test_json_tensors_open_loop_over_grpc_to_a_json_file(
@@ -92,13 +92,25 @@ def test_json_tensors_over_http_and_batched_ocr_requests(
     assert report["throughput_infer_s"] == pytest.approx(2 * report["throughput_rps"])
 
 
-def test_table_output_and_server_errors_by_code(
+def test_table_output(
     server: BackgroundServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    out = _bench(["-m", "mlp", "-u", server.http_url, "-n", "5", "-H", "x-sla-class:gold"], capsys, monkeypatch)
+    out = _bench(["-m", "mlp", "-u", server.http_url, "-n", "5"], capsys, monkeypatch)
     assert "mlp over http, concurrency 1" in out
-    assert "errors by code" in out and "400" in out  # unknown SLA class: every request refused
+
+
+def test_a_refused_request_stops_the_bench_before_the_load(
+    server: BackgroundServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stats = server.plane.models.get("mlp").stats
+    before = stats.success.count + stats.fail.count
+    outcome = run_main(
+        ["bench", "-m", "mlp", "-u", server.http_url, "-n", "50", "-H", "x-sla-class:gold"], capsys, monkeypatch
+    )
+    assert outcome.code == 2
+    assert "the server refused the bench's request" in outcome.err and "unknown SLA class 'gold'" in outcome.err
+    assert stats.success.count + stats.fail.count - before <= 1  # the check request only, not 50 refusals
 
 
 @pytest.mark.parametrize(

@@ -116,3 +116,25 @@ def test_large_responses_are_gzipped_for_clients_that_accept_it(server: Backgrou
     assert zipped.headers["content-encoding"] == "gzip" and "content-encoding" not in plain.headers
     assert zipped.json()["outputs"] == plain.json()["outputs"]  # httpx inflates it
     assert int(zipped.headers["content-length"]) < int(plain.headers["content-length"]) / 10
+
+
+def test_connections_over_the_limit_get_a_503_json_and_the_others_keep_working(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("add_sub", add_sub_model(tmp_path / "add_sub.onnx"))
+    config = ServerConfig(http_port=0, grpc_port=None, max_connections=4)
+    with BackgroundServer(registry, ["add_sub"], config) as running:
+        host, port = running.http_url.split(":")
+        idle = [socket.create_connection((host, int(port))) for _ in range(4)]  # hold the four places
+        try:
+            time.sleep(0.2)
+            refused = httpx.get(f"http://{running.http_url}/v2/health/ready")
+            assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+            assert "4 connections open" in refused.json()["error"]
+            request = b"GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\n"
+            idle[0].sendall(request)  # a connection within the limit is served as usual
+            assert idle[0].recv(4096).startswith(b"HTTP/1.1 200")
+        finally:
+            for sock in idle:
+                sock.close()
+        time.sleep(0.2)
+        assert httpx.get(f"http://{running.http_url}/v2/health/ready").status_code == 200  # places freed

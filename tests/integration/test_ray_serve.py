@@ -192,3 +192,39 @@ def test_contract_autoscaling_adds_a_replica_under_load(tmp_path: Path) -> None:
             stop.set()
             for thread in threads:
                 thread.join(timeout=60)
+
+
+def test_openai_routes_through_ray_serve(tmp_path: Path, llm_cache: Path, smollm2_gguf: Path) -> None:
+    """A language model on 2 replicas: /v1/models and streamed chat through Ray's proxy, with the
+    official openai client unchanged."""
+    openai = pytest.importorskip("openai")
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
+    register = [*mcp_command(), "model", "register", "--name", "smollm2", "--path", str(smollm2_gguf)]
+    subprocess.run(register, env=env, check=True, capture_output=True, text=True)
+    port = free_port()
+    command = [*mcp_command(), "serve", "--name", "smollm2", "--port", str(port), "--no-policy", "--replicas", "2"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = listening_line(process)
+        assert line.startswith(f"listening http={port}") and "smollm2" in line, line + _stderr(process)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        assert [model.id for model in client.models.list()] == ["smollm2"]
+        stream = client.chat.completions.create(
+            model="smollm2",
+            messages=[{"role": "user", "content": "Name a colour."}],
+            max_tokens=8,
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = list(stream)
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        usage = chunks[-1].usage
+        assert text.strip() and usage is not None and usage.completion_tokens == 8
+        assert running_replicas(serve_status()) == 2
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=90)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err
+    wait_until(lambda: not replica_pids(), 30, "the replicas to exit")

@@ -21,8 +21,9 @@ FLOORS: list[set[str]] = [
     {"contract", "ir", "bundled", "shared_memory"},
     {"__init__", "inference", "registry", "runtime"},  # __init__: the package's face (__version__)
     {"protocol", "observability", "imaging", "classification"},
+    {"client"},
     {"quantization", "routing", "scheduling", "bench"},
-    {"policy", "client", "generation"},
+    {"policy", "generation"},
     {"serving"},
     {"dataplane"},
     {"server"},

@@ -7,14 +7,9 @@ parsed (only the status matters), so the client spends its CPU on the RPC itself
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import grpc
-from google.protobuf import json_format
-from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
-
-from mcp2026ai.errors import UnavailableError
 
 INFER_METHOD = "/inference.GRPCInferenceService/ModelInfer"
 _OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
@@ -29,30 +24,6 @@ class GrpcSession:
         self.metadata = tuple((key.lower(), value) for key, value in metadata.items())
         self.timeout_s = timeout_s
         self._infer = self.channel.unary_unary(INFER_METHOD)  # bytes in, bytes out
-
-    async def call(self, method: str, request: Any) -> Any:
-        try:
-            return await getattr(self.stub, method)(request, timeout=self.timeout_s)
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() == grpc.StatusCode.NOT_FOUND:
-                return None
-            raise UnavailableError(f"gRPC {method}: {exc.code().name} {exc.details()}") from None
-
-    async def metadata_dict(self, model: str, version: str | None) -> dict[str, Any] | None:
-        reply = await self.call("ModelMetadata", pb.ModelMetadataRequest(name=model, version=version or ""))
-        return None if reply is None else json_format.MessageToDict(reply, preserving_proto_field_name=True)
-
-    async def config_dict(self, model: str, version: str | None) -> dict[str, Any] | None:
-        reply = await self.call("ModelConfig", pb.ModelConfigRequest(name=model, version=version or ""))
-        if reply is None:
-            return None
-        config: dict[str, Any] = json_format.MessageToDict(reply.config, preserving_proto_field_name=True)
-        return config
-
-    async def ready_models(self) -> list[str]:
-        reply = await self.call("RepositoryIndex", pb.RepositoryIndexRequest(ready=True))
-        models = reply.models if reply is not None else []
-        return sorted({model.name for model in models if model.state in ("", "READY")})
 
     async def infer(self, data: bytes) -> str:
         try:

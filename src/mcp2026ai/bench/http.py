@@ -9,32 +9,9 @@ machine against the same server: about 0.1 ms of client CPU per request, where a
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
-from typing import Any
 
 import httptools
-
-from mcp2026ai.errors import UnavailableError
-
-
-def fetch_json(base_url: str, path: str, method: str = "GET", timeout_s: float = 10.0) -> Any:
-    """A JSON document from the server; None on 404 (an endpoint or model the server does not have)."""
-    data = b"{}" if method == "POST" else None
-    request = urllib.request.Request(base_url + path, data=data, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            return json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            return None
-        detail = exc.read().decode("utf-8", "replace")[:200]
-        raise UnavailableError(f"{method} {base_url}{path}: HTTP {exc.code} {detail}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise UnavailableError(f"cannot reach {base_url}{path}: {reason}") from None
 
 
 def infer_path(model: str, version: str | None) -> str:

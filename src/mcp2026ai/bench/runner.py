@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -20,37 +20,74 @@ from mcp2026ai.bench.config import BenchConfig, Target
 from mcp2026ai.bench.inputs import ModelInfo, model_info, request_shapes, synthesize
 from mcp2026ai.bench.load import Bounds, Samples, SenderFactory, closed_loop, open_loop
 from mcp2026ai.bench.report import BenchReport, summarize
+from mcp2026ai.client import AsyncV2GrpcClient, AsyncV2HttpClient
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError, UnavailableError
+from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.protocol import v2_grpc, v2_json
 
 Tick = Callable[[Samples], None]
 
 
-class _Side(Protocol):
-    async def ready_models(self) -> list[str]: ...
-    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None: ...
-    async def config(self, model: str, version: str | None) -> dict[str, Any] | None: ...
-    def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any: ...
-    async def close(self) -> None: ...
+class _Control(Protocol):
+    """The v2 client calls the bench makes before the load (either protocol's async client)."""
+
+    async def repository_index(self) -> list[dict[str, Any]]: ...
+    async def model_metadata(self, model: str, version: str | None = None) -> dict[str, Any]: ...
+    async def model_config(self, model: str, version: str | None = None) -> dict[str, Any]: ...
+    async def infer(
+        self, model: str, inputs: Mapping[str, np.ndarray], outputs: Sequence[str] = (), version: str | None = None
+    ) -> InferenceResponse: ...
 
 
-class _HttpSide:
+class _Side:
+    """One protocol: the v2 client for discovery and the check request, lean senders for the load."""
+
+    def __init__(self, client: _Control) -> None:
+        self.client = client
+
+    async def ready_models(self) -> list[str]:
+        index = await self.client.repository_index()
+        return sorted({row["name"] for row in index if row.get("state", "READY") in ("", "READY")})
+
+    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None:
+        try:
+            return await self.client.model_metadata(model, version)
+        except NotFoundError:
+            return None
+
+    async def config(self, model: str, version: str | None) -> dict[str, Any] | None:
+        try:
+            return await self.client.model_config(model, version)
+        except NotFoundError:
+            return None
+
+    async def check(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> None:
+        """One request through the client before the load: a server that refuses the synthesized
+        inputs or answers without an output stops the bench with why, not with N identical errors.
+        A busy or unavailable server is left to the load to measure."""
+        try:
+            response = await self.client.infer(model, tensors, version=version)
+        except (InvalidArgumentError, NotFoundError) as exc:
+            raise InvalidArgumentError(f"the server refused the bench's request: {exc}") from None
+        except UnavailableError:
+            return
+        missing = sorted(set(outputs) - set(response.outputs))
+        if missing:
+            raise InvalidArgumentError(f"{model}: the server's answer lacks output(s) {missing}")
+
+    def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None
+
+
+class _HttpSide(_Side):
     def __init__(self, target: Target, config: BenchConfig) -> None:
         self.target, self.bench = target, config
         self.base = f"http://{target.host}:{target.port}"
-
-    async def _get(self, path: str, method: str = "GET") -> Any:
-        return await asyncio.to_thread(http_client.fetch_json, self.base, path, method)
-
-    async def ready_models(self) -> list[str]:
-        index = await self._get("/v2/repository/index", "POST") or []
-        return sorted({row["name"] for row in index if row.get("state", "READY") == "READY"})
-
-    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None:
-        return await self._get(_model_path(model, version))  # type: ignore[no-any-return]
-
-    async def config(self, model: str, version: str | None) -> dict[str, Any] | None:
-        return await self._get(_model_path(model, version) + "/config")  # type: ignore[no-any-return]
+        self.http = AsyncV2HttpClient(self.base, timeout_s=config.timeout_s, headers=config.headers)
+        super().__init__(self.http)
 
     def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
         body, header_length = v2_json.encode_request(tensors, outputs, self.bench.binary)
@@ -70,22 +107,16 @@ class _HttpSide:
         return make
 
     async def close(self) -> None:
-        return None
+        await self.http.aclose()
 
 
-class _GrpcSide:
+class _GrpcSide(_Side):
     def __init__(self, target: Target, config: BenchConfig) -> None:
         self.bench = config
         self.session = grpc_client.GrpcSession(target.host, target.port, config.headers, config.timeout_s)
-
-    async def ready_models(self) -> list[str]:
-        return await self.session.ready_models()
-
-    async def metadata(self, model: str, version: str | None) -> dict[str, Any] | None:
-        return await self.session.metadata_dict(model, version)
-
-    async def config(self, model: str, version: str | None) -> dict[str, Any] | None:
-        return await self.session.config_dict(model, version)
+        address = f"{target.host}:{target.port}"
+        self.grpc = AsyncV2GrpcClient(address, timeout_s=config.timeout_s, headers=config.headers)
+        super().__init__(self.grpc)
 
     def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
         data = v2_grpc.encode_request(model, version, tensors, outputs, self.bench.binary).SerializeToString()
@@ -97,10 +128,7 @@ class _GrpcSide:
 
     async def close(self) -> None:
         await self.session.close()
-
-
-def _model_path(model: str, version: str | None) -> str:
-    return f"/v2/models/{model}/versions/{version}" if version else f"/v2/models/{model}"
+        await self.grpc.aclose()
 
 
 @dataclass(frozen=True)
@@ -134,6 +162,7 @@ async def workload(side: _Side, config: BenchConfig) -> Workload:
     info = model_info(metadata, await side.config(model, version))
     shapes = request_shapes(info, config.shapes, config.batch_size)
     tensors = synthesize(info, shapes, config.seed)
+    await side.check(model, version, tensors, list(info.outputs))
     return Workload(model, version, info, shapes, side.factory(model, version, tensors, list(info.outputs)))
 
 

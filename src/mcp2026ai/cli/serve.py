@@ -76,6 +76,10 @@ def serve(
         int, typer.Option(min=16, help="Language models: longest prompt + answer in tokens (capped at the model's).")
     ] = 2048,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
+    max_connections: Annotated[
+        int | None,
+        typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
+    ] = None,
     trusted_proxy: Annotated[
         list[str] | None,
         typer.Option(help="Reverse proxy address or CIDR whose X-Forwarded-For is believed; repeatable."),
@@ -123,6 +127,7 @@ def serve(
         grpc_port=None if grpc_port < 0 else grpc_port,
         grpc_acceptors=grpc_acceptors,
         max_request_bytes=int(max_request_mb * (1 << 20)),
+        max_connections=max_connections,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),

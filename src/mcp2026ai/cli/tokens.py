@@ -22,7 +22,9 @@ def _store() -> TokenStore:
 @app.command()
 def create(
     name: Annotated[str, typer.Option(help="Token name (who or what uses it).")],
-    scope: Annotated[str, typer.Option(help="infer, manage or infer,manage.")] = "infer",
+    scope: Annotated[
+        str, typer.Option(help="infer, manage, pull (edge devices pulling models) or a comma-separated list.")
+    ] = "infer",
     expires: Annotated[str | None, typer.Option(help="Lifetime like 30d, 12h, 90m; never if omitted.")] = None,
 ) -> None:
     """Create a token and print its secret once (it is stored only as a hash)."""

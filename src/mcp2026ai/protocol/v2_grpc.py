@@ -121,6 +121,31 @@ def encode_response(
     return message
 
 
+def decode_response(message: pb.ModelInferResponse) -> InferenceResponse:
+    """A ModelInferResponse's outputs (raw_output_contents in order, else typed contents); an output
+    written to shared memory (empty raw entry, region parameters) is left out."""
+    outputs: dict[str, np.ndarray] = {}
+    raw = list(message.raw_output_contents)
+    for index, tensor in enumerate(message.outputs):
+        parameters = parameters_to_dict(tensor.parameters)
+        if "shared_memory_region" in parameters:
+            continue
+        shape = list(tensor.shape)
+        if raw:
+            outputs[tensor.name] = array_from_raw(tensor.name, tensor.datatype, shape, raw[index])
+        else:
+            field = CONTENTS_FIELD.get(tensor.datatype, "bytes_contents")
+            values = list(getattr(tensor.contents, field))
+            outputs[tensor.name] = array_from_list(tensor.name, tensor.datatype, shape, values)
+    return InferenceResponse(
+        model=message.model_name,
+        version=message.model_version,
+        id=message.id,
+        outputs=outputs,
+        parameters=parameters_to_dict(message.parameters),
+    )
+
+
 def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | None) -> np.ndarray:
     shape = list(tensor.shape)
     if raw is not None:

@@ -62,13 +62,18 @@ def decode_request(
 
 
 def encode_request(
-    tensors: Mapping[str, np.ndarray], outputs: Sequence[str] = (), binary: bool = False
+    tensors: Mapping[str, np.ndarray],
+    outputs: Sequence[str] = (),
+    binary: bool = False,
+    parameters: Mapping[str, Any] | None = None,
 ) -> tuple[bytes, int | None]:
     """A v2 infer request body (binary tensor extension or JSON lists) and, if binary, the JSON header's length."""
     entries, blobs = _tensor_entries(tensors, lambda name: binary)
     document: dict[str, Any] = {"inputs": entries}
     if outputs:
         document["outputs"] = [{"name": name, "parameters": {"binary_data": binary}} for name in outputs]
+    if parameters:
+        document["parameters"] = dict(parameters)
     return _body(document, blobs)
 
 
@@ -90,6 +95,36 @@ def encode_response(
     entries += _shared_memory_entries(response, in_memory, regions)
     document = {"model_name": response.model, "model_version": response.version, "id": response.id, "outputs": entries}
     return _body(document, blobs)
+
+
+def decode_response(body: bytes, header_length: str | int | None = None) -> InferenceResponse:
+    """A v2 infer response body (outputs inline or after the JSON with the binary tensor extension);
+    an output described only by shared memory parameters is left out (its data is in the region)."""
+    json_end = _json_length(None if header_length is None else str(header_length), len(body))
+    document = _dict(parse_json(memoryview(body)[:json_end]), "response")
+    binary = memoryview(body)[json_end:]
+    outputs: dict[str, np.ndarray] = {}
+    offset = 0
+    for index, item in enumerate(document.get("outputs") or []):
+        if not isinstance(item, dict):
+            raise InvalidInputError(f"outputs[{index}] of the response must be an object")
+        name, datatype, shape = _input_header(item, index)
+        params = _dict(item.get("parameters"), f"outputs[{index}].parameters")
+        size = params.get("binary_data_size")
+        if "data" in item:
+            outputs[name] = array_from_list(name, datatype, shape, item["data"])
+        elif size and "shared_memory_region" not in params:
+            if not isinstance(size, int) or offset + size > len(binary):
+                raise InvalidInputError(f"output {name!r}: binary_data_size {size!r} exceeds the binary data")
+            outputs[name] = array_from_raw(name, datatype, shape, bytes(binary[offset : offset + size]))
+            offset += size
+    return InferenceResponse(
+        model=str(document.get("model_name", "")),
+        version=str(document.get("model_version", "")),
+        id=str(document.get("id", "")),
+        outputs=outputs,
+        parameters=_dict(document.get("parameters"), "parameters"),
+    )
 
 
 def _shared_memory_entries(

@@ -104,7 +104,14 @@ def verify_digest(
     registry: ModelRegistry, record: ModelVersion, digest: str, trusted_keys: TrustedKeys
 ) -> ModelSignature:
     """Check that a trusted key signed ``record`` with artifact ``digest``; returns that signature."""
-    stored = signatures(registry, record)
+    return check_signatures(record, digest, signatures(registry, record), trusted_keys)
+
+
+def check_signatures(
+    record: ModelVersion, digest: str, stored: list[ModelSignature], trusted_keys: TrustedKeys
+) -> ModelSignature:
+    """The first of ``stored`` made by a trusted key over ``record`` with artifact ``digest`` (no
+    registry needed: an edge device checks a pulled package with it); SignatureError if none."""
     if not stored:
         raise SignatureError(f"{record.ref} is not signed (sign it with `mcp model sign --name {record.name}`)")
     if not len(trusted_keys):

@@ -29,6 +29,12 @@ class ServerConfig(BaseModel):
         ge=1024,
         description="HTTP request bodies held at once over all connections (429 + Retry-After above).",
     )
+    max_connections: int | None = Field(
+        None,
+        ge=1,
+        description="HTTP connections open at once; one more gets a 503 JSON with Retry-After and is closed. gRPC "
+        "multiplexes calls over few connections, so there it bounds calls in progress (RESOURCE_EXHAUSTED above).",
+    )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
         5,

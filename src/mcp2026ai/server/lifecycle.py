@@ -26,7 +26,7 @@ from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
-from mcp2026ai.server.http.protocol import JsonErrorHttpToolsProtocol
+from mcp2026ai.server.http.protocol import http_protocol
 from mcp2026ai.server.statistics import ServerStatistics
 from mcp2026ai.serving.sync import ServingSync
 
@@ -120,7 +120,7 @@ class InferenceServer:
             log_level=self.config.log_level,
             lifespan="off",
             access_log=False,
-            http=JsonErrorHttpToolsProtocol,  # malformed requests get the v2 error JSON too
+            http=http_protocol(self.config.max_connections),  # v2 error JSON for malformed requests; a connection cap
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=30,
             # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name
@@ -162,7 +162,7 @@ class InferenceServer:
                 ("grpc.max_send_message_length", -1),
                 ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
             ],
-            maximum_concurrent_rpcs=None,
+            maximum_concurrent_rpcs=self.config.max_connections,  # calls share connections: bound the calls
             interceptors=interceptors,
         )
 

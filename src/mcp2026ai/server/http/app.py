@@ -72,6 +72,22 @@ class HttpEndpoints:
             return json_response({"name": name, "ready": True})
         raise ModelNotReadyError(f"model {name!r} is not ready")
 
+    async def model_package(self, request: Request) -> Response:
+        """The record and signatures of a served version (``pull`` scope), for edge devices."""
+        name, version = _model_ref(request)
+        return Response(self.plane.model_package(name, version).model_dump_json(), media_type="application/json")
+
+    async def model_artifact(self, request: Request) -> Response:
+        """The artifact's bytes; the ETag is its sha256, so a device holding it gets a 304."""
+        name, version = _model_ref(request)
+        record = self.plane.model_record(name, version)
+        etag = f'"{record.digest}"'
+        headers = {"ETag": etag, "X-Model-Version": record.version}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        record, data = await self.plane.model_artifact(name, version)
+        return Response(data, media_type="application/octet-stream", headers=headers)
+
     async def model_config(self, request: Request) -> Response:
         name, version = _model_ref(request)
         return json_response(triton.model_config(self.plane.describe(name, version)))
@@ -216,6 +232,8 @@ def _routes(endpoints: HttpEndpoints) -> list[Route]:
         ("/config", endpoints.model_config, ["GET"]),
         ("/stats", endpoints.model_stats, ["GET"]),
         ("/infer", endpoints.infer, ["POST"]),
+        ("/package", endpoints.model_package, ["GET"]),
+        ("/artifact", endpoints.model_artifact, ["GET"]),
     ]
     routes = [
         Route("/v2/health/live", endpoints.live, methods=["GET"]),

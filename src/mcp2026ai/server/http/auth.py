@@ -5,6 +5,7 @@ Which scope a path needs (as Triton/KServe deployments expect):
 - open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz`` and ``/metrics``
   (Kubernetes probes and Prometheus scrapers carry no tokens);
 - ``manage``: everything under ``/v2/repository/models/`` (load, unload);
+- ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
 - ``infer``: everything else (inference, server and model metadata, config, statistics, the
   repository index, ``/v1/infer``), unknown paths included, so a 404 tells nothing to a stranger.
 
@@ -25,6 +26,7 @@ from mcp2026ai.server.http.errors import error_response
 OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics"})
 MANAGE_PREFIX = "/v2/repository/models/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
+PULL_SUFFIXES = ("/package", "/artifact")
 
 
 def required_scope(path: str, method: str = "GET") -> TokenScope | None:
@@ -35,6 +37,8 @@ def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
     if path.startswith(MANAGE_PREFIX) or (settings and method == "POST"):
         return TokenScope.MANAGE
+    if path.startswith("/v2/models/") and path.endswith(PULL_SUFFIXES):
+        return TokenScope.PULL
     return TokenScope.INFER
 
 
