@@ -34,7 +34,7 @@ from mcp2026ai.policy.synthetic import SyntheticShapes
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.base import Backend
-from mcp2026ai.runtime.plan import Plan
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan
 
 Measurer = Callable[[ModelVersion, Sequence[Candidate]], dict[Candidate, Measurement]]
 
@@ -179,7 +179,9 @@ class PolicyOrchestrator:
         chosen = decision.chosen
         assert chosen is not None
         digest = chosen.candidate.variant.digest
-        optimized = self.cache.ensure(self.registry.store.verified_path(digest), digest, chosen.plan)
+        source = self.registry.store.verified_path(digest)
+        runs_onnxruntime = chosen.plan.runtime == DEFAULT_RUNTIME  # the cache holds onnxruntime's optimized graphs
+        optimized = self.cache.ensure(source, digest, chosen.plan) if runs_onnxruntime else None
         stored = StoredPlan.from_decision(decision, str(optimized) if optimized else None)
         self.log.store_plan(record.name, record.version, stored)
 

@@ -144,8 +144,8 @@ class Profiler:
         deadline = self.clock() + self.budget.total_seconds
         results: dict[Candidate, Measurement] = {}
         sessions: list[_Session] = []
-        if candidates:
-            self._prime(candidates[0])
+        for first in {candidate.plan.runtime: candidate for candidate in reversed(candidates)}.values():
+            self._prime(first)  # each runtime's one-time costs (code pages, plugins) hit no candidate
         try:
             for group in group_by_session(candidates):
                 if self.clock() > deadline:
@@ -171,7 +171,8 @@ class Profiler:
         return self.backend_factory(self.model_path(candidate.variant), signature, candidate.plan)
 
     def _prime(self, candidate: Candidate) -> None:
-        """One untimed load and run, so one-time costs (code pages, thread pools) hit no candidate's figures."""
+        """One untimed load and run, so one-time costs (code pages, thread pools, plugins) hit no candidate's
+        figures."""
         backend = self._new_backend(candidate)
         try:
             backend.load()
