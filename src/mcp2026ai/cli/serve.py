@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +18,7 @@ from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -143,7 +145,9 @@ def serve(
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
-    if policy:
+    if policy and workers > 1:
+        _plan_in_child(names, backend)
+    elif policy:
         _plan(registry, names, backend)
     if replicas is not None or ray or ray_address is not None:
         _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
@@ -172,6 +176,27 @@ def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -
     models = ",".join(record.ref for record in loaded)
     grpc_text = f"grpc={ports.grpc}" if ports.grpc is not None else "grpc=off"
     print(f"listening http={ports.http} {grpc_text} models={models} workers={workers}", flush=True)
+
+
+def _plan_in_child(names: list[str], runtime: str | None) -> None:
+    """``--workers N``: measure in a short-lived child, so that the parent, which only waits for its
+    workers and forwards signals to them, never loads a runtime's libraries (a parent that had run
+    OpenVINO crashed on SIGTERM instead of forwarding it). The plans land in the registry as usual."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        failure = pool.apply(_plan_quietly, (names, runtime))
+    if failure is not None:
+        raise InvalidArgumentError(failure)
+
+
+def _plan_quietly(names: list[str], runtime: str | None) -> str | None:
+    """:func:`_plan` in a child process: the failure's message (one line), or None."""
+    try:
+        _plan(context.registry(), names, runtime)
+    except MCPError as exc:
+        return str(exc)
+    finally:
+        sys.stdout.flush()
+    return None
 
 
 def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None) -> None:

@@ -75,6 +75,7 @@ class OpenVinoBackend:
         self._signature = signature
         self.plan = plan
         self._compiled: ov.CompiledModel | None = None
+        self._model: ov.Model | None = None
         self._outputs: dict[str, int] = {}
         self._requests: queue.SimpleQueue[ov.InferRequest] = queue.SimpleQueue()
 
@@ -107,6 +108,7 @@ class OpenVinoBackend:
             raise InferenceFailedError(f"{self.label}: OpenVINO cannot compile it ({message[:300]})") from None
         self._outputs = {name: index for index, port in enumerate(compiled.outputs) for name in port.get_names()}
         self._compiled = compiled
+        self._model = model  # outlives the compiled model: parts of it live in the ONNX frontend's library
         self._model_bytes = None
 
     def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
@@ -137,6 +139,7 @@ class OpenVinoBackend:
             return compiled.create_infer_request()
 
     def unload(self) -> None:
-        self._compiled = None
-        self._outputs = {}
         self._requests = queue.SimpleQueue()
+        self._compiled = None  # infer requests, then the compiled model, then the model it was built from
+        self._model = None
+        self._outputs = {}
