@@ -81,6 +81,9 @@ class AutoscaleSpec(_Section):
 class ResourceSpec(_Section):
     memory_mb: float | None = Field(None, gt=0, description="Peak resident memory budget in MiB.")
     power_w: float | None = Field(None, gt=0, description="Power budget in watts (informational on CPU).")
+    gpu_memory_gb: float | None = Field(
+        None, gt=0, description="GPU memory budget in GiB (a host without a GPU ignores it, saying so)."
+    )
     replicas: ReplicaRange | None = Field(None, description="Replica range for scale-out (`mcp serve --replicas`).")
     min_replicas: int | None = Field(
         None, ge=0, le=1024, description="Shorthand for replicas.min (the seed configs' spelling)."

@@ -24,6 +24,8 @@ EXTRA_FOR_MODULE = {
     "openvino": "openvino",
     "tenacity": "edge",
     "cachetools": "edge",
+    "kubernetes_validate": "kubernetes",
+    "jsonschema": "kubernetes",
 }
 
 

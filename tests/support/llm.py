@@ -18,6 +18,7 @@ import pytest
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE, convert_llm, gguf_to_hf, source_digest
 from mcp2026ai.ir.llm_info import LLMPrecision
+from mcp2026ai.registry import ModelRegistry
 from tests.support import REPO_ROOT
 
 LLM_CACHE = REPO_ROOT / ".cache" / "llm"
@@ -57,3 +58,12 @@ def llm_cache(smollm2_int4: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Registrations in this test (and the processes it starts) reuse the session's conversions."""
     monkeypatch.setenv(CACHE_VARIABLE, str(LLM_CACHE))
     return LLM_CACHE
+
+
+def register_smollm2(home: Path, gguf: Path, name: str = "smollm2") -> ModelRegistry:
+    """A registry at ``home`` with SmolLM2 registered (from the session's cached conversion)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_VARIABLE, str(LLM_CACHE))
+        registry = ModelRegistry(home)
+        registry.register(name, gguf)
+    return registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import audit, contract, keys, model, policy, rollout, tokens
+from mcp2026ai.cli import audit, contract, deploy, keys, model, policy, rollout, tokens
 from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.generate import generate
@@ -31,6 +31,7 @@ app.command()(policy.probe)
 app.add_typer(keys.app, name="keys")
 app.add_typer(tokens.app, name="token")
 app.add_typer(audit.app, name="audit")
+app.add_typer(deploy.app, name="deploy")
 app.command()(predict)
 app.command()(serve)
 app.command()(quantize)

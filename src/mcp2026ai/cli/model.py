@@ -13,7 +13,15 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError, MCPError
+from mcp2026ai.generation.serving_config import (
+    ServingConfig,
+    config_notes,
+    load_serving_config,
+    resolve_model,
+    store_config,
+)
 from mcp2026ai.ir.llm_info import LLMPrecision
+from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import sign_version, verify_artifact
@@ -46,10 +54,18 @@ def load_preprocessing(path: Path) -> Preprocessing:
 
 @app.command()
 def register(
-    name: Annotated[str, typer.Option(help="Model name.")],
+    name: Annotated[str | None, typer.Option(help="Model name (with --config: its `model`).")] = None,
     path: Annotated[
-        Path, typer.Option(help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder).")
-    ],
+        Path | None,
+        typer.Option(help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder)."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="mcp-config.yaml of a language model: generation defaults and resources; without --path it "
+            "applies to the registered model it names."
+        ),
+    ] = None,
     contract: Annotated[Path | None, typer.Option(help="Inference contract YAML.")] = None,
     version: Annotated[str | None, typer.Option(help="Semantic version; next minor if omitted.")] = None,
     stage: Annotated[Stage, typer.Option(help="Lifecycle stage.")] = Stage.DEV,
@@ -65,6 +81,13 @@ def register(
 ) -> None:
     """Import a model file, store it content-addressed and record its metadata."""
     registry = context.registry()
+    serving = load_serving_config(config) if config else None
+    if serving is not None and path is None:
+        _configure(registry, serving, config, as_json)  # type: ignore[arg-type]
+        return
+    name = _model_name(name, serving, config)
+    if path is None:
+        raise InvalidArgumentError("--path is required (or --config naming a registered model)")
     record = registry.register(
         name,
         path,
@@ -78,10 +101,40 @@ def register(
     if plan:
         _plan_or_withdraw(registry, record)
     context.audit("model.register", record.ref, {"digest": record.digest, "source": str(path)})
+    if serving is not None:
+        _store_serving_config(registry, record, serving, config)  # type: ignore[arg-type]
     if as_json:
         print_json(record.model_dump(mode="json"))
         return
     console.print(f"registered [bold]{record.ref}[/] ({record.stage.value}, sha256 {record.digest[:12]})")
+
+
+def _model_name(name: str | None, serving: ServingConfig | None, config: Path | None) -> str:
+    if serving is not None and name is not None and name != serving.model:
+        raise InvalidArgumentError(f"--name {name!r} and {config}: model: {serving.model!r} disagree; give one")
+    chosen = name or (serving.model if serving else None)
+    if chosen is None:
+        raise InvalidArgumentError("--name is required")
+    return chosen
+
+
+def _configure(registry: ModelRegistry, serving: ServingConfig, config: Path, as_json: bool) -> None:
+    """--config without --path: the config applies to the registered model it names."""
+    record = resolve_model(registry, serving, str(config))
+    _store_serving_config(registry, record, serving, config)
+    if as_json:
+        print_json({"model": record.ref, "config": serving.model_dump(mode="json")})
+
+
+def _store_serving_config(registry: ModelRegistry, record: ModelVersion, serving: ServingConfig, config: Path) -> None:
+    if not is_llm_format(record.format):
+        raise InvalidArgumentError(f"{config}: model: {record.name!r} is not a language model ({record.format})")
+    store_config(registry, record, serving)
+    context.audit("model.configure", record.ref, {"source": str(config)})
+    set_fields = serving.inference.parameters.model_dump(exclude_defaults=True)
+    console.print(f"{record.ref}: generation defaults from {config}: {set_fields or 'none'}")
+    for note in config_notes(serving, has_gpu=bool(query_gpus())):
+        console.print(f"note: {note}")
 
 
 @app.command("list")

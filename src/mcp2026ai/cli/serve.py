@@ -20,8 +20,10 @@ from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.serving_config import config_notes, load_serving_config, resolve_model
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
+from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
@@ -77,7 +79,29 @@ def serve(
     max_model_len: Annotated[
         int, typer.Option(min=16, help="Language models: longest prompt + answer in tokens (capped at the model's).")
     ] = 2048,
+    kv_cache_mb: Annotated[
+        float | None,
+        typer.Option(
+            min=1,
+            help="Language models: KV cache memory in 16-token blocks (default: the contract's memory budget, "
+            "else max-num-seqs x max-model-len tokens).",
+        ),
+    ] = None,
+    prefix_cache_mb: Annotated[
+        float,
+        typer.Option(
+            min=0, help="Language models: memory for cached prompt-prefix KV (shared system prompts); 0: off."
+        ),
+    ] = 128.0,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
+    serving_config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--config",
+            help="mcp-config.yaml of a language model (generation defaults, resources); serves the model it names "
+            "and re-applies the file when it changes; repeatable.",
+        ),
+    ] = None,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -119,6 +143,7 @@ def serve(
     names = list(name or [])
     watched = register_paths(registry, list(model_path or []))
     names += list(watched)
+    names += serving_config_models(registry, list(serving_config or []), served_on_ray=replicas is not None or ray)
     if not names:
         names = registry.model_names()
     if not names:
@@ -140,7 +165,13 @@ def serve(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
         ),
         traces=TraceExport(exporter=trace.value, endpoint=trace_endpoint, sample_ratio=trace_sample_ratio),
-        generation=EngineConfig(max_num_seqs=max_num_seqs, max_model_len=max_model_len),
+        generation=EngineConfig(
+            max_num_seqs=max_num_seqs,
+            max_model_len=max_model_len,
+            kv_cache_mb=kv_cache_mb,
+            prefix_cache_mb=prefix_cache_mb,
+        ),
+        generation_configs=[path.resolve() for path in serving_config or []],
     )
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
@@ -170,6 +201,25 @@ def _serve_on_ray(registry: ModelRegistry, names: list[str], config: ServerConfi
         ray_deployment.wait_for_signal()
     finally:
         ray_deployment.stop()
+
+
+def serving_config_models(registry: ModelRegistry, paths: list[Path], served_on_ray: bool) -> list[str]:
+    """The language models ``--config`` files name (each validated now: an unknown model is refused with
+    the registered ones); one line for each thing a file asks that this run will not do."""
+    names = []
+    for path in paths:
+        serving = load_serving_config(path)
+        record = resolve_model(registry, serving, str(path))
+        if not is_llm_format(record.format):
+            raise InvalidArgumentError(f"{path}: model: {record.name!r} is not a language model ({record.format})")
+        names.append(record.name)
+        notes = config_notes(serving, has_gpu=bool(query_gpus()))
+        wants_replicas = serving.resources.replica_range() is not None or serving.resources.autoscale is not None
+        if wants_replicas and not served_on_ray:
+            notes.append("resources: replicas apply on Ray Serve (add --ray or --replicas); serving one here")
+        for note in notes:
+            console.print(f"note: {path}: {note}", highlight=False)
+    return names
 
 
 def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -> None:

@@ -29,9 +29,11 @@ from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
+from mcp2026ai.generation.serving_config import load_serving_config
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.app import build_http_app
+from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
 
 log = logging.getLogger(__name__)
 
@@ -106,11 +108,14 @@ class DataPlaneReplica:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         await load_models(self.plane, self.names)
+        configs = GenerationConfigWatcher(self.plane.generation, self.config.generation_configs)
+        configs.start()
         sync = serving_sync(self.plane, self.config)
         sync.start()
         try:
             yield
         finally:
+            await configs.stop()
             await sync.stop()
             self.plane.stop_accepting()
             await self.plane.shutdown(self.config.drain_timeout_s)
@@ -142,6 +147,10 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
         raise InvalidArgumentError("--port 0 is not supported with --replicas: Ray Serve's proxy needs a fixed port")
     serve.start(http_options={"host": config.host, "port": config.http_port})
     contracts = [registry.resolve(name).contract for name in names]
+    # an mcp-config.yaml's resources (the seed's min_replicas, autoscale) scale the replicas too
+    contracts += [
+        InferenceContract(resources=load_serving_config(path).resources) for path in config.generation_configs
+    ]
     chosen = deployment_options(options, contracts)
     replica_config = config.model_copy(update={"grpc_port": None, "reuse_port": False, "peer_dir": None})
     deployment = serve.deployment(name=DEPLOYMENT_NAME, **chosen)(serve.ingress()(DataPlaneReplica))

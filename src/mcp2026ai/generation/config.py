@@ -25,6 +25,17 @@ class EngineConfig(BaseModel):
     max_prefill_tokens: int = Field(
         4096, ge=1, description="Prompt tokens prefilled in one engine step (at least one prompt always is)."
     )
+    kv_cache_mb: float | None = Field(
+        None,
+        gt=0,
+        description="KV cache memory, counted in 16-token blocks that sequences take as they grow (no per-sequence "
+        "max_model_len reservation); None: what max_num_seqs x max_model_len tokens take.",
+    )
+    prefix_cache_mb: float = Field(
+        128.0,
+        ge=0,
+        description="Memory for the KV of prompt prefixes (a shared system prompt is prefilled once); 0 turns it off.",
+    )
     threads: int = Field(0, ge=0, le=256, description="onnxruntime intra-op threads; 0 lets onnxruntime choose.")
     classes: dict[SLAClass, ClassPolicy] = Field(
         default_factory=default_generation_classes,

@@ -1,10 +1,19 @@
 """The generation engine: continuous batching of token generation on one decoder.
 
 One thread runs the steps; callers submit from an event loop and read a :class:`GenerationStream`.
-A step: drop aborted requests (their KV slots free at once), admit waiting requests in SLA-class
-fair order while slots are free (prefill each prompt, sample its first token), then decode one
-token for every running sequence in one batched run, sample, check the stop conditions, and hand
-each request its deltas. Finished sequences leave the batch before the next step.
+A step: drop aborted requests (their KV slots free at once), resume preempted requests, admit
+waiting requests in SLA-class fair order while slots and KV blocks are free (prefill each prompt,
+sample its first token), then decode one token for every running sequence in one batched run,
+sample, check the stop conditions, and hand each request its deltas. Finished sequences leave the
+batch before the next step.
+
+KV memory is counted in 16-token blocks from one pool (``EngineConfig.kv_cache_mb``, or the
+contract's memory budget): a sequence holds the blocks its tokens fill, never a ``max_model_len``
+reservation, and takes one more only when its last block is full. The decoder's slots reserve
+address space only (their pages are committed when written and given back when a slot is vacated).
+When the pool runs dry while sequences grow, the most recently admitted request is preempted: its
+blocks and slots are freed and it is recomputed (prompt and tokens so far prefilled again) before
+any new request is admitted; its stream just pauses.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +32,9 @@ import numpy as np
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
+from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.stopping import StopStrings, TokenStop
@@ -47,6 +59,8 @@ class _Sequence:
     stop_strings: StopStrings
     token_stop: TokenStop
     generated: int = 0
+    history: list[int] = field(default_factory=list)
+    """Every token sampled so far (the KV holds all but the last: a resumed sequence prefills them)."""
     last_token: int = 0
     last_token_at: float = 0.0
     finished: FinishReason | None = None
@@ -66,6 +80,7 @@ class _Job:
     deltas: list[Delta] = field(default_factory=list)
     aborted: bool = False
     first_token_at: float | None = None
+    admitted_at: float = 0.0
 
 
 class Engine:
@@ -86,8 +101,12 @@ class Engine:
         self.config = config
         self.max_len = decoder.max_len
         self.slots = SlotTable(decoder.num_slots, decoder.max_len)
+        self.blocks = KVBlockPool(kv_blocks(config, decoder), DEFAULT_BLOCK_SIZE, prefix_caching=False)
+        self._preempted: deque[_Job] = deque()
         self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
         self.telemetry = EngineTelemetry(name)
+        capacity = int(config.prefix_cache_mb * (1 << 20))
+        self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self._running: dict[Hashable, _Sequence] = {}
         self._lock = threading.Condition()
         self._stopping = False
@@ -133,6 +152,14 @@ class Engine:
                 f"this server runs at most {self.slots.num_slots} (max_num_seqs)"
             )
         wanted = request.params.max_tokens
+        longest = prompt + (wanted if wanted is not None else self.max_len - prompt)
+        needed = request.params.n * self.blocks.blocks_for(min(longest, self.max_len))
+        if needed > self.blocks.num_blocks:
+            raise InvalidArgumentError(
+                f"{request.params.n} x {min(longest, self.max_len)} tokens need {needed} KV blocks of "
+                f"{self.blocks.block_size} tokens; the KV cache holds {self.blocks.num_blocks} (kv_cache_mb): "
+                "lower max_tokens or n"
+            )
         if wanted is None and prompt >= self.max_len:
             raise InvalidArgumentError(
                 f"{prompt} prompt tokens leave no room to generate within the context length of {self.max_len} tokens"
@@ -163,14 +190,13 @@ class Engine:
     def _loop(self) -> None:
         while True:
             with self._lock:
-                while not self._stopping and not self._running and not self.waiting.depth():
+                while not self._stopping and not self._running and not self._preempted and not self.waiting.depth():
                     self._lock.wait()
                 if self._stopping:
                     break
                 abandoned = self.waiting.sweep_abandoned()
-                admitted = self.waiting.admit(
-                    self.slots.num_slots - self.slots.active, self.config.max_prefill_tokens, self._cost
-                )
+                free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
+                admitted = self.waiting.admit(free_slots, self.config.max_prefill_tokens, self._cost, self._block_fit())
             try:
                 self._step(abandoned, admitted)
             except MCPError as exc:
@@ -184,10 +210,29 @@ class Engine:
     def _cost(job: _Job) -> tuple[int, int]:
         return job.request.params.n, len(job.request.prompt_ids)
 
+    def _watermark(self) -> int:
+        """Blocks kept free at admission so running sequences can grow without preempting at once."""
+        return max(1, self.blocks.num_blocks // 100)
+
+    def _block_fit(self) -> Any:
+        """Admission's KV test for one step: each admitted job takes its prompt's blocks (per choice)."""
+        remaining = self.blocks.available_blocks - self._watermark()
+
+        def fits(job: _Job) -> bool:
+            nonlocal remaining
+            needed = job.request.params.n * self.blocks.blocks_for(len(job.request.prompt_ids) + 1)
+            if needed > remaining:
+                return False
+            remaining -= needed
+            return True
+
+        return fits
+
     def _step(self, abandoned: list[_Job], admitted: list[_Job]) -> None:
         for job in abandoned:
             self._finish_job(job, FinishReason.ABORT)
         self._reap_aborted()
+        self._resume_preempted()
         for job in admitted:
             if job.aborted:
                 self._finish_job(job, FinishReason.ABORT)
@@ -197,17 +242,24 @@ class Engine:
         if self._running:
             self._decode()
             self._release_finished()
-        self.telemetry.observe_state(len(self._running), self.waiting.depth(), self._kv_usage())
+        stats = self.blocks.stats()
+        self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 
     def _prefill(self, job: _Job) -> None:
         prompt = job.request.prompt_ids
         slots = []
+        job.admitted_at = time.monotonic()
         for index in range(job.request.params.n):
             sequence = self._new_sequence(job, index)
             job.sequences.append(sequence)
             slots.append(self.slots.allocate(sequence, len(prompt)))
+            self.blocks.allocate(sequence, prompt)
             self._running[sequence] = sequence
-        logits = self.decoder.prefill(slots[0], prompt)
+        cached = self.prefix_cache.restore(prompt, slots[0], self.decoder) if self.prefix_cache else 0
+        logits = self.decoder.prefill(slots[0], prompt, cached)
+        if self.prefix_cache:
+            self.prefix_cache.remember(prompt, slots[0], self.decoder)
+            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate)
         for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
             self.decoder.move(slots[0], slot, len(prompt))
         self.telemetry.prompt_tokens(len(prompt))
@@ -228,10 +280,15 @@ class Engine:
         )
 
     def _decode(self) -> None:
+        self._make_room()
+        if not self._running:
+            return
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
         lengths = []
         for sequence in order:
             self.slots.grow(sequence)
+            if not self.blocks.append(sequence, sequence.last_token):  # _make_room left a block for each
+                raise UnavailableError("KV cache out of blocks after making room (a bug): failing the batch")
             lengths.append(self.slots.length_of(sequence))
         logits = self.decoder.decode([sequence.last_token for sequence in order], lengths)
         now = time.monotonic()
@@ -245,6 +302,7 @@ class Engine:
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
         token, logprob = sequence.sampler.sample(logits)
+        sequence.history.append(token)
         job = sequence.job
         if job.first_token_at is None:
             job.first_token_at = now
@@ -289,11 +347,58 @@ class Engine:
         for sequence in [s for s in self._running.values() if s.finished is not None]:
             self._release(sequence)
 
-    def _release(self, sequence: _Sequence) -> None:
+    def _release(self, sequence: _Sequence, preempted: bool = False) -> None:
         del self._running[sequence]
+        if preempted:
+            self.blocks.preempt(sequence)
+        else:
+            self.blocks.free(sequence)
         move = self.slots.free(sequence)
         if move is not None:
             self.decoder.move(move.source, move.target, move.length)
+        self.decoder.release(self.slots.active)  # the slot vacated at the end gives its memory back
+
+    # KV blocks: preemption and recompute -------------------------------------------------------
+    def _make_room(self) -> None:
+        """Preempt the most recently admitted requests until every running sequence can take its next token."""
+        while self._running:
+            needed = sum(
+                1 for s in self._running.values() if self.blocks.table(s).num_tokens % self.blocks.block_size == 0
+            )
+            if needed <= self.blocks.available_blocks:
+                return
+            self._preempt(max({id(s.job): s.job for s in self._running.values()}.values(), key=lambda j: j.admitted_at))
+
+    def _preempt(self, job: _Job) -> None:
+        for sequence in job.sequences:
+            if sequence in self._running:
+                self._release(sequence, preempted=True)
+        self._preempted.append(job)
+        self.telemetry.preempted()
+
+    def _resume_preempted(self) -> None:
+        """Recompute preempted requests, oldest first, while slots and blocks allow (before new ones)."""
+        while self._preempted:
+            job = self._preempted[0]
+            if job.aborted:
+                self._preempted.popleft()
+                self._finish_job(job, FinishReason.ABORT)
+                continue
+            waiting = [s for s in job.sequences if s.finished is None]
+            histories = [[*job.request.prompt_ids, *s.history[:-1]] for s in waiting]
+            needed = sum(self.blocks.blocks_for(len(h) + 1) for h in histories)
+            room = self.slots.num_slots - self.slots.active
+            reserve = self._watermark() if self._running else 0  # alone, it always fits (see submit)
+            if len(waiting) > room or needed + reserve > self.blocks.available_blocks:
+                return
+            self._preempted.popleft()
+            job.admitted_at = time.monotonic()
+            for sequence, history in zip(waiting, histories, strict=True):
+                slot = self.slots.allocate(sequence, len(history))
+                self.blocks.allocate(sequence, history)
+                cached = self.prefix_cache.restore(history, slot, self.decoder) if self.prefix_cache else 0
+                self.decoder.prefill(slot, history, cached)
+                self._running[sequence] = sequence
 
     def _reap_aborted(self) -> None:
         for job in {id(s.job): s.job for s in self._running.values() if s.job.aborted}.values():
@@ -323,10 +428,17 @@ class Engine:
         error = UnavailableError(f"model {self.name!r} is shutting down")
         with self._lock:
             waiting = self.waiting.drain()
-        self._fail_running(error, waiting)
+        self._fail_running(error, [*waiting, *self._preempted])
+        self._preempted.clear()
 
-    def _kv_usage(self) -> float:
-        return self.slots.used_tokens / self.slots.capacity_tokens
+
+def kv_blocks(config: EngineConfig, decoder: OnnxDecoder) -> int:
+    """Blocks in the KV pool: ``kv_cache_mb`` of them, or by default as many as the slots could fill
+    (max_num_seqs x max_model_len tokens: the memory a static reservation would take)."""
+    per_block = decoder.bytes_per_token * DEFAULT_BLOCK_SIZE
+    if config.kv_cache_mb is not None:
+        return max(1, int(config.kv_cache_mb * (1 << 20)) // per_block)
+    return max(1, -(-decoder.num_slots * decoder.max_len // DEFAULT_BLOCK_SIZE))
 
 
 def build_engine(name: str, folder: Path, config: EngineConfig | None = None) -> Engine:

@@ -42,8 +42,15 @@ class WaitingQueue(Generic[Job]):
         )
         self._queues.push(pending)
 
-    def admit(self, free_slots: int, prefill_budget: int, cost: Callable[[Job], tuple[int, int]]) -> list[Job]:
-        """Jobs to start now, in order: each costs (slots, prompt tokens); the first always fits the budget."""
+    def admit(
+        self,
+        free_slots: int,
+        prefill_budget: int,
+        cost: Callable[[Job], tuple[int, int]],
+        fits: Callable[[Job], bool] | None = None,
+    ) -> list[Job]:
+        """Jobs to start now, in order: each costs (slots, prompt tokens); the first always fits the
+        prefill budget; ``fits`` (asked last, once per admitted job) can refuse for other reasons (KV blocks)."""
         admitted: list[Job] = []
         while True:
             head = next(iter(self._queues.ordered()), None)
@@ -52,6 +59,8 @@ class WaitingQueue(Generic[Job]):
             job: Job = head.key  # type: ignore[assignment]
             slots, tokens = cost(job)
             if slots > free_slots or (admitted and tokens > prefill_budget):
+                return admitted
+            if fits is not None and not fits(job):
                 return admitted
             self._queues.take(1)
             admitted.append(job)

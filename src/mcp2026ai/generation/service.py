@@ -5,14 +5,35 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from mcp2026ai.errors import NotFoundError
+from mcp2026ai.errors import ContractError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
+
+PROCESS_OVERHEAD_MB = 200.0
+"""What a memory budget keeps for the process itself and onnxruntime's buffers besides weights and KV."""
+
+
+def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
+    """``config``, with the KV pool sized from the contract's memory budget when it sets one (and the
+    server was not given ``kv_cache_mb``): budget - weights - process overhead."""
+    budget = record.contract.resources.memory_mb if record.contract else None
+    if config.kv_cache_mb is not None or budget is None:
+        return config
+    weights_mb = sum(f.stat().st_size for f in folder.iterdir() if f.suffix in (".onnx", ".data")) / (1 << 20)
+    kv_mb = budget - weights_mb - PROCESS_OVERHEAD_MB
+    if kv_mb <= 0:
+        raise ContractError(
+            f"{record.ref}: resources.memory_mb {budget:g} leaves no KV cache: the weights take {weights_mb:.0f} MiB "
+            f"and the process about {PROCESS_OVERHEAD_MB:.0f}"
+        )
+    return config.model_copy(update={"kv_cache_mb": kv_mb})
 
 
 @dataclass(frozen=True)
@@ -29,6 +50,7 @@ class GenerationModels:
         self.registry = registry
         self.config = config or EngineConfig()
         self._served: dict[str, ServedLLM] = {}
+        self._defaults: dict[str, GenerationDefaults] = {}
 
     def is_language_model(self, name: str) -> bool:
         """Whether ``name``'s default version in the registry is a language model."""
@@ -40,9 +62,21 @@ class GenerationModels:
     async def load(self, name: str) -> ModelVersion:
         record = self.registry.resolve(name)
         folder = await asyncio.to_thread(self.registry.llm_folder, record)
-        engine = await asyncio.to_thread(build_engine, name, folder, self.config)
+        engine = await asyncio.to_thread(build_engine, name, folder, engine_config(self.config, record, folder))
         self._served[name] = ServedLLM(record, engine, time.time())
+        stored = stored_config(self.registry, record)
+        self._defaults[name] = stored.inference.parameters if stored else GenerationDefaults()
         return record
+
+    def defaults(self, name: str) -> GenerationDefaults:
+        """The model's generation defaults (its stored ``mcp-config.yaml``, or the latest applied)."""
+        return self._defaults.get(name) or GenerationDefaults()
+
+    def configure(self, config: ServingConfig) -> None:
+        """Apply a config's defaults to the served model it names: requests admitted from now on use
+        them; running generations keep the parameters they started with."""
+        self.get(config.model)  # a model that is not served is refused, never another substituted
+        self._defaults[config.model] = config.inference.parameters
 
     def get(self, name: str) -> ServedLLM:
         served = self._served.get(name)

@@ -25,6 +25,10 @@ class EngineTelemetry:
         self._running = metrics.GENERATION_SEQUENCES.labels(model, "running")
         self._waiting = metrics.GENERATION_SEQUENCES.labels(model, "waiting")
         self._kv = metrics.GENERATION_KV_USAGE.labels(model)
+        self._prefix_hits = metrics.GENERATION_PREFIX_HIT_TOKENS.labels(model)
+        self._fragmentation = metrics.GENERATION_KV_FRAGMENTATION.labels(model)
+        self._preemptions = metrics.GENERATION_PREEMPTIONS.labels(model)
+        self._prefix_rate = metrics.GENERATION_PREFIX_HIT_RATE.labels(model)
 
     def start_span(self, request: GenerationRequest) -> Any:
         attributes = {
@@ -38,16 +42,24 @@ class EngineTelemetry:
     def prompt_tokens(self, count: int) -> None:
         self._prompt.inc(count)
 
+    def prefix_cache(self, hit_tokens: int, hit_rate: float) -> None:
+        self._prefix_hits.inc(hit_tokens)
+        self._prefix_rate.set(hit_rate)
+
     def first_token(self, seconds: float) -> None:
         self._ttft.observe(seconds)
 
     def inter_token(self, seconds: float) -> None:
         self._itl.observe(seconds)
 
-    def observe_state(self, running: int, waiting: int, kv_usage: float) -> None:
+    def observe_state(self, running: int, waiting: int, kv_usage: float, fragmentation: float = 0.0) -> None:
         self._running.set(running)
         self._waiting.set(waiting)
         self._kv.set(kv_usage)
+        self._fragmentation.set(fragmentation)
+
+    def preempted(self) -> None:
+        self._preemptions.inc()
 
     def finished(self, job: _Job, reason: FinishReason, generated: int) -> None:
         seconds = time.monotonic() - job.accepted_at

@@ -38,6 +38,10 @@ Text generation (one series set per language model):
 - ``mcp_generation_time_to_first_token_seconds``, ``mcp_generation_inter_token_latency_seconds``,
   ``mcp_generation_e2e_seconds`` (histograms; model).
 - ``mcp_generation_prompt_tokens_total``, ``mcp_generation_tokens_total`` (counters; model).
+- ``mcp_generation_kv_cache_fragmentation_ratio`` (gauge; model), ``mcp_generation_preemptions_total``
+  (counter; model).
+- ``mcp_generation_prefix_cache_hit_tokens_total`` (counter; model), ``mcp_generation_prefix_cache_hit_ratio``
+  (gauge; model).
 - ``mcp_generation_requests_total`` (counter; model, finish_reason).
 - ``mcp_generation_sequences`` (gauge; model, state = running | waiting).
 - ``mcp_generation_kv_cache_usage_ratio`` (gauge; model).
@@ -333,6 +337,20 @@ GENERATION_E2E = Histogram(
 GENERATION_PROMPT_TOKENS = Counter(
     "mcp_generation_prompt_tokens", "Prompt tokens prefilled.", ["model"], registry=REGISTRY
 )
+GENERATION_PREFIX_HIT_TOKENS = Counter(
+    "mcp_generation_prefix_cache_hit_tokens",
+    "Prompt tokens whose KV came from the prefix cache instead of the prefill "
+    "(hit rate: this over mcp_generation_prompt_tokens_total).",
+    ["model"],
+    registry=REGISTRY,
+)
+GENERATION_PREFIX_HIT_RATE = Gauge(
+    "mcp_generation_prefix_cache_hit_ratio",
+    "Share of prompt tokens served from the prefix cache since the model loaded.",
+    ["model"],
+    registry=REGISTRY,
+    multiprocess_mode="liveall",
+)
 GENERATION_TOKENS = Counter("mcp_generation_tokens", "Tokens generated (every choice).", ["model"], registry=REGISTRY)
 GENERATION_REQUESTS = Counter(
     "mcp_generation_requests",
@@ -353,6 +371,20 @@ GENERATION_KV_USAGE = Gauge(
     ["model"],
     registry=REGISTRY,
     multiprocess_mode="liveall",
+)
+
+GENERATION_KV_FRAGMENTATION = Gauge(
+    "mcp_generation_kv_cache_fragmentation_ratio",
+    "KV token positions reserved (in blocks held by sequences) but not yet filled, over those reserved.",
+    ["model"],
+    registry=REGISTRY,
+    multiprocess_mode="liveall",
+)
+GENERATION_PREEMPTIONS = Counter(
+    "mcp_generation_preemptions",
+    "Running requests preempted because the KV cache ran out of blocks (recomputed later).",
+    ["model"],
+    registry=REGISTRY,
 )
 
 NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)

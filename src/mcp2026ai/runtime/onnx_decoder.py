@@ -13,6 +13,7 @@ row of logits.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,8 +41,9 @@ class OnnxDecoder:
         self.num_slots = num_slots
         self.max_len = max_len
         shape = (num_slots, info.num_kv_heads, max_len, info.head_size)
+        self._maps: list[mmap.mmap] = []
         self._kv = [
-            (name % layer, np.zeros(shape, np.float32))  # zero pages are only committed once written
+            (name % layer, self._lazy_zeros(shape))
             for layer in range(info.num_layers)
             for name in (info.past_key, info.past_value)
         ]
@@ -51,16 +53,54 @@ class OnnxDecoder:
         self._logits = np.zeros((num_slots, 1, info.vocab_size), np.float32)
         self._bindings: dict[tuple[int, int], ort.IOBinding] = {}
 
+    def _lazy_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
+        """A zeroed float32 array in its own anonymous mapping: page-aligned, and its pages take memory
+        only once written (so the slots reserve address space, not memory) and give it back on
+        :meth:`release`."""
+        size = int(np.prod(shape)) * 4
+        mapping = mmap.mmap(-1, size)
+        self._maps.append(mapping)
+        return np.frombuffer(mapping, dtype=np.float32).reshape(shape)
+
     @property
     def kv_bytes(self) -> int:
+        """Address space of the KV buffers (what they would hold with every slot full)."""
         return sum(buffer.nbytes for _, buffer in self._kv)
 
-    def prefill(self, slot: int, token_ids: Sequence[int]) -> np.ndarray:
-        """Run a prompt into an empty slot; the logits of its last position, shape ``[vocab]``."""
-        ids = np.asarray(token_ids, dtype=np.int64).reshape(1, -1)
-        mask = np.ones_like(ids)
+    @property
+    def bytes_per_token(self) -> int:
+        """KV bytes one token takes in one sequence (all layers, keys and values)."""
+        return len(self._kv) * self.info.num_kv_heads * self.info.head_size * 4
+
+    def release(self, slot: int) -> None:
+        """Give a vacated slot's memory back to the system (its positions read as zeros afterwards)."""
+        if not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        for mapping, (_, buffer) in zip(self._maps, self._kv, strict=True):
+            stride = buffer[0].nbytes  # one slot: [kv_heads, max_len, head], page-aligned when its size is
+            if stride % mmap.PAGESIZE == 0:
+                mapping.madvise(mmap.MADV_DONTNEED, slot * stride, stride)
+
+    def prefill(self, slot: int, token_ids: Sequence[int], cached: int = 0) -> np.ndarray:
+        """Run a prompt into a slot whose first ``cached`` positions already hold the prompt's KV (0: an
+        empty slot); the logits of its last position, shape ``[vocab]``."""
+        ids = np.asarray(token_ids[cached:], dtype=np.int64).reshape(1, -1)
+        mask = np.ones((1, len(token_ids)), dtype=np.int64)
         logits: np.ndarray = self._run(slot, 1, ids, mask)[0]
         return logits
+
+    def read_block(self, slot: int, start: int, size: int) -> np.ndarray:
+        """A copy of positions ``start .. start+size-1`` of a slot's KV: ``[layers x 2, kv_heads, size, head]``."""
+        return np.stack([buffer[slot, :, start : start + size] for _, buffer in self._kv])
+
+    def write_blocks(self, slot: int, blocks: Sequence[np.ndarray]) -> None:
+        """Copy consecutive blocks (as :meth:`read_block` gives them) into a slot's first positions."""
+        position = 0
+        for block in blocks:
+            size = block.shape[2]
+            for layer, (_, buffer) in enumerate(self._kv):
+                buffer[slot, :, position : position + size] = block[layer]
+            position += size
 
     def decode(self, token_ids: Sequence[int], lengths: Sequence[int]) -> np.ndarray:
         """One new token for each of slots ``0 .. n-1``; ``lengths`` count it. Logits ``[n, vocab]``."""

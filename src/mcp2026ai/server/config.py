@@ -62,6 +62,11 @@ class ServerConfig(BaseModel):
         default_factory=ServingSecurity, description="Auth, TLS, signed-model loading and the audit log."
     )
     traces: TraceExport = Field(default_factory=TraceExport, description="Where request spans are exported.")
+    generation_configs: list[Path] = Field(
+        default_factory=list,
+        description="mcp-config.yaml files whose generation defaults apply to the language models they name; "
+        "watched, and re-applied when they change.",
+    )
     generation: EngineConfig = Field(
         default_factory=EngineConfig, description="Text generation engines of the language models served."
     )

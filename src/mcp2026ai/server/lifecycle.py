@@ -28,6 +28,7 @@ from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.server.http.protocol import http_protocol
 from mcp2026ai.server.statistics import ServerStatistics
+from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
 from mcp2026ai.serving.sync import ServingSync
 
 log = logging.getLogger(__name__)
@@ -93,8 +94,10 @@ class InferenceServer:
         self._stopped = asyncio.Event()
         self.statistics = ServerStatistics(plane, config.peer_dir)
         self.ports = BoundPorts(http=0, grpc=None)
+        self.generation_configs = GenerationConfigWatcher(plane.generation, config.generation_configs)
 
     async def start(self) -> BoundPorts:
+        self.generation_configs.start()  # before the ports open: the first request gets the defaults
         self.ports = BoundPorts(http=await self._start_http(), grpc=await self._start_grpc())
         self.sync.start()
         await self.statistics.start()
@@ -191,6 +194,7 @@ class InferenceServer:
             return
         self.plane.stop_accepting()
         await self.sync.stop()
+        await self.generation_configs.stop()
         waits: list[Awaitable[object]] = []
         if self._grpc is not None:
             waits.append(self._stop_grpc(self._grpc))

@@ -112,9 +112,11 @@ class GenerationEndpoints:
             async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
                 document = _json(raw)
             parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document)
-            engine = self.plane.generation.get(parsed.model).engine
+            served = self.plane.generation.get(parsed.model)
+            engine = served.engine
             ids = parsed.prompt_ids(engine.tokenizer)
-            params = parsed.chat_sampling() if chat else parsed.sampling(parsed.max_tokens, parsed.logprobs)
+            defaults = self.plane.generation.defaults(parsed.model)
+            params = parsed.chat_sampling(defaults) if chat else parsed.completion_sampling(defaults)
             stream = engine.submit(self._request(request, ids, params))
         except MCPError as exc:
             return openai_error(exc)
@@ -183,7 +185,8 @@ class GenerationEndpoints:
         fields = {key: value for key, value in {**document, **nested}.items() if key in _TRITON_FIELDS}
         if isinstance(fields.get("stop"), str):
             fields["stop"] = [fields["stop"]]
-        params: SamplingParams = validated(SamplingParams, fields)
+        defaults = self.plane.generation.defaults(served.record.name)
+        params: SamplingParams = validated(SamplingParams, defaults.fill(fields))
         engine: Engine = served.engine
         ids = engine.tokenizer.encode(document["text_input"])
         return served, engine.submit(self._request(request, ids, params))

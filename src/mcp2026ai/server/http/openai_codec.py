@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.generation.serving_config import GenerationDefaults
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Delta, SamplingParams, TokenLogprob, Usage
 
@@ -31,11 +32,11 @@ class _Request(BaseModel):
     n: int = 1
     stop: str | list[str] | None = None
     seed: int | None = None
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    top_k: int = 0
-    min_p: float = 0.0
-    repetition_penalty: float = 1.0
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
     stop_token_ids: list[int] = Field(default_factory=list)
     ignore_eos: bool = False
 
@@ -43,37 +44,49 @@ class _Request(BaseModel):
     def include_usage(self) -> bool:
         return bool(self.stream and self.stream_options and self.stream_options.get("include_usage"))
 
-    def sampling(self, max_tokens: int | None, logprobs: int | None) -> SamplingParams:
+    def sampling(
+        self, max_tokens: int | None, logprobs: int | None, defaults: GenerationDefaults | None = None
+    ) -> SamplingParams:
+        """The request's sampling fields over the model's defaults (``mcp-config.yaml``), then the
+        server's; a field the request sets always wins."""
         if max_tokens is not None and max_tokens < 1:
             raise InvalidArgumentError(f"max_tokens must be at least 1 (got {max_tokens})")
-        stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
-        params: SamplingParams = validated(
-            SamplingParams,
-            {
-                "max_tokens": max_tokens,
-                "temperature": 1.0 if self.temperature is None else self.temperature,
-                "top_p": 1.0 if self.top_p is None else self.top_p,
-                "top_k": self.top_k,
-                "min_p": self.min_p,
-                "repetition_penalty": self.repetition_penalty,
-                "presence_penalty": self.presence_penalty,
-                "frequency_penalty": self.frequency_penalty,
-                "seed": self.seed,
-                "stop": tuple(stops),
-                "stop_token_ids": tuple(self.stop_token_ids),
-                "ignore_eos": self.ignore_eos,
-                "n": self.n,
-                "logprobs": logprobs,
-            },
-        )
+        stops = [self.stop] if isinstance(self.stop, str) else self.stop
+        fields = {
+            "max_tokens": max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "min_p": self.min_p,
+            "repetition_penalty": self.repetition_penalty,
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
+            "seed": self.seed,
+            "stop": None if stops is None else tuple(stops),
+            "stop_token_ids": tuple(self.stop_token_ids),
+            "ignore_eos": self.ignore_eos,
+            "n": self.n,
+            "logprobs": logprobs,
+        }
+        merged = (defaults or GenerationDefaults()).fill(fields)
+        params: SamplingParams = validated(SamplingParams, merged)
         return params
+
+
+COMPLETION_MAX_TOKENS = 16
+"""OpenAI's default max_tokens for /v1/completions (when neither the request nor the model's config sets one)."""
 
 
 class CompletionRequest(_Request):
     prompt: str | list[str] | list[int]
-    max_tokens: int | None = 16  # OpenAI's default for completions
     logprobs: int | None = None
     echo: bool = False
+
+    def completion_sampling(self, defaults: GenerationDefaults | None = None) -> SamplingParams:
+        wanted = self.max_tokens
+        if wanted is None and (defaults is None or defaults.max_new_tokens is None):
+            wanted = COMPLETION_MAX_TOKENS
+        return self.sampling(wanted, self.logprobs, defaults)
 
     def prompt_ids(self, tokenizer: TextTokenizer) -> list[int]:
         if self.echo:
@@ -116,11 +129,11 @@ class ChatCompletionRequest(_Request):
         messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in self.messages]
         return tokenizer.encode(tokenizer.apply_chat_template(messages), add_special_tokens=False)
 
-    def chat_sampling(self) -> SamplingParams:
+    def chat_sampling(self, defaults: GenerationDefaults | None = None) -> SamplingParams:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
         if self.top_logprobs is not None and not self.logprobs:
             raise InvalidArgumentError("top_logprobs needs logprobs: true")
-        return self.sampling(wanted, (self.top_logprobs or 0) if self.logprobs else None)
+        return self.sampling(wanted, (self.top_logprobs or 0) if self.logprobs else None, defaults)
 
 
 def parse_request(model: type[_Request], document: Any) -> Any:

@@ -1,0 +1,59 @@
+"""The image: a multi-stage Dockerfile whose builder installs the mcp2026ai wheel into a virtual
+environment and whose runtime stage runs ``mcp serve`` as a non-root user on the registry export."""
+
+from __future__ import annotations
+
+import json
+
+from mcp2026ai.deploy.kubernetes.export import EXPORT_DIR
+from mcp2026ai.deploy.kubernetes.options import GRPC_PORT, HTTP_PORT, Target
+
+UID = 10001
+HOME = "/home/mcp"
+VENV = "/opt/mcp2026ai"
+MCP_HOME = f"{HOME}/{EXPORT_DIR}"
+WHEELS_DIR = "dist"
+DRAIN_TIMEOUT_S = 30
+
+
+def serve_command(target: Target, http_port: int = HTTP_PORT, grpc_port: int = GRPC_PORT) -> list[str]:
+    """``mcp serve`` for the deployed model on every interface: the image's entrypoint."""
+    return [
+        "mcp", "serve", "--name", target.model, "--host", "0.0.0.0",
+        "--port", str(http_port), "--grpc-port", str(grpc_port), "--drain-timeout", str(DRAIN_TIMEOUT_S),
+    ]  # fmt: skip
+
+
+def render_dockerfile(target: Target, base_image: str, wheel_name: str) -> str:
+    entrypoint = json.dumps(serve_command(target))
+    return f"""\
+# syntax=docker/dockerfile:1
+# {target.model}:{target.version} on mcp2026ai, rendered by `mcp deploy kubernetes`.
+# Build from this folder (it holds the wheel and the registry export):
+#   docker build -t {target.image} .
+ARG BASE_IMAGE={base_image}
+
+FROM ${{BASE_IMAGE}} AS builder
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+COPY {WHEELS_DIR}/{wheel_name} /tmp/{WHEELS_DIR}/
+RUN python -m venv {VENV} \\
+ && {VENV}/bin/pip install /tmp/{WHEELS_DIR}/{wheel_name}
+
+FROM ${{BASE_IMAGE}} AS runtime
+RUN groupadd --system --gid {UID} mcp \\
+ && useradd --system --uid {UID} --gid {UID} --home-dir {HOME} --create-home --shell /usr/sbin/nologin mcp
+COPY --from=builder {VENV} {VENV}
+COPY --chown={UID}:{UID} {EXPORT_DIR}/ {MCP_HOME}/
+ENV PATH={VENV}/bin:$PATH \\
+    MCP_HOME={MCP_HOME} \\
+    PYTHONUNBUFFERED=1
+USER {UID}:{UID}
+WORKDIR {HOME}
+EXPOSE {HTTP_PORT} {GRPC_PORT}
+ENTRYPOINT {entrypoint}
+"""
+
+
+def dockerignore() -> str:
+    """Only the wheel and the export go into the build context."""
+    return f"*\n!{WHEELS_DIR}/\n!{EXPORT_DIR}/\n"

@@ -1,0 +1,88 @@
+"""The KServe flavour: a ClusterServingRuntime running ``mcp serve`` (v2 REST and gRPC, ONNX) from
+the rendered image, and an InferenceService whose predictor uses it.
+
+The image carries the registry export, so the InferenceService has no ``storageUri``; each version
+gets its own runtime (its image tag), and a version that is its rollout's canary is rendered with
+``canaryTrafficPercent`` = the rollout's weight: KServe sends that share to the new revision and the
+rest to the previous one (serverless mode).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from mcp2026ai.deploy.kubernetes.dockerfile import serve_command
+from mcp2026ai.deploy.kubernetes.options import KSERVE_GRPC_PORT, KSERVE_HTTP_PORT, Target
+from mcp2026ai.deploy.kubernetes.workloads import Manifest, container_security, labels, resources
+
+MODEL_FORMAT = {"name": "onnx", "version": "1"}
+PROTOCOLS = ["v2", "grpc-v2"]
+
+
+def runtime_name(target: Target) -> str:
+    """``mcp2026ai-<app>-<version>`` with the version's dots and '+' as dashes (RFC 1123)."""
+    version = re.sub(r"[^a-z0-9-]", "-", target.version.lower())
+    return f"mcp2026ai-{target.app}-{version}"[:63].rstrip("-")
+
+
+def serving_runtime(target: Target) -> Manifest:
+    command = serve_command(target, KSERVE_HTTP_PORT, KSERVE_GRPC_PORT)
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "ClusterServingRuntime",
+        "metadata": {"name": runtime_name(target), "labels": labels(target)},
+        "spec": {
+            "annotations": {
+                "prometheus.kserve.io/port": str(KSERVE_HTTP_PORT),
+                "prometheus.kserve.io/path": "/metrics",
+            },
+            "supportedModelFormats": [{**MODEL_FORMAT, "autoSelect": False}],
+            "protocolVersions": list(PROTOCOLS),
+            "containers": [
+                {
+                    "name": "kserve-container",
+                    "image": target.image,
+                    "command": command[:2],
+                    "args": command[2:],
+                    "resources": resources(target),
+                    "securityContext": container_security(),
+                }
+            ],
+        },
+    }
+
+
+def predictor(target: Target) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "minReplicas": target.replicas.min,
+        "maxReplicas": target.replicas.max,
+        "model": {
+            "modelFormat": dict(MODEL_FORMAT),
+            "runtime": runtime_name(target),
+            "protocolVersion": "v2",
+            "resources": resources(target),
+        },
+    }
+    scale = target.replicas.autoscale
+    if scale is not None:  # Knative's concurrency target: in-flight requests per pod
+        spec["scaleMetric"] = "concurrency"
+        spec["scaleTarget"] = max(1, math.ceil(scale.target_ongoing_requests))
+    if target.canary_percent is not None:
+        spec["canaryTrafficPercent"] = target.canary_percent
+    return spec
+
+
+def inference_service(target: Target) -> Manifest:
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": target.app,
+            "namespace": target.namespace,
+            "labels": labels(target),
+            "annotations": {"mcp2026ai.dev/model": f"{target.model}:{target.version}"},
+        },
+        "spec": {"predictor": predictor(target)},
+    }

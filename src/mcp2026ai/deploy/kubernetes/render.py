@@ -1,0 +1,79 @@
+"""Write everything ``mcp deploy kubernetes`` renders into the output folder.
+
+DIR/Dockerfile, DIR/.dockerignore, DIR/dist/mcp2026ai-*.whl, DIR/registry/   the image's build context
+DIR/kubernetes/{deployment,service,hpa,pdb}.yaml                         plain Kubernetes
+DIR/kserve/{servingruntime,inferenceservice}.yaml                        KServe flavour
+DIR/crd/{modelservice-crd,modelservice}.yaml                             the ModelService CRD + example
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from mcp2026ai.deploy.kubernetes import crd, kserve, workloads
+from mcp2026ai.deploy.kubernetes.dockerfile import WHEELS_DIR, dockerignore, render_dockerfile
+from mcp2026ai.deploy.kubernetes.export import export_version
+from mcp2026ai.deploy.kubernetes.options import KubernetesOptions, Target
+from mcp2026ai.deploy.kubernetes.target import resolve_target
+from mcp2026ai.deploy.kubernetes.wheel import provide_wheel
+from mcp2026ai.deploy.kubernetes.workloads import Manifest
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.registry import ModelRegistry
+
+MANIFESTS: dict[str, Callable[[Target], Manifest]] = {
+    "kubernetes/deployment.yaml": workloads.deployment,
+    "kubernetes/service.yaml": workloads.service,
+    "kubernetes/hpa.yaml": workloads.autoscaler,
+    "kubernetes/pdb.yaml": workloads.disruption_budget,
+    "kserve/servingruntime.yaml": kserve.serving_runtime,
+    "kserve/inferenceservice.yaml": kserve.inference_service,
+    "crd/modelservice-crd.yaml": lambda _: crd.model_service_crd(),
+    "crd/modelservice.yaml": crd.example_model_service,
+}
+
+
+class Rendered(BaseModel):
+    """What was written: the resolved target, the folder, each manifest's relative path."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: Target
+    out: Path
+    manifests: list[str]
+    wheel: str
+    decrypted: bool = False
+    """The version is encrypted at rest here; the export (so the image) holds it in plaintext."""
+
+
+def render(registry: ModelRegistry, options: KubernetesOptions) -> Rendered:
+    record, target = resolve_target(registry, options)
+    out = options.out
+    if out.exists() and not out.is_dir():
+        raise InvalidArgumentError(f"--out: {out} is a file, not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    wheel = provide_wheel(options.wheel, out / WHEELS_DIR)
+    export_version(registry, record, out)
+    (out / "Dockerfile").write_text(render_dockerfile(target, options.base_image, wheel), encoding="utf-8")
+    (out / ".dockerignore").write_text(dockerignore(), encoding="utf-8")
+    header = f"# {target.model}:{target.version}, rendered by `mcp deploy kubernetes`\n"
+    for relative, build in MANIFESTS.items():
+        write_manifest(out / relative, build(target), header)
+    decrypted = registry.store.is_encrypted(record.digest)
+    return Rendered(target=target, out=out, manifests=list(MANIFESTS), wheel=wheel, decrypted=decrypted)
+
+
+def write_manifest(path: Path, manifest: Manifest, header: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(header + yaml.safe_dump(manifest, sort_keys=False, width=120), encoding="utf-8")
+
+
+def load_manifest(path: Path) -> Manifest:
+    """A rendered manifest read back (tests and ``--apply`` use it)."""
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(document, dict):
+        raise InvalidArgumentError(f"{path}: not a Kubernetes object")
+    return document
