@@ -61,7 +61,7 @@ def render(rows: list[Row], levels: list[int], seconds: float, hangs: int = 0) -
         f"One run: {seconds:.0f} s, {rounds} interleaved round(s); figures are medians over rounds,"
         f" each from one bounded perf_analyzer run. perf_analyzer hangs retried: {hangs}.",
         "",
-        "### Ceiling: raw onnxruntime, offline (rows/s, CPU ms per row)",
+        "### Ceiling: the best runtime (onnxruntime, OpenVINO where installed), offline (rows/s, CPU ms per row)",
         "",
         "| model | " + " | ".join(f"batch {b}" for b in levels) + " |",
         "|---" * (1 + len(levels)) + "|",
