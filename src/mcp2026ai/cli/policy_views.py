@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from datetime import datetime
 from typing import Any
 
@@ -43,10 +44,17 @@ def hardware_rows(profile: HardwareProfile) -> list[dict[str, Any]]:
         {"property": "onnxruntime", "value": profile.ort_version},
         {"property": "ort providers", "value": ", ".join(profile.ort_providers)},
         {"property": "plan providers", "value": ", ".join(p.value for p in profile.providers)},
-        {"property": "runtimes", "value": ", ".join(profile.runtimes)},
+        {"property": "runtimes", "value": ", ".join(_with_version(name) for name in profile.runtimes)},
         {"property": "gpus", "value": gpus or "none (nvidia-smi not found or no device)"},
         {"property": "fingerprint", "value": profile.fingerprint()},
     ]
+
+
+def _with_version(runtime: str) -> str:
+    try:
+        return f"{runtime} {importlib.metadata.version(runtime)}"
+    except importlib.metadata.PackageNotFoundError:
+        return runtime
 
 
 def plan_label(evaluation: Evaluation, version: str | None = None) -> str:

@@ -54,6 +54,7 @@ def test_probe_json_and_table(home: Path, capsys: pytest.CaptureFixture[str], mo
     code, out, _ = run(capsys, monkeypatch, "probe")
     assert code == 0 and "numa nodes" in out and "ort providers" in out
     assert profile["runtimes"] == installed_runtimes() and profile["runtimes"][0] == "onnxruntime"
+    assert "runtimes" in out and "onnxruntime 1." in out
 
 
 def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
