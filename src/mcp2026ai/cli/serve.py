@@ -176,11 +176,12 @@ def serve(
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
-    if policy and workers > 1:
+    on_ray = replicas is not None or ray or ray_address is not None
+    if policy and (workers > 1 or on_ray):  # this process then only supervises: it loads no runtime
         _plan_in_child(names, backend)
     elif policy:
         _plan(registry, names, backend)
-    if replicas is not None or ray or ray_address is not None:
+    if on_ray:
         _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
     elif workers == 1:
         serve_blocking(registry, names, config, on_ready=_announce, watched=watched)
@@ -229,8 +230,8 @@ def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -
 
 
 def _plan_in_child(names: list[str], runtime: str | None) -> None:
-    """``--workers N``: measure in a short-lived child, so that the parent, which only waits for its
-    workers and forwards signals to them, never loads a runtime's libraries (a parent that had run
+    """``--workers N`` or Ray: measure in a short-lived child, so that the parent, which only waits for
+    its workers and forwards signals to them, never loads a runtime's libraries (a parent that had run
     OpenVINO crashed on SIGTERM instead of forwarding it). The plans land in the registry as usual."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         failure = pool.apply(_plan_quietly, (names, runtime))
