@@ -5,8 +5,9 @@ Static: ``--static-seqs`` slots of ``--max-len`` tokens each (what the engine re
 budget is their memory). Paged: the same budget as 16-token blocks, with up to 4x the slots; a
 sequence takes blocks as it grows. The same ``--requests`` greedy requests (~60-token prompts,
 ``--tokens`` output tokens, EOS ignored) are submitted at once to each engine. Printed: peak
-concurrent sequences, output tokens/s, KV fragmentation (reserved-but-unfilled / reserved) sampled
-at each poll while the pool was at least half full, preemptions, and whether every answer matched.
+concurrent sequences, output tokens/s, KV fragmentation (reserved-but-unfilled / reserved: for the
+static reservation, of its slots' max_model_len tokens; for the pool, of the blocks held, while at
+least half of it is in use), preemptions, and whether every answer matched.
 
     .venv/bin/python benchmarks/kv_paging.py [--requests 32] [--tokens 64] [--static-seqs 4] [--max-len 512]
 """
@@ -39,7 +40,7 @@ def prompts(engine: Engine, count: int) -> list[list[int]]:
     return found
 
 
-async def run(engine: Engine, ids: list[list[int]], tokens: int) -> dict[str, object]:
+async def run(engine: Engine, ids: list[list[int]], tokens: int, static: bool) -> dict[str, object]:
     params = SamplingParams(max_tokens=tokens, temperature=0, ignore_eos=True)
     peak, fragmentation = 0, []
     done = False
@@ -49,7 +50,9 @@ async def run(engine: Engine, ids: list[list[int]], tokens: int) -> dict[str, ob
         while not done:
             peak = max(peak, engine.slots.active)
             stats = engine.blocks.stats()
-            if stats.usage >= 0.5:
+            if static and engine.slots.active:  # what a max_model_len reservation per slot leaves unfilled
+                fragmentation.append(1 - stats.filled_tokens / (engine.slots.active * engine.max_len))
+            elif not static and stats.usage >= 0.5:
                 fragmentation.append(stats.fragmentation)
             await asyncio.sleep(0.005)
 
@@ -88,7 +91,7 @@ def main() -> None:
     ids = prompts(static, args.requests)
     results = {}
     for name, engine in (("static reservation", static), ("paged blocks", paged)):
-        results[name] = asyncio.run(run(engine, ids, args.tokens))
+        results[name] = asyncio.run(run(engine, ids, args.tokens, static=engine is static))
         engine.close()
     print(
         f"KV budget {budget_mb:.1f} MiB ({static.blocks.num_blocks} blocks of 16 tokens); {args.requests} requests, "

@@ -87,6 +87,14 @@ def serve(
             "else max-num-seqs x max-model-len tokens).",
         ),
     ] = None,
+    speculative_tokens: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=16,
+            help="Language models: tokens drafted by prompt lookup per step while one greedy sequence runs.",
+        ),
+    ] = 0,
     prefix_cache_mb: Annotated[
         float,
         typer.Option(
@@ -169,6 +177,7 @@ def serve(
             max_num_seqs=max_num_seqs,
             max_model_len=max_model_len,
             kv_cache_mb=kv_cache_mb,
+            speculative_tokens=speculative_tokens,
             prefix_cache_mb=prefix_cache_mb,
         ),
         generation_configs=[path.resolve() for path in serving_config or []],

@@ -31,6 +31,13 @@ class EngineConfig(BaseModel):
         description="KV cache memory, counted in 16-token blocks that sequences take as they grow (no per-sequence "
         "max_model_len reservation); None: what max_num_seqs x max_model_len tokens take.",
     )
+    speculative_tokens: int = Field(
+        0,
+        ge=0,
+        le=16,
+        description="Speculative decoding: tokens drafted by prompt lookup and verified in one run while a single "
+        "greedy sequence runs; 0: off (the serving config's strategy: speculative_decoding turns it on).",
+    )
     prefix_cache_mb: float = Field(
         128.0,
         ge=0,

@@ -37,6 +37,7 @@ from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
+from mcp2026ai.generation.speculative import prompt_lookup
 from mcp2026ai.generation.stopping import StopStrings, TokenStop
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.telemetry import EngineTelemetry
@@ -64,6 +65,9 @@ class _Sequence:
     last_token: int = 0
     last_token_at: float = 0.0
     finished: FinishReason | None = None
+    draft_pause: int = 0
+    """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
+    draft_misses: int = 0
 
 
 @dataclass(eq=False)
@@ -107,6 +111,8 @@ class Engine:
         self.telemetry = EngineTelemetry(name)
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
+        self.speculative_tokens = config.speculative_tokens
+        """Draft tokens per speculative step (0: off); the serving config may change it while running."""
         self._running: dict[Hashable, _Sequence] = {}
         self._lock = threading.Condition()
         self._stopping = False
@@ -283,6 +289,10 @@ class Engine:
         self._make_room()
         if not self._running:
             return
+        if self.speculative_tokens and len(self._running) == 1 and self.decoder.multi_row_logits:
+            sequence = next(iter(self._running.values()))
+            if sequence.sampler.params.greedy and self._speculate(sequence):
+                return
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
         lengths = []
         for sequence in order:
@@ -299,6 +309,42 @@ class Engine:
             touched[id(sequence.job)] = sequence.job
         for job in touched.values():
             self._publish(job)
+
+    def _speculate(self, sequence: _Sequence) -> bool:
+        """One speculative step for a lone greedy sequence; False when there is nothing to draft (or no
+        room for it), and the caller decodes one token as usual."""
+        if sequence.draft_pause:
+            sequence.draft_pause -= 1
+            return False
+        table = self.blocks.table(sequence)
+        length = self.slots.length_of(sequence)
+        room = min(
+            self.speculative_tokens,
+            self.max_len - length - 1,
+            sequence.job.max_tokens - sequence.generated - 1,
+        )
+        draft = prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
+        grown = table.num_tokens + 1 + len(draft)
+        if not draft or self.blocks.blocks_for(grown) - len(table.blocks) > self.blocks.available_blocks:
+            return False
+        fed = [sequence.last_token, *draft]
+        logits = self.decoder.verify(self.slots.slot_of(sequence), fed, length + len(fed))
+        now = time.monotonic()
+        accepted = 0
+        for row in range(len(fed)):
+            self.telemetry.inter_token(now - sequence.last_token_at)
+            self._accept_token(sequence, logits[row], now)
+            if sequence.finished is not None or row == len(draft) or sequence.last_token != draft[row]:
+                break
+            accepted += 1
+        for token in fed[: 1 + accepted]:  # the KV that counts: the last token and the accepted drafts
+            self.slots.grow(sequence)
+            self.blocks.append(sequence, token)
+        self.telemetry.speculated(len(draft), accepted)
+        sequence.draft_misses = 0 if accepted else sequence.draft_misses + 1
+        sequence.draft_pause = min(16, 2 ** (sequence.draft_misses - 1)) if sequence.draft_misses else 0
+        self._publish(sequence.job)
+        return True
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
         token, logprob = sequence.sampler.sample(logits)

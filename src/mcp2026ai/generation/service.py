@@ -11,6 +11,7 @@ from mcp2026ai.errors import ContractError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
+from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
@@ -65,7 +66,10 @@ class GenerationModels:
         engine = await asyncio.to_thread(build_engine, name, folder, engine_config(self.config, record, folder))
         self._served[name] = ServedLLM(record, engine, time.time())
         stored = stored_config(self.registry, record)
-        self._defaults[name] = stored.inference.parameters if stored else GenerationDefaults()
+        if stored is not None:
+            self.configure(stored)
+        else:
+            self._defaults[name] = GenerationDefaults()
         return record
 
     def defaults(self, name: str) -> GenerationDefaults:
@@ -75,8 +79,10 @@ class GenerationModels:
     def configure(self, config: ServingConfig) -> None:
         """Apply a config's defaults to the served model it names: requests admitted from now on use
         them; running generations keep the parameters they started with."""
-        self.get(config.model)  # a model that is not served is refused, never another substituted
+        engine = self.get(config.model).engine  # a model not served is refused, never another substituted
         self._defaults[config.model] = config.inference.parameters
+        speculative = config.inference.strategy == "speculative_decoding"
+        engine.speculative_tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
 
     def get(self, name: str) -> ServedLLM:
         served = self._served.get(name)

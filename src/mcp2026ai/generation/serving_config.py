@@ -119,7 +119,10 @@ def config_notes(config: ServingConfig, has_gpu: bool) -> list[str]:
             "(the model runs on the CPU)"
         )
     if config.inference.strategy == "speculative_decoding":
-        notes.append("inference.strategy: speculative_decoding is not available yet: decoding one token per step")
+        notes.append(
+            "inference.strategy: speculative_decoding drafts by prompt lookup and verifies while one greedy "
+            "(temperature 0) sequence runs; otherwise it decodes one token per step"
+        )
     return notes
 
 

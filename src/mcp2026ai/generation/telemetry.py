@@ -28,6 +28,11 @@ class EngineTelemetry:
         self._prefix_hits = metrics.GENERATION_PREFIX_HIT_TOKENS.labels(model)
         self._fragmentation = metrics.GENERATION_KV_FRAGMENTATION.labels(model)
         self._preemptions = metrics.GENERATION_PREEMPTIONS.labels(model)
+        self._drafted = metrics.GENERATION_SPEC_DRAFTED.labels(model)
+        self._accepted = metrics.GENERATION_SPEC_ACCEPTED.labels(model)
+        self._acceptance = metrics.GENERATION_SPEC_ACCEPTANCE.labels(model)
+        self.drafted_tokens = 0
+        self.accepted_tokens = 0
         self._prefix_rate = metrics.GENERATION_PREFIX_HIT_RATE.labels(model)
 
     def start_span(self, request: GenerationRequest) -> Any:
@@ -60,6 +65,13 @@ class EngineTelemetry:
 
     def preempted(self) -> None:
         self._preemptions.inc()
+
+    def speculated(self, drafted: int, accepted: int) -> None:
+        self.drafted_tokens += drafted
+        self.accepted_tokens += accepted
+        self._drafted.inc(drafted)
+        self._accepted.inc(accepted)
+        self._acceptance.set(self.accepted_tokens / self.drafted_tokens if self.drafted_tokens else 0.0)
 
     def finished(self, job: _Job, reason: FinishReason, generated: int) -> None:
         seconds = time.monotonic() - job.accepted_at

@@ -3,8 +3,8 @@
 Steps: a GGUF file is first turned into a Hugging Face folder (transformers reads and de-quantizes
 it); onnxruntime-genai's model builder then writes ``model.onnx`` (GroupQueryAttention with KV-cache
 inputs and outputs), ``genai_config.json`` and the tokenizer files. Last, the decoder's LM head is
-fed the last position only: a prompt's prefill then computes one row of logits instead of one per
-prompt token (the engine never needs the others).
+fed the last ``num_logits`` positions only (a graph input): a prompt's prefill computes one row of
+logits instead of one per prompt token, and a speculative step's verification the k+1 rows it needs.
 
 Conversions are cached by the source's sha256, the precision, the builder's version and
 :data:`CONVERTER_REVISION`, in ``MCP_LLM_CACHE`` (default ``MCP_HOME/cache/llm``): registering the
@@ -33,11 +33,13 @@ from mcp2026ai.ir.llm_info import INFO_FILE, LLMPrecision, read_llm_info, save_l
 
 SOURCE_GGUF = "gguf"
 SOURCE_HF = "huggingface"
-CONVERTER_REVISION = "1"
+CONVERTER_REVISION = "2"
 """Bump when this module's output changes for the same source and builder version."""
 CACHE_VARIABLE = "MCP_LLM_CACHE"
 _CHUNK = 1 << 20
 _INT64_MAX = 2**63 - 1
+NUM_LOGITS = "num_logits"
+"""Decoder input (int64, shape [1]): how many trailing positions get logits (revision 2 on)."""
 
 
 def is_llm_source(path: Path) -> bool:
@@ -147,9 +149,9 @@ def run_builder(hf_folder: Path, out: Path, precision: LLMPrecision, cache: Path
 
 
 def keep_last_logits(model_path: Path, logits_name: str) -> None:
-    """Feed the LM head the last position only: ``logits`` becomes ``[batch, 1, vocab]``."""
+    """Feed the LM head the last ``num_logits`` positions only: ``logits`` becomes ``[batch, num_logits, vocab]``."""
     import onnx
-    from onnx import helper, numpy_helper
+    from onnx import TensorProto, helper, numpy_helper
 
     model = onnx.load(str(model_path), load_external_data=False)  # weights stay in their data file
     graph = model.graph
@@ -157,17 +159,22 @@ def keep_last_logits(model_path: Path, logits_name: str) -> None:
     if head is None or index is None:
         raise ModelImportError(f"{model_path}: no node computes {logits_name!r}")
     hidden = head.input[0]
-    sliced = f"{hidden}/last_position"
-    for name, value in (("starts", -1), ("ends", _INT64_MAX), ("axes", 1)):
+    sliced = f"{hidden}/last_positions"
+    graph.input.append(helper.make_tensor_value_info(NUM_LOGITS, TensorProto.INT64, [1]))
+    for name, value in (("ends", _INT64_MAX), ("axes", 1)):
         graph.initializer.append(numpy_helper.from_array(_int64([value]), f"{sliced}/{name}"))
-    node = helper.make_node(
-        "Slice", [hidden, f"{sliced}/starts", f"{sliced}/ends", f"{sliced}/axes"], [sliced], name=f"{sliced}/Slice"
-    )
+    nodes = [
+        helper.make_node("Neg", [NUM_LOGITS], [f"{sliced}/starts"], name=f"{sliced}/Neg"),
+        helper.make_node(
+            "Slice", [hidden, f"{sliced}/starts", f"{sliced}/ends", f"{sliced}/axes"], [sliced], name=f"{sliced}/Slice"
+        ),
+    ]
     head.input[0] = sliced
-    graph.node.insert(index, node)
+    for offset, node in enumerate(nodes):
+        graph.node.insert(index + offset, node)
     output = next(o for o in graph.output if o.name == logits_name)
-    output.type.tensor_type.shape.dim[1].ClearField("dim_param")
-    output.type.tensor_type.shape.dim[1].dim_value = 1
+    output.type.tensor_type.shape.dim[1].ClearField("dim_value")
+    output.type.tensor_type.shape.dim[1].dim_param = NUM_LOGITS
     onnx.save(model, str(model_path))
 
 

@@ -40,6 +40,8 @@ Text generation (one series set per language model):
 - ``mcp_generation_prompt_tokens_total``, ``mcp_generation_tokens_total`` (counters; model).
 - ``mcp_generation_kv_cache_fragmentation_ratio`` (gauge; model), ``mcp_generation_preemptions_total``
   (counter; model).
+- ``mcp_generation_speculative_draft_tokens_total``, ``..._accepted_tokens_total`` (counters; model),
+  ``mcp_generation_speculative_acceptance_ratio`` (gauge; model).
 - ``mcp_generation_prefix_cache_hit_tokens_total`` (counter; model), ``mcp_generation_prefix_cache_hit_ratio``
   (gauge; model).
 - ``mcp_generation_requests_total`` (counter; model, finish_reason).
@@ -385,6 +387,23 @@ GENERATION_PREEMPTIONS = Counter(
     "Running requests preempted because the KV cache ran out of blocks (recomputed later).",
     ["model"],
     registry=REGISTRY,
+)
+
+GENERATION_SPEC_DRAFTED = Counter(
+    "mcp_generation_speculative_draft_tokens",
+    "Tokens drafted by prompt lookup for verification.",
+    ["model"],
+    registry=REGISTRY,
+)
+GENERATION_SPEC_ACCEPTED = Counter(
+    "mcp_generation_speculative_accepted_tokens", "Drafted tokens the model confirmed.", ["model"], registry=REGISTRY
+)
+GENERATION_SPEC_ACCEPTANCE = Gauge(
+    "mcp_generation_speculative_acceptance_ratio",
+    "Accepted over drafted tokens since the model loaded.",
+    ["model"],
+    registry=REGISTRY,
+    multiprocess_mode="liveall",
 )
 
 NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)

@@ -7,8 +7,9 @@ row's length) keeps its keys and values in one float32 buffer per layer and kind
 Running sequences hold slots ``0 .. n-1`` (see ``generation/kv_slots.py``); a decode step binds the
 leading ``n`` slots, one new token per row, and the mask gives each row its own length.
 
-The LM head sees the last position only (the import inserts that slice), so a prefill returns one
-row of logits.
+The LM head sees the last ``num_logits`` positions only (the import inserts that slice; revision-1
+imports had a fixed single row), so a prefill returns one row of logits and a speculative
+verification (:meth:`OnnxDecoder.verify`) the k+1 it needs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 import onnxruntime as ort
 
 from mcp2026ai.errors import InferenceFailedError
+from mcp2026ai.ir.llm_convert import NUM_LOGITS
 from mcp2026ai.ir.llm_info import LLMInfo
 
 PLATFORM = "onnxruntime_decoder"
@@ -51,7 +53,10 @@ class OnnxDecoder:
             info.past_value % layer: info.present_value % layer for layer in range(info.num_layers)
         }
         self._logits = np.zeros((num_slots, 1, info.vocab_size), np.float32)
-        self._bindings: dict[tuple[int, int], ort.IOBinding] = {}
+        self._bindings: dict[tuple[int, int, int], ort.IOBinding] = {}
+        self._row_logits: dict[int, np.ndarray] = {}
+        self.multi_row_logits = NUM_LOGITS in {i.name for i in self.session.get_inputs()}
+        """Whether this decoder can return logits for several trailing positions (speculative decoding)."""
 
     def _lazy_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         """A zeroed float32 array in its own anonymous mapping: page-aligned, and its pages take memory
@@ -110,24 +115,44 @@ class OnnxDecoder:
         mask = (np.arange(int(totals.max()))[None, :] < totals[:, None]).astype(np.int64)
         return self._run(0, count, ids, mask)
 
+    def verify(self, slot: int, token_ids: Sequence[int], total: int) -> np.ndarray:
+        """Run ``token_ids`` (the last token and k drafts) after a slot's first ``total - len(token_ids)``
+        positions; logits of every one of them, ``[len(token_ids), vocab]``. The KV of all of them is
+        written; the caller's length decides how many count."""
+        rows = len(token_ids)
+        if not self.multi_row_logits and rows > 1:
+            raise InferenceFailedError(
+                "this decoder returns one row of logits (re-register the model to verify drafts)"
+            )
+        ids = np.asarray(token_ids, dtype=np.int64).reshape(1, rows)
+        mask = np.ones((1, total), dtype=np.int64)
+        logits: np.ndarray = self._run(slot, 1, ids, mask, rows)[0]
+        return logits
+
     def move(self, source: int, target: int, length: int) -> None:
         """Copy a slot's first ``length`` positions into another slot (compaction, or forking ``n`` choices)."""
         for _, buffer in self._kv:
             buffer[target, :, :length] = buffer[source, :, :length]
 
-    def _run(self, first: int, count: int, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        binding = self._binding(first, count)
+    def _run(self, first: int, count: int, ids: np.ndarray, mask: np.ndarray, rows: int = 1) -> np.ndarray:
+        """Logits ``[count, vocab]`` (one row per slot), or ``[1, rows, vocab]`` when ``rows > 1``."""
+        binding = self._binding(first, count, rows)
         binding.bind_cpu_input(self.info.input_ids, ids)
         binding.bind_cpu_input(self.info.attention_mask, mask)
+        if self.multi_row_logits:
+            binding.bind_cpu_input(NUM_LOGITS, np.array([rows], dtype=np.int64))
         try:
             self.session.run_with_iobinding(binding)
         except Exception as exc:  # noqa: BLE001
             raise InferenceFailedError(f"decoder step failed ({str(exc).splitlines()[0][:300]})") from None
+        if rows > 1:
+            return self._row_logits[rows]
         return self._logits[:count, 0]
 
-    def _binding(self, first: int, count: int) -> ort.IOBinding:
-        """Past, present and logits of slots ``first .. first+count-1`` (built once per slot range)."""
-        key = (first, count)
+    def _binding(self, first: int, count: int, rows: int = 1) -> ort.IOBinding:
+        """Past, present and logits of slots ``first .. first+count-1`` (built once per slot range and
+        number of logits rows)."""
+        key = (first, count, rows)
         binding = self._bindings.get(key)
         if binding is not None:
             return binding
@@ -137,7 +162,10 @@ class OnnxDecoder:
             shape = list(view.shape)
             binding.bind_input(name, "cpu", 0, np.float32, shape, view.ctypes.data)
             binding.bind_output(self._present[name], "cpu", 0, np.float32, shape, view.ctypes.data)
-        logits = self._logits[:count]
+        if rows > 1:
+            logits = self._row_logits.setdefault(rows, np.zeros((1, rows, self.info.vocab_size), np.float32))
+        else:
+            logits = self._logits[:count]
         binding.bind_output(self.info.logits, "cpu", 0, np.float32, list(logits.shape), logits.ctypes.data)
         self._bindings[key] = binding
         return binding

@@ -1,0 +1,83 @@
+"""Speculative decoding (prompt lookup) against one token per step, on a task that copies from its
+input and on one that does not, at concurrency 1 (where it applies: one greedy sequence running).
+
+SmolLM2-135M-Instruct int4 (converted once into .cache/llm), the engine alone (no HTTP), greedy,
+``--tokens`` output tokens; the two engines run the same prompts, interleaved round by round.
+Prints output tokens/s per task and mode, the speed-up, the acceptance rate, and whether the
+answers were identical (they must be).
+
+    .venv/bin/python benchmarks/speculative.py [--rounds 3] [--tokens 96] [--draft 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from pathlib import Path
+
+from mcp2026ai.bundled import bundled_model_path
+from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.types import GenerationRequest, SamplingParams
+from mcp2026ai.ir.llm_convert import convert_llm
+from mcp2026ai.ir.llm_info import LLMPrecision
+
+CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+PASSAGE = (
+    "The keeper climbed the one hundred and twelve stairs at dusk, lit the great lamp, wound the clockwork "
+    "that turned the lens, and wrote in the log that the sea was calm, the wind came from the west, and the "
+    "supply boat from the harbour would arrive on Thursday with oil, bread, two crates of apples and letters."
+)
+TASKS = {
+    "rewrite (input-grounded)": f"Copy the following text, replacing 'keeper' with 'warden':\n\n{PASSAGE}",
+    "story (open-ended)": "Write a short story about a lighthouse in winter.",
+}
+
+
+async def timed(engine: Engine, ids: list[int], tokens: int) -> tuple[float, list[int]]:
+    started = time.perf_counter()
+    stream = engine.submit(GenerationRequest("b", ids, SamplingParams(max_tokens=tokens, temperature=0)))
+    answer = (await stream.collect(1))[0].token_ids
+    return len(answer) / (time.perf_counter() - started), answer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=96)
+    parser.add_argument("--draft", type=int, default=4)
+    args = parser.parse_args()
+    folder = convert_llm(bundled_model_path("smollm2"), LLMPrecision.INT4, CACHE)
+    engines = {
+        "one token per step": build_engine("smollm2", folder, EngineConfig(max_num_seqs=1, max_model_len=1024)),
+        "speculative": build_engine(
+            "smollm2", folder, EngineConfig(max_num_seqs=1, max_model_len=1024, speculative_tokens=args.draft)
+        ),
+    }
+    for task, text in TASKS.items():
+        rates: dict[str, list[float]] = {mode: [] for mode in engines}
+        answers: dict[str, list[int]] = {}
+        spec = engines["speculative"].telemetry
+        drafted, accepted = spec.drafted_tokens, spec.accepted_tokens
+        for _ in range(args.rounds):
+            for mode, engine in engines.items():
+                chat = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
+                ids = engine.tokenizer.encode(chat, add_special_tokens=False)
+                rate, answers[mode] = asyncio.run(timed(engine, ids, args.tokens))
+                rates[mode].append(rate)
+        plain, fast = (statistics.median(rates[mode]) for mode in engines)
+        acceptance = (spec.accepted_tokens - accepted) / max(1, spec.drafted_tokens - drafted)
+        a, b = answers["speculative"], answers["one token per step"]
+        same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        print(
+            f"{task}: {plain:6.1f} -> {fast:6.1f} tok/s ({fast / plain:.2f}x), acceptance {acceptance:.0%}, "
+            f"answers identical for the first {same} of {len(b)} tokens"
+        )
+    for engine in engines.values():
+        engine.close()
+
+
+if __name__ == "__main__":
+    main()

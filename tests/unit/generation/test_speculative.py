@@ -1,0 +1,70 @@
+"""Speculative decoding: prompt-lookup drafts, and on the real SmolLM2 decoder greedy output identical
+to one token at a time, with drafts accepted on a task that copies from its input."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.speculative import prompt_lookup
+from mcp2026ai.generation.types import GenerationRequest, SamplingParams
+
+pytestmark = pytest.mark.timeout(240)
+TEXT = (
+    "The keeper climbed the stairs at dusk, lit the great lamp, wound the clockwork that turned the lens, "
+    "and wrote in the log that the sea was calm and the wind came from the west."
+)
+
+
+def test_prompt_lookup_follows_the_latest_occurrence_of_the_longest_ngram() -> None:
+    context = [1, 2, 3, 9, 9, 1, 2, 3, 7, 8, 5, 1, 2, 3]
+    assert prompt_lookup(context, 3) == [7, 8, 5]  # the later [1, 2, 3] wins
+    assert prompt_lookup([4, 5, 6, 4, 5], 2) == [6, 4]
+    assert prompt_lookup([1, 2, 3], 4) == []  # nothing recurs
+    assert prompt_lookup([5, 5], 4) == [5]
+
+
+def answer(engine: Engine, messages: list[dict[str, str]], tokens: int) -> list[int]:
+    ids = engine.tokenizer.encode(engine.tokenizer.apply_chat_template(messages), add_special_tokens=False)
+
+    async def run() -> list[int]:
+        stream = engine.submit(GenerationRequest("s", ids, SamplingParams(max_tokens=tokens, temperature=0)))
+        return (await stream.collect(1))[0].token_ids
+
+    return asyncio.run(run())
+
+
+def test_greedy_output_is_the_same_with_speculation(smollm2_fp32: Path) -> None:
+    """On the fp32 decoder: the int4 one computes a multi-token run (prefill, verification) with other
+    arithmetic than a one-token step (logits differ by up to ~0.6), so near-ties may break the other way."""
+    plain = build_engine("smollm2", smollm2_fp32, EngineConfig(max_num_seqs=1, max_model_len=512))
+    fast = build_engine("smollm2", smollm2_fp32, EngineConfig(max_num_seqs=1, max_model_len=512, speculative_tokens=4))
+    try:
+        assert fast.decoder.multi_row_logits
+        for messages in (
+            [{"role": "user", "content": f"Repeat this text exactly: {TEXT}"}],
+            [{"role": "user", "content": "Write a short poem about the sea."}],
+        ):
+            assert answer(fast, messages, 64) == answer(plain, messages, 64)
+        assert fast.telemetry.accepted_tokens > 0
+        assert plain.telemetry.drafted_tokens == 0
+    finally:
+        plain.close()
+        fast.close()
+
+
+def test_drafts_are_accepted_when_the_answer_copies_its_input(smollm2_int4: Path) -> None:
+    engine = build_engine(
+        "smollm2", smollm2_int4, EngineConfig(max_num_seqs=1, max_model_len=512, speculative_tokens=4)
+    )
+    try:
+        tokens = answer(engine, [{"role": "user", "content": f"Repeat this text exactly: {TEXT}"}], 48)
+        assert len(tokens) >= 24
+        assert engine.telemetry.accepted_tokens > engine.telemetry.drafted_tokens // 3
+        assert engine.telemetry.accepted_tokens > len(tokens) // 3  # a third of the tokens came from drafts
+    finally:
+        engine.close()
