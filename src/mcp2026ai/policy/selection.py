@@ -4,7 +4,9 @@ A candidate is feasible when it keeps every constraint: precision allowed, verif
 ``accuracy.max_drift``, expected p99 (and p95) within the latency budget, throughput at or above the
 floor, memory within budget. The expected latency of a batched plan is its queue delay plus the p99 of
 one full batch; of an unbatched plan, its p99 at batch 1. Among feasible candidates the contract's
-objective decides. When none is feasible, :class:`NoFeasiblePlanError` names the nearest candidate and
+objective decides (latency: on the typical latency of a lone request, the median of the round
+medians, with the fastest run as tie-break; then, within the chosen session, the work-conserving
+max batch with the best throughput). When none is feasible, :class:`NoFeasiblePlanError` names the nearest candidate and
 every constraint it missed, by how much.
 """
 
