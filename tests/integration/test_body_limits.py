@@ -138,3 +138,25 @@ def test_connections_over_the_limit_get_a_503_json_and_the_others_keep_working(t
                 sock.close()
         time.sleep(0.2)
         assert httpx.get(f"http://{running.http_url}/v2/health/ready").status_code == 200  # places freed
+
+
+def test_slow_headers_get_a_408_json_and_the_connection_closes(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("add_sub", add_sub_model(tmp_path / "add_sub.onnx"))
+    config = ServerConfig(http_port=0, grpc_port=None, header_timeout_s=0.5)
+    with BackgroundServer(registry, ["add_sub"], config) as running:
+        host, port = running.http_url.split(":")
+        with socket.create_connection((host, int(port))) as slow:
+            slow.sendall(b"GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+            slow.settimeout(5)
+            started = time.monotonic()
+            reply = b""
+            while chunk := slow.recv(4096):
+                reply += chunk
+            assert time.monotonic() - started < 3
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408") and b"did not arrive within 0.5 s" in body
+        with socket.create_connection((host, int(port))) as silent:  # connects, sends nothing
+            silent.settimeout(5)
+            assert silent.recv(4096).startswith(b"HTTP/1.1 408")
+        assert httpx.get(f"http://{running.http_url}/v2/health/ready").status_code == 200  # prompt clients are fine

@@ -74,6 +74,88 @@ def test_requests_during_drain_get_503(tmp_path: Path) -> None:
         assert httpx.get(f"http://{server.http_url}/v2/health/ready").status_code == 503
 
 
+class ShutdownOutcomes:
+    """What each request sent around a SIGTERM got: an answer, a refusal, or neither (a reset, a
+    connection closed without a response, a cancelled call)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+        self.neither: list[str] = []
+
+    def add(self, kind: str, detail: str = "") -> None:
+        with self.lock:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            if kind == "neither":
+                self.neither.append(detail)
+
+
+def _http_client_loop(port: int, outcomes: ShutdownOutcomes, done: threading.Event) -> None:
+    body = {"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:  # keep-alive pool
+        while not done.is_set():
+            try:
+                status = client.post("/v2/models/mlp/infer", json=body).status_code
+                outcomes.add("answered" if status == 200 else "refused")
+            except httpx.ConnectError:
+                outcomes.add("refused")
+                time.sleep(0.01)
+            except httpx.HTTPError as exc:
+                outcomes.add("neither", f"http {type(exc).__name__}: {exc}")
+
+
+def _grpc_client_loop(port: int, outcomes: ShutdownOutcomes, done: threading.Event) -> None:
+    client = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
+    tensor = grpcclient.InferInput("x", [1, 16], "FP32")
+    tensor.set_data_from_numpy(np.full((1, 16), 0.5, np.float32))
+    while not done.is_set():
+        try:
+            client.infer("mlp", [tensor])
+            outcomes.add("answered")
+        except Exception as exc:  # tritonclient raises InferenceServerException with the status text  # noqa: BLE001
+            if "UNAVAILABLE" in str(exc):
+                outcomes.add("refused")
+                time.sleep(0.01)
+            else:
+                outcomes.add("neither", f"grpc: {exc}")
+
+
+def test_shutdown_under_load_answers_or_refuses_every_request(tmp_path: Path) -> None:
+    """Keep-alive HTTP clients and gRPC clients keep sending through a SIGTERM: each request gets an
+    answer or a refusal (503, UNAVAILABLE, connection refused), never a reset (uvicorn cut idle
+    keep-alive connections that a request was already on its way to: 2-6 per run before)."""
+    http_port, grpc_port = free_port(), free_port()
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
+    model = mlp_model(tmp_path / "mlp.onnx")
+    command = [*mcp_command(), "serve", "--model-path", str(model), "--port", str(http_port)]
+    command += ["--grpc-port", str(grpc_port), "--no-policy", "--drain-timeout", "5"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert listening_line(process).startswith("listening")
+    outcomes, done = ShutdownOutcomes(), threading.Event()
+    loops = [(_http_client_loop, http_port)] * 6 + [(_grpc_client_loop, grpc_port)] * 3
+    threads = [threading.Thread(target=loop, args=(port, outcomes, done)) for loop, port in loops]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        time.sleep(0.3)  # clients meet the closed ports
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert process.returncode == 0
+    assert outcomes.counts.get("answered", 0) > 100 and outcomes.counts.get("refused", 0) > 0
+    assert outcomes.neither == [], outcomes.counts
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def test_mcp_serve_registers_model_path_and_serves(tmp_path: Path) -> None:
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
     model = mlp_model(tmp_path / "tiny-mlp.onnx")

@@ -110,6 +110,9 @@ def serve(
             "and re-applies the file when it changes; repeatable.",
         ),
     ] = None,
+    header_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a connection has to send a request's line and headers (then 408).")
+    ] = 15.0,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -163,6 +166,7 @@ def serve(
         grpc_acceptors=grpc_acceptors,
         max_request_bytes=int(max_request_mb * (1 << 20)),
         max_connections=max_connections,
+        header_timeout_s=header_timeout,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),

@@ -35,6 +35,11 @@ class ServerConfig(BaseModel):
         description="HTTP connections open at once; one more gets a 503 JSON with Retry-After and is closed. gRPC "
         "multiplexes calls over few connections, so there it bounds calls in progress (RESOURCE_EXHAUSTED above).",
     )
+    header_timeout_s: float | None = Field(
+        15.0,
+        gt=0,
+        description="Seconds a connection has to send a request line and headers (then 408, closed); None: no limit.",
+    )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
         5,

@@ -123,7 +123,9 @@ class InferenceServer:
             log_level=self.config.log_level,
             lifespan="off",
             access_log=False,
-            http=http_protocol(self.config.max_connections),  # v2 error JSON for malformed requests; a connection cap
+            http=http_protocol(
+                self.config.max_connections, self.config.header_timeout_s
+            ),  # v2 error JSON for malformed requests; a connection cap
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=30,
             # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name

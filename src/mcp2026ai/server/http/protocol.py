@@ -9,6 +9,15 @@ A connection opened while ``max_connections`` are already open gets one answer, 
 Retry-After, to its first request and is closed: thousands of idle or slow connections then cost a
 refusal each instead of memory and event-loop time for everyone (uvicorn's own ``limit_concurrency``
 counts requests and connections together and answers in plain text).
+
+A request whose line and headers have not all arrived ``header_timeout_s`` after the connection
+opened (or after its first byte, on a kept-alive connection) gets a 408 JSON and the connection is
+closed: slow-header clients cannot hold connections (and so the connection cap) for ever.
+
+On shutdown an idle keep-alive connection is not cut at once, as uvicorn does: a client may have
+sent its next request already and would see a reset instead of an answer. It stays open
+:data:`DRAIN_LINGER_S`; a request arriving on it is answered (the draining data plane refuses
+inference with a 503) with ``Connection: close``, so the client reconnects and is refused there.
 """
 
 from __future__ import annotations
@@ -18,13 +27,62 @@ import asyncio
 import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+DRAIN_LINGER_S = 1.0
+"""How long an idle connection stays open once shutdown begins (requests on it are answered, then it closes)."""
+
 
 class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     max_connections: int | None = None
+    header_timeout_s: float | None = None
     _over_limit = False
+    _draining = False
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def _arm_header_timer(self) -> None:
+        self._cancel_header_timer()
+        if self.header_timeout_s is not None:
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+            self._send_error(408, f"the request line and headers did not arrive within {self.header_timeout_s:g} s")
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        self._draining = True
+        if self.cycle is None or self.cycle.response_complete:
+            self.loop.call_later(DRAIN_LINGER_S, self._close_when_idle)
+        else:
+            self.cycle.keep_alive = False
+
+    def _close_when_idle(self) -> None:
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.close()
+        else:
+            self.cycle.keep_alive = False  # closes once its response is out
+
+    def on_headers_complete(self) -> None:
+        self._cancel_header_timer()
+        super().on_headers_complete()
+        if self._draining and self.cycle is not None:
+            self.cycle.keep_alive = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._arm_header_timer()
         self._over_limit = self.max_connections is not None and len(self.connections) > self.max_connections
 
     def data_received(self, data: bytes) -> None:
@@ -54,8 +112,9 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
         self.transport.close()
 
 
-def http_protocol(max_connections: int | None) -> type[JsonErrorHttpToolsProtocol]:
+def http_protocol(
+    max_connections: int | None, header_timeout_s: float | None = None
+) -> type[JsonErrorHttpToolsProtocol]:
     """The protocol class for one server (uvicorn instantiates it per connection)."""
-    if max_connections is None:
-        return JsonErrorHttpToolsProtocol
-    return type("LimitedHttpToolsProtocol", (JsonErrorHttpToolsProtocol,), {"max_connections": max_connections})
+    limits = {"max_connections": max_connections, "header_timeout_s": header_timeout_s}
+    return type("LimitedHttpToolsProtocol", (JsonErrorHttpToolsProtocol,), limits)
