@@ -35,8 +35,8 @@ def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path
 
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
     """The data plane; language models among ``names`` go to generation engines, the rest to ServedModels."""
-    planner = PolicyOrchestrator(registry) if config.plan_with_policy else None
-    backends = ArtifactBackends(registry, config.security.trusted_keys(), planner)
+    planner = PolicyOrchestrator(registry, runtime=config.runtime) if config.plan_with_policy else None
+    backends = ArtifactBackends(registry, config.security.trusted_keys(), planner, config.runtime)
     models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
     generation = GenerationModels(registry, config.generation)

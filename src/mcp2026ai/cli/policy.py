@@ -13,14 +13,19 @@ from mcp2026ai.cli.policy_views import (
     CANDIDATE_COLUMNS,
     CONSTRAINT_COLUMNS,
     DECISION_COLUMNS,
+    PARETO_COLUMNS,
+    ROUND_COLUMNS,
     candidate_rows,
     constraint_rows,
     decision_row,
     hardware_rows,
+    pareto_rows,
+    round_rows,
     when,
 )
 from mcp2026ai.errors import NotFoundError
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
+from mcp2026ai.policy.pareto import ParetoPoint, pareto_points
 from mcp2026ai.policy.probe import probe_hardware
 from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.policy.records import Decision
@@ -101,19 +106,24 @@ def trace(
 
 @app.command()
 def explain(model: ModelOption, version: VersionOption = None, as_json: JsonOption = False) -> None:
-    """Why the current plan: each contract constraint against the plan's measured figures."""
+    """Why the current plan: each contract constraint against the plan's measured figures, the Pareto
+    front (latency, throughput, memory) of the measured plans, and the rounds the plan was measured in."""
     registry = context.registry()
     record = registry.resolve(model, version)
     orchestrator = PolicyOrchestrator(registry)
     stored = orchestrator.stored(record)
-    last = orchestrator.log.last_decision(record.name, record.version)
+    decisions = orchestrator.decisions(record.name, version=record.version)
+    made = [d for d in decisions if stored is not None and d.id == stored.decision_id]
+    last = made[-1] if made else (decisions[-1] if decisions else None)
     if stored is None:
         detail = f": the last decision ({when(last.time)}) found none: {last.reason}" if last else ""
         raise NotFoundError(f"{record.ref} has no stored plan{detail}; run `mcp policy plan --model {record.name}`")
     contract = orchestrator.contract_for(record)
     rows = constraint_rows(contract, stored)
+    points = pareto_points(contract.objective, last.evaluations, last.chosen) if last else []
     if as_json:
-        print_json({"model": record.ref, "plan": stored.model_dump(mode="json"), "constraints": rows})
+        front = [pareto_json(point) for point in points]
+        print_json({"model": record.ref, "plan": stored.model_dump(mode="json"), "constraints": rows, "pareto": front})
         return
     console.print(
         f"[bold]{record.ref}[/] runs [bold]{stored.plan.describe()}[/] on variant {stored.variant.label()} "
@@ -125,8 +135,20 @@ def explain(model: ModelOption, version: VersionOption = None, as_json: JsonOpti
         runner_up = _runner_up(last)
         if runner_up:
             console.print(f"runner-up: {runner_up}", highlight=False)
+        measured = sum(1 for e in last.evaluations if e.figures is not None)
+        title = f"Pareto front of {measured} measured plans (p99 at full batch, rows/s, MiB); * = taken"
+        print_table(title, pareto_rows(points, record.version), PARETO_COLUMNS)
+    if stored.figures is not None and stored.figures.rounds:
+        print_table(
+            "rounds the plan was measured in (interleaved with the others)", round_rows(stored.figures), ROUND_COLUMNS
+        )
     if stored.optimized_model:
         console.print(f"optimized model cached at {stored.optimized_model}", highlight=False)
+
+
+def pareto_json(point: ParetoPoint) -> dict[str, object]:
+    fields = {"p99_ms", "throughput_rps", "memory_mb", "on_front", "chosen", "why"}
+    return point.model_dump(mode="json", include=fields) | {"plan": point.evaluation.plan.model_dump(mode="json")}
 
 
 def _runner_up(decision: Decision) -> str:

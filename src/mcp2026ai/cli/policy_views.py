@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from datetime import datetime
 from typing import Any
 
 from mcp2026ai.contract import InferenceContract
+from mcp2026ai.policy.figures import Figures
+from mcp2026ai.policy.pareto import ParetoPoint
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.records import Decision, StoredPlan
 from mcp2026ai.policy.selection import Evaluation, fmt
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME
 
 CANDIDATE_COLUMNS = ["", "plan", "min ms", "p50 ms", "p99 ms", "exp p99", "rows/s", "MiB", "verdict"]
 DECISION_COLUMNS = ["time", "trigger", "version", "feasible", "chosen", "planning s"]
 CONSTRAINT_COLUMNS = ["constraint", "contract", "plan", "margin", "ok"]
+PARETO_COLUMNS = ["", "plan", "p50 ms", "p99 ms", "rows/s", "MiB", "front", "why"]
+ROUND_COLUMNS = ["round", "runs", "p50 ms", "min ms", "p99 ms", "batch p50 ms", "outside load", "load avg", "retaken"]
 
 
 def when(moment: datetime) -> str:
@@ -38,14 +44,26 @@ def hardware_rows(profile: HardwareProfile) -> list[dict[str, Any]]:
         {"property": "onnxruntime", "value": profile.ort_version},
         {"property": "ort providers", "value": ", ".join(profile.ort_providers)},
         {"property": "plan providers", "value": ", ".join(p.value for p in profile.providers)},
+        {"property": "runtimes", "value": ", ".join(_with_version(name) for name in profile.runtimes)},
         {"property": "gpus", "value": gpus or "none (nvidia-smi not found or no device)"},
         {"property": "fingerprint", "value": profile.fingerprint()},
     ]
 
 
+def _with_version(runtime: str) -> str:
+    try:
+        return f"{runtime} {importlib.metadata.version(runtime)}"
+    except importlib.metadata.PackageNotFoundError:
+        return runtime
+
+
 def plan_label(evaluation: Evaluation, version: str | None = None) -> str:
     plan, variant = evaluation.plan, evaluation.candidate.variant
-    label = f"{plan.provider.value}/{plan.precision.value} t={plan.intra_op_threads} b={plan.max_batch_size}"
+    runtime = "" if plan.runtime == DEFAULT_RUNTIME else f"{plan.runtime}:"
+    hint = f" {plan.performance_hint.lower()}" if plan.performance_hint else ""
+    label = (
+        f"{runtime}{plan.provider.value}/{plan.precision.value} t={plan.intra_op_threads}{hint} b={plan.max_batch_size}"
+    )
     return label if variant.version == version else f"{label} @{variant.version}"
 
 
@@ -76,6 +94,41 @@ def candidate_rows(
             }
         )
     return rows
+
+
+def pareto_rows(points: list[ParetoPoint], version: str | None = None) -> list[dict[str, Any]]:
+    """The Pareto front (and the taken plan if it sits off it), one row per plan."""
+    return [
+        {
+            "": "*" if point.chosen else "",
+            "plan": plan_label(point.evaluation, version),
+            "p50 ms": _num(point.evaluation.figures.p50_ms if point.evaluation.figures else None),
+            "p99 ms": _num(point.p99_ms),
+            "rows/s": _num(point.throughput_rps),
+            "MiB": _num(point.memory_mb),
+            "front": "yes" if point.on_front else "no",
+            "why": point.why,
+        }
+        for point in points
+    ]
+
+
+def round_rows(figures: Figures) -> list[dict[str, Any]]:
+    """Each interleaved round of a plan, with the outside load on this process's cores while it ran."""
+    return [
+        {
+            "round": r.round + 1,
+            "runs": r.runs,
+            "p50 ms": _num(r.p50_ms),
+            "min ms": _num(r.min_ms),
+            "p99 ms": _num(r.p99_ms),
+            "batch p50 ms": _num(r.batch_p50_ms),
+            "outside load": "-" if r.outside_cores is None else f"{r.outside_cores:g} cores",
+            "load avg": _num(r.load_avg_1m),
+            "retaken": "yes (quiet)" if r.remeasured else "",
+        }
+        for r in figures.rounds
+    ]
 
 
 def decision_row(decision: Decision) -> dict[str, Any]:

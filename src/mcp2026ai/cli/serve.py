@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +18,7 @@ from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.serving_config import config_notes, load_serving_config, resolve_model
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
@@ -24,6 +26,7 @@ from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
 
@@ -62,6 +65,13 @@ def serve(
     policy: Annotated[
         bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
     ] = True,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            help="Run every model on this runtime: onnxruntime or openvino (extra [openvino]). Default: "
+            "the policy measures each installed runtime and picks."
+        ),
+    ] = None,
     sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
     max_num_seqs: Annotated[
         int, typer.Option(min=1, max=256, help="Language models: sequences decoded together (KV slots).")
@@ -138,6 +148,8 @@ def serve(
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if backend is not None:
+        backend_class(backend)  # unknown or not installed: one line naming the extra to install
     registry = context.registry()
     names = list(name or [])
     watched = register_paths(registry, list(model_path or []))
@@ -159,6 +171,7 @@ def serve(
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),
         plan_with_policy=policy,
+        runtime=backend,
         sync_interval_s=sync_interval,
         security=serving_security(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
@@ -176,9 +189,12 @@ def serve(
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
-    if policy:
-        _plan(registry, names)
-    if replicas is not None or ray or ray_address is not None:
+    on_ray = replicas is not None or ray or ray_address is not None
+    if policy and (workers > 1 or on_ray):  # this process then only supervises: it loads no runtime
+        _plan_in_child(names, backend)
+    elif policy:
+        _plan(registry, names, backend)
+    if on_ray:
         _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
     elif workers == 1:
         serve_blocking(registry, names, config, on_ready=_announce, watched=watched)
@@ -226,9 +242,30 @@ def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -
     print(f"listening http={ports.http} {grpc_text} models={models} workers={workers}", flush=True)
 
 
-def _plan(registry: ModelRegistry, names: list[str]) -> None:
+def _plan_in_child(names: list[str], runtime: str | None) -> None:
+    """``--workers N`` or Ray: measure in a short-lived child, so that the parent, which only waits for
+    its workers and forwards signals to them, never loads a runtime's libraries (a parent that had run
+    OpenVINO crashed on SIGTERM instead of forwarding it). The plans land in the registry as usual."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        failure = pool.apply(_plan_quietly, (names, runtime))
+    if failure is not None:
+        raise InvalidArgumentError(failure)
+
+
+def _plan_quietly(names: list[str], runtime: str | None) -> str | None:
+    """:func:`_plan` in a child process: the failure's message (one line), or None."""
+    try:
+        _plan(context.registry(), names, runtime)
+    except MCPError as exc:
+        return str(exc)
+    finally:
+        sys.stdout.flush()
+    return None
+
+
+def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None) -> None:
     """Measure (or reuse) each model's plan up front, so workers start from the stored plan."""
-    orchestrator = PolicyOrchestrator(registry)
+    orchestrator = PolicyOrchestrator(registry, runtime=runtime)
     for model in names:
         record = registry.resolve(model)
         if is_llm_format(record.format):

@@ -16,7 +16,7 @@ from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.quantization.verification_store import verified_drift, version_precision
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.runtime.plan import Plan, Provider
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan, Provider
 
 GPU_PROVIDERS = (Provider.CUDA, Provider.TENSORRT)
 
@@ -47,15 +47,19 @@ class Candidate(BaseModel):
     def describe(self) -> str:
         return f"{self.plan.describe()} [{self.variant.version}]"
 
-    def session_key(self) -> tuple[str, Provider, int, int, str]:
-        """Candidates sharing this key can share one onnxruntime session (only the batch differs)."""
+    def session_key(self) -> tuple[object, ...]:
+        """Candidates sharing this key can share one session (only the batch and its delay differ)."""
         plan = self.plan
         return (
             self.variant.digest,
+            plan.runtime,
             plan.provider,
             plan.intra_op_threads,
             plan.inter_op_threads,
             plan.graph_optimization,
+            plan.performance_hint,
+            plan.streams,
+            plan.inference_precision,
         )
 
 
@@ -124,22 +128,53 @@ def enumerate_candidates(
     contract: InferenceContract,
     hardware: HardwareProfile,
     variants: list[Variant],
+    runtime: str | None = None,
 ) -> list[Candidate]:
-    """Cartesian product of variants x providers x thread counts x batch sizes."""
+    """Cartesian product of variants x runtime settings (providers, thread counts, hints) x batch sizes;
+    ``runtime`` keeps only that runtime's (``mcp serve --backend openvino``).
+
+    Under the ``latency`` objective every plan is work-conserving: its queue delay is 0, so a batch
+    is whatever is already queued (up to the plan's max batch) and no request waits for company.
+    """
     sizes = batch_sizes(contract, record.signature.batchable)
+    delay = 0.0 if contract.objective == "latency" else contract.batching.max_queue_delay_ms
     candidates = []
     for variant in [base_variant(record), *variants]:
+        for base in runtime_plans(hardware, contract, runtime):
+            for size in sizes:
+                plan = base.model_copy(
+                    update={
+                        "precision": variant.precision,
+                        "max_batch_size": size,
+                        "max_queue_delay_ms": delay if size > 1 else 0.0,
+                    }
+                )
+                candidates.append(Candidate(plan=plan, variant=variant))
+    return candidates
+
+
+def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtime: str | None = None) -> list[Plan]:
+    """One plan per session setting (batch 1) of each runtime installed here, or only of ``runtime``.
+
+    onnxruntime: each provider, each thread count on the CPU. OpenVINO (CPU plugin, f32): the LATENCY
+    hint with one stream at each thread count, and under the throughput objective the THROUGHPUT hint
+    on every core (the plugin picks its streams).
+    """
+    wanted = [name for name in hardware.runtimes if runtime is None or name == runtime]
+    if runtime is not None and runtime not in wanted:
+        wanted = [runtime]  # forced but not probed as installed: creating its backend says what to install
+    plans = []
+    if DEFAULT_RUNTIME in wanted:
         for provider in hardware.providers:
             threads = [hardware.logical_cores] if provider in GPU_PROVIDERS else thread_counts(hardware.logical_cores)
-            for intra in threads:
-                for size in sizes:
-                    plan = Plan(
-                        provider=provider,
-                        precision=variant.precision,
-                        intra_op_threads=intra,
-                        inter_op_threads=1,
-                        max_batch_size=size,
-                        max_queue_delay_ms=contract.batching.max_queue_delay_ms if size > 1 else 0.0,
-                    )
-                    candidates.append(Candidate(plan=plan, variant=variant))
-    return candidates
+            plans += [Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1) for intra in threads]
+    if "openvino" in wanted:
+        plans += [
+            Plan(runtime="openvino", intra_op_threads=intra, performance_hint="LATENCY", streams=1)
+            for intra in thread_counts(hardware.logical_cores)
+        ]
+        if contract.objective == "throughput":
+            plans.append(
+                Plan(runtime="openvino", intra_op_threads=hardware.logical_cores, performance_hint="THROUGHPUT")
+            )
+    return plans

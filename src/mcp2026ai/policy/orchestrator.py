@@ -34,7 +34,7 @@ from mcp2026ai.policy.synthetic import SyntheticShapes
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.base import Backend
-from mcp2026ai.runtime.plan import Plan
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan
 
 Measurer = Callable[[ModelVersion, Sequence[Candidate]], dict[Candidate, Measurement]]
 
@@ -56,7 +56,10 @@ class PolicyOrchestrator:
         measurer: Measurer | None = None,
         shapes: SyntheticShapes | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        runtime: str | None = None,
     ) -> None:
+        """``runtime`` forces one runtime (``mcp serve --backend openvino``): only its plans are measured,
+        and a stored plan of another runtime is measured again."""
         self.registry = registry
         self._hardware = hardware
         self.budget = budget or ProfileBudget()
@@ -64,6 +67,7 @@ class PolicyOrchestrator:
         self.measurer = measurer or self._profile
         self.shapes = shapes or SyntheticShapes()
         self.now = now
+        self.runtime = runtime
         self.log = DecisionLog(registry.catalog)
 
     @property
@@ -82,7 +86,7 @@ class PolicyOrchestrator:
 
     def candidates(self, record: ModelVersion) -> list[Candidate]:
         contract = self.contract_for(record)
-        return enumerate_candidates(record, contract, self.hardware, self.variants(record, contract))
+        return enumerate_candidates(record, contract, self.hardware, self.variants(record, contract), self.runtime)
 
     def plan_for(self, record: ModelVersion, trigger: Trigger = "manual") -> Decision:
         """Measure every candidate, select against the contract, log the decision and store the plan.
@@ -126,9 +130,10 @@ class PolicyOrchestrator:
         return stored.plan if stored else None
 
     def ensure_plan(self, record: ModelVersion, trigger: Trigger = "serve") -> StoredPlan:
-        """The stored plan if it was made on this hardware, else a fresh one (measured now)."""
+        """The stored plan if it was made on this hardware (for the forced runtime, if any), else a fresh one."""
         stored = self.stored(record)
-        if stored is not None and stored.hardware_fingerprint == self.hardware.fingerprint():
+        runtime_ok = stored is not None and self.runtime in (None, stored.plan.runtime)
+        if stored is not None and runtime_ok and stored.hardware_fingerprint == self.hardware.fingerprint():
             return stored
         self.plan_for(record, trigger)
         fresh = self.stored(record)
@@ -174,7 +179,9 @@ class PolicyOrchestrator:
         chosen = decision.chosen
         assert chosen is not None
         digest = chosen.candidate.variant.digest
-        optimized = self.cache.ensure(self.registry.store.verified_path(digest), digest, chosen.plan)
+        source = self.registry.store.verified_path(digest)
+        runs_onnxruntime = chosen.plan.runtime == DEFAULT_RUNTIME  # the cache holds onnxruntime's optimized graphs
+        optimized = self.cache.ensure(source, digest, chosen.plan) if runs_onnxruntime else None
         stored = StoredPlan.from_decision(decision, str(optimized) if optimized else None)
         self.log.store_plan(record.name, record.version, stored)
 

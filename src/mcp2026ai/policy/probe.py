@@ -16,7 +16,8 @@ from pathlib import Path
 import onnxruntime as ort
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp2026ai.runtime.plan import ORT_PROVIDER_NAMES, Provider
+from mcp2026ai.runtime.catalog import installed_runtimes
+from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, ORT_PROVIDER_NAMES, Provider
 
 # CPU features that change which kernels onnxruntime (MLAS) can use.
 INTERESTING_FLAGS = (
@@ -70,6 +71,9 @@ class HardwareProfile(BaseModel):
     ort_version: str = ""
     ort_providers: list[str] = Field(default_factory=list, description="onnxruntime.get_available_providers().")
     gpus: list[GpuInfo] = Field(default_factory=list)
+    runtimes: list[str] = Field(
+        default_factory=lambda: [DEFAULT_RUNTIME], description="Runtimes installed here (runtime/catalog.py)."
+    )
 
     @property
     def providers(self) -> list[Provider]:
@@ -87,6 +91,7 @@ class HardwareProfile(BaseModel):
         """Short hash of what an optimized graph depends on: CPU, ISA, onnxruntime, providers, GPUs."""
         parts = [self.cpu_model, ",".join(self.cpu_flags), self.ort_version, ",".join(self.ort_providers)]
         parts += [gpu.name for gpu in self.gpus]
+        parts += [runtime for runtime in self.runtimes if runtime != DEFAULT_RUNTIME]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def summary(self) -> str:
@@ -200,4 +205,5 @@ def probe_hardware(
         ort_version=ort.__version__,
         ort_providers=list(ort.get_available_providers()),
         gpus=gpus(),
+        runtimes=installed_runtimes(),
     )

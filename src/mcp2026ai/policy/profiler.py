@@ -1,18 +1,30 @@
-"""Short, bounded measurement of candidate plans with a real onnxruntime backend on synthetic inputs.
+"""Short, bounded measurement of candidate plans with real backends on synthetic inputs.
 
-Candidates that differ only in batch size share one session: it is loaded once, timed at batch 1
-(p50/p99 latency), then timed at each batch size in ascending order (p99 of one batch, rows per
-second). Every phase is bounded by a run count and by time (:class:`ProfileBudget`), and the whole
-pass by ``total_seconds``, shared fairly: each session gets an equal part of what is left when it
-starts, so a slow model's single-thread batches cannot use up the time before its multi-thread
-session is measured. Larger batches are skipped once one batch already takes longer than the
-latency budget (they would only take longer). Candidates skipped are reported as not measured.
+Candidates that differ only in batch size share one session. Every session is loaded first (its
+load time and memory measured one at a time), then timed in interleaved rounds: round 1 times
+session A, B, C, round 2 A, B, C again, and so on (``ProfileBudget.rounds``). In each session's
+slot of a round it runs at batch 1, then at each batch size in ascending order. A burst of outside
+load thus lands on one round of every plan instead of on every round of one plan, and the figures
+(:mod:`.figures`) are robust statistics over the rounds.
+
+Each slot records the outside load on this process's CPUs (:mod:`.load`). A slot measured while
+more than ``heavy_load`` of the cores were busy elsewhere is measured again once the machine is
+quiet (waiting at most ``quiet_wait_s``); the round is marked ``remeasured`` in the trace, and a
+slot that could not be retaken stays counted in ``loaded_rounds``.
+
+Every phase is bounded by a run count and by time (:class:`ProfileBudget`), and the whole pass by
+``total_seconds``, shared fairly: each slot gets an equal part of what is left when it starts. The
+first round always times every loaded session at batch 1. Larger batches are skipped once one batch
+already takes longer than the latency budget (they would only take longer). Candidates skipped are
+reported as not measured.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,11 +34,15 @@ from mcp2026ai.clock import Clock
 from mcp2026ai.errors import MCPError
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.policy.candidates import Candidate, Variant
+from mcp2026ai.policy.figures import Figures, Slot, robust_figures
+from mcp2026ai.policy.load import CpuLoadMeter, LoadMeter
 from mcp2026ai.policy.memory import MemoryMeter, release_freed_memory
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
 from mcp2026ai.registry import Preprocessing
-from mcp2026ai.runtime.base import Backend
+from mcp2026ai.runtime.base import Backend, BackendClass
 from mcp2026ai.runtime.catalog import create_backend
+
+__all__ = ["Figures", "Measurement", "Measurer", "ProfileBudget", "Profiler", "group_by_session"]
 
 
 class ProfileBudget(BaseModel):
@@ -40,25 +56,12 @@ class ProfileBudget(BaseModel):
     min_runs: int = Field(3, ge=1, le=1000, description="Fewest timed runs per phase, whatever the time.")
     warmup_runs: int = Field(2, ge=0, le=100, description="Untimed runs before each phase.")
     total_seconds: float = Field(15.0, gt=0, le=3600, description="Budget for measuring every candidate.")
-
-
-class Figures(BaseModel):
-    """What one plan measured: latency at batch 1, one batch at its size, throughput, memory."""
-
-    model_config = ConfigDict(frozen=True)
-
-    min_ms: float | None = Field(
-        None, description="Fastest run of one row at batch 1: what the plan does when nothing else wants the CPU."
+    rounds: int = Field(5, ge=1, le=100, description="Interleaved rounds: each times every session once.")
+    heavy_load: float = Field(
+        0.5, ge=0, le=1, description="Share of this process's cores busy elsewhere above which a round is retaken."
     )
-    p50_ms: float = Field(description="Median latency of one row at batch 1.")
-    p95_ms: float = Field(description="p95 latency of one row at batch 1.")
-    p99_ms: float = Field(description="p99 latency of one row at batch 1.")
-    batch_p95_ms: float = Field(description="p95 time of one batch at the plan's max_batch_size.")
-    batch_p99_ms: float = Field(description="p99 time of one batch at the plan's max_batch_size.")
-    throughput_rps: float = Field(description="Rows per second at the plan's max_batch_size.")
-    memory_mb: float | None = Field(None, description="Peak resident memory added by the session, MiB.")
-    runs: int = Field(0, description="Timed runs behind these figures.")
-    load_ms: float = Field(0.0, description="Time to build the session.")
+    quiet_wait_s: float = Field(3.0, ge=0, le=600, description="Longest wait for a quiet machine to retake rounds.")
+    quiet_probe_s: float = Field(0.25, gt=0, le=10, description="Window over which quiet is judged.")
 
 
 class Measurement(BaseModel):
@@ -78,6 +81,30 @@ def group_by_session(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
     return list(groups.values())
 
 
+@dataclass
+class _Session:
+    """A loaded session, the batch sizes its candidates want and what its rounds measured."""
+
+    group: list[Candidate]
+    backend: Backend
+    load_ms: float
+    memory_mb: float | None
+    sizes: list[int]
+    slots: list[Slot] = field(default_factory=list)
+    notes: dict[int, str] = field(default_factory=dict)
+    """Batch sizes not measured (or failed), with the reason."""
+
+    def timed_sizes(self) -> list[int]:
+        return [size for size in self.sizes if size > 1 and size not in self.notes]
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class Profiler:
     """Measures candidates of one model; ``model_path`` maps a variant to its ONNX file, ``signature`` to
     its signature (one signature for all, or a callable: an FP16 variant may take FP16 inputs)."""
@@ -91,6 +118,10 @@ class Profiler:
         preprocessing: Preprocessing | None = None,
         clock: Clock = time.perf_counter,
         latency_limit_ms: float | None = None,
+        load_meter: LoadMeter | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        cores: int | None = None,
+        backend_factory: BackendClass = create_backend,
     ) -> None:
         self.model_path = model_path
         self.signature_for = signature if callable(signature) else lambda _: signature
@@ -99,92 +130,186 @@ class Profiler:
         self.preprocessing = preprocessing
         self.clock = clock
         self.latency_limit_ms = latency_limit_ms
+        self.load_meter: LoadMeter = load_meter or CpuLoadMeter()
+        self.sleep = sleep
+        self.cores = cores or _usable_cores()
+        self.backend_factory = backend_factory
+
+    @property
+    def heavy_cores(self) -> float:
+        """Outside load (cores) above which a slot counts as measured under heavy load."""
+        return self.budget.heavy_load * self.cores
 
     def __call__(self, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
         deadline = self.clock() + self.budget.total_seconds
         results: dict[Candidate, Measurement] = {}
-        if candidates:
-            self._prime(candidates[0])
-        groups = group_by_session(candidates)
-        for index, group in enumerate(groups):
-            now = self.clock()
-            if now > deadline:
-                skipped = Measurement(note=f"not measured: planning budget of {self.budget.total_seconds:g} s spent")
-                results.update(dict.fromkeys(group, skipped))
-                continue
-            share_ends = now + (deadline - now) / (len(groups) - index)
-            try:
-                results.update(self._measure_group(group, share_ends))
-            except MCPError as exc:
-                results.update(dict.fromkeys(group, Measurement(note=f"failed: {exc}")))
+        sessions: list[_Session] = []
+        for first in {candidate.plan.runtime: candidate for candidate in reversed(candidates)}.values():
+            self._prime(first)  # each runtime's one-time costs (code pages, plugins) hit no candidate
+        try:
+            for group in group_by_session(candidates):
+                if self.clock() > deadline:
+                    spent = f"not measured: planning budget of {self.budget.total_seconds:g} s spent"
+                    results.update(dict.fromkeys(group, Measurement(note=spent)))
+                    continue
+                opened = self._open(group)
+                if isinstance(opened, _Session):
+                    sessions.append(opened)
+                else:
+                    results.update(opened)
+            self._rounds(sessions, deadline)
+            self._retake_loaded(sessions, deadline)
+            for session in sessions:
+                results.update(self._results(session))
+        finally:
+            for session in sessions:
+                session.backend.unload()
         return results
 
-    def _prime(self, candidate: Candidate) -> None:
-        """One untimed load and run, so one-time costs (code pages, thread pools) hit no candidate's figures."""
+    def _new_backend(self, candidate: Candidate) -> Backend:
         signature = self.signature_for(candidate.variant)
-        backend = create_backend(self.model_path(candidate.variant), signature, candidate.plan)
+        return self.backend_factory(self.model_path(candidate.variant), signature, candidate.plan)
+
+    def _prime(self, candidate: Candidate) -> None:
+        """One untimed load and run, so one-time costs (code pages, thread pools, plugins) hit no candidate's
+        figures."""
+        backend = self._new_backend(candidate)
         try:
             backend.load()
-            backend.infer(synthetic_inputs(signature, 1, self.shapes, self.preprocessing))
+            backend.infer(synthetic_inputs(backend.signature, 1, self.shapes, self.preprocessing))
         except Exception:  # noqa: BLE001 - the measured load reports any failure
             return
         finally:
             backend.unload()
 
-    def _measure_group(self, group: list[Candidate], share_ends: float) -> dict[Candidate, Measurement]:
-        first = group[0]
+    def _open(self, group: list[Candidate]) -> _Session | dict[Candidate, Measurement]:
+        """Load the group's session (load time, memory after one untimed run), or the failure."""
         release_freed_memory()
         meter = MemoryMeter()
         meter.start()
         started = self.clock()
-        backend = create_backend(self.model_path(first.variant), self.signature_for(first.variant), first.plan)
+        backend = self._new_backend(group[0])
         try:
             backend.load()
-        except Exception as exc:  # onnxruntime raises its own exception types  # noqa: BLE001
+        except Exception as exc:  # onnxruntime and openvino raise their own types  # noqa: BLE001
             return dict.fromkeys(group, Measurement(note=f"failed to load: {str(exc).splitlines()[0][:200]}"))
         load_ms = (self.clock() - started) * 1000
         try:
-            return self._time_group(backend, group, meter, load_ms, share_ends)
-        finally:
+            backend.infer(synthetic_inputs(backend.signature, 1, self.shapes, self.preprocessing))
+        except MCPError as exc:
             backend.unload()
+            return dict.fromkeys(group, Measurement(note=f"failed at batch 1: {exc}"))
+        sizes = sorted({candidate.plan.max_batch_size for candidate in group})
+        return _Session(group, backend, load_ms, meter.peak_mb(), sizes)
 
-    def _time_group(
-        self, backend: Backend, group: list[Candidate], meter: MemoryMeter, load_ms: float, share_ends: float
-    ) -> dict[Candidate, Measurement]:
-        phase_s = self.budget.seconds_per_plan / 2
-        single = self._time_runs(backend, 1, self.budget.latency_runs, phase_s, share_ends)
-        meter.sample()
-        results: dict[Candidate, Measurement] = {}
-        slowest_ms = 0.0
-        for size in sorted({candidate.plan.max_batch_size for candidate in group}):
-            members = [c for c in group if c.plan.max_batch_size == size]
-            skip = self._skip_reason(slowest_ms, share_ends) if size > 1 else None
+    def _rounds(self, sessions: list[_Session], deadline: float) -> None:
+        """Interleaved rounds: every session once per round; the first round times them all."""
+        rounds = self.budget.rounds
+        for index in range(rounds):
+            for position, session in enumerate(sessions):
+                now = self.clock()
+                if index > 0 and now > deadline:
+                    return
+                left = (rounds - index) * len(sessions) - position
+                share_ends = now + max(0.0, deadline - now) / left
+                session.slots.append(self._slot(session, index, share_ends, first=index == 0))
+
+    def _slot(
+        self, session: _Session, index: int, share_ends: float, first: bool, sizes: Sequence[int] | None = None
+    ) -> Slot:
+        """Time one session for one round: batch 1, then each batch size still wanted, ascending."""
+        mark = self.load_meter.mark()
+        meter = MemoryMeter()
+        if first:
+            meter.start()
+        budget, rounds = self.budget, self.budget.rounds
+        phase_s = budget.seconds_per_plan / 2 / rounds
+        warmup = budget.warmup_runs if first else min(1, budget.warmup_runs)
+        slot = Slot(round=index)
+        single_runs, least = self._share(budget.latency_runs, index), self._share(budget.min_runs, index)
+        slot.single = self._time_runs(session.backend, 1, single_runs, least, phase_s, share_ends, warmup)
+        slowest_ms = _ms(np.percentile(slot.single, 99)) if slot.single else 0.0
+        for size in session.timed_sizes() if sizes is None else sizes:
+            skip = self._skip_reason(slowest_ms, share_ends)
             if skip is not None:
-                results.update(dict.fromkeys(members, Measurement(note=skip)))
-                continue
+                if first:
+                    session.notes.update(dict.fromkeys([s for s in session.timed_sizes() if s >= size], skip))
+                break
             try:
-                batch = (
-                    single if size == 1 else self._time_runs(backend, size, self.budget.batch_runs, phase_s, share_ends)
-                )
+                batch_runs = self._share(budget.batch_runs, index)
+                runs = self._time_runs(session.backend, size, batch_runs, least, phase_s, share_ends, warmup)
             except MCPError as exc:
-                results.update(dict.fromkeys(members, Measurement(note=f"failed at batch {size}: {exc}")))
+                session.notes[size] = f"failed at batch {size}: {exc}"
                 continue
-            meter.sample()
-            figures = Figures(
-                min_ms=_ms(min(single)),
-                p50_ms=_ms(np.percentile(single, 50)),
-                p95_ms=_ms(np.percentile(single, 95)),
-                p99_ms=_ms(np.percentile(single, 99)),
-                batch_p95_ms=_ms(np.percentile(batch, 95)),
-                batch_p99_ms=_ms(np.percentile(batch, 99)),
-                throughput_rps=round(size / float(np.mean(batch)), 1),
-                memory_mb=meter.peak_mb(),
-                runs=len(single) + (len(batch) if size > 1 else 0),
-                load_ms=round(load_ms, 2),
+            if runs:
+                slot.batches[size] = runs
+            slowest_ms = max(slowest_ms, _ms(np.percentile(runs, 99)) if runs else 0.0)
+        slot.load = self.load_meter.since(mark)
+        if first and session.memory_mb is not None:
+            session.memory_mb = round(session.memory_mb + (meter.peak_mb() or 0.0), 2)
+        return slot
+
+    def _retake_loaded(self, sessions: list[_Session], deadline: float) -> None:
+        """Measure again, once the machine is quiet, every slot taken under heavy outside load."""
+        loaded = [
+            (session, position)
+            for session in sessions
+            for position, slot in enumerate(session.slots)
+            if (slot.load.outside_cores or 0.0) > self.heavy_cores
+        ]
+        for done, (session, position) in enumerate(loaded):
+            if not self._wait_for_quiet(deadline):
+                return
+            old = session.slots[position]
+            now = self.clock()
+            share_ends = now + max(0.0, deadline - now) / (len(loaded) - done)
+            sizes = [size for size in old.batches if size not in session.notes]
+            fresh = self._slot(session, old.round, share_ends, first=False, sizes=sizes)
+            fresh.remeasured = True
+            session.slots[position] = fresh
+
+    def _wait_for_quiet(self, deadline: float) -> bool:
+        """Whether the outside load fell to the threshold or below before the wait (or the budget) ran out."""
+        until = min(deadline, self.clock() + self.budget.quiet_wait_s)
+        while True:
+            mark = self.load_meter.mark()
+            self.sleep(self.budget.quiet_probe_s)
+            outside = self.load_meter.since(mark).outside_cores
+            if outside is None or outside <= self.heavy_cores:
+                return True
+            if self.clock() >= until:
+                return False
+
+    def _results(self, session: _Session) -> dict[Candidate, Measurement]:
+        results: dict[Candidate, Measurement] = {}
+        for candidate in session.group:
+            size = candidate.plan.max_batch_size
+            note = session.notes.get(size)
+            figures = (
+                None
+                if note
+                else robust_figures(session.slots, size, session.memory_mb, session.load_ms, self.heavy_cores)
             )
-            results.update(dict.fromkeys(members, Measurement(figures=figures)))
-            slowest_ms = figures.batch_p99_ms
+            if figures is None:
+                note = note or "not measured: this session's share of the planning budget was spent"
+                results[candidate] = Measurement(note=note)
+            else:
+                results[candidate] = Measurement(figures=figures, note=self._load_note(figures))
         return results
+
+    def _load_note(self, figures: Figures) -> str:
+        retaken, loaded, total = figures.remeasured_rounds, figures.loaded_rounds, len(figures.rounds)
+        limit = f"{self.heavy_cores:g}"
+        if loaded:
+            return (
+                f"{loaded} of {total} rounds measured under outside load above {limit} cores "
+                f"(not quiet within {self.budget.quiet_wait_s:g} s)"
+            )
+        if retaken:
+            return (
+                f"{retaken} of {total} rounds re-measured once the machine was quiet (outside load above {limit} cores)"
+            )
+        return ""
 
     def _skip_reason(self, slowest_ms: float, share_ends: float) -> str | None:
         """Why the next (larger) batch size is not measured, or None to measure it."""
@@ -195,17 +320,27 @@ class Profiler:
             return "not measured: this session's share of the planning budget was spent"
         return None
 
-    def _time_runs(self, backend: Backend, batch: int, max_runs: int, seconds: float, hard_stop: float) -> list[float]:
-        """Time up to ``max_runs`` runs for about ``seconds`` (at least ``min_runs`` unless that would
-        run past ``hard_stop``; always at least one)."""
+    def _share(self, total: int, index: int) -> int:
+        """Round ``index``'s part of ``total`` runs (the first rounds take the remainder; round 0 at least 1)."""
+        rounds = self.budget.rounds
+        part = total // rounds + (1 if index < total % rounds else 0)
+        return max(part, 1) if index == 0 else part
+
+    def _time_runs(
+        self, backend: Backend, batch: int, max_runs: int, least: int, seconds: float, hard_stop: float, warmup: int
+    ) -> list[float]:
+        """Time up to ``max_runs`` runs for about ``seconds`` (at least ``least`` unless that would run past
+        ``hard_stop``; at least one unless ``max_runs`` is 0)."""
+        if max_runs == 0:
+            return []
         inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)
-        for _ in range(self.budget.warmup_runs):
+        for _ in range(warmup):
             backend.infer(inputs)
             if self.clock() > hard_stop:
                 break
         times: list[float] = []
         stop = self.clock() + seconds
-        while len(times) < max_runs and (len(times) < self.budget.min_runs or self.clock() < stop):
+        while len(times) < max_runs and (len(times) < max(least, 1) or self.clock() < stop):
             if times and self.clock() > hard_stop:
                 break
             started = self.clock()

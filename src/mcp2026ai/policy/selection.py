@@ -4,7 +4,9 @@ A candidate is feasible when it keeps every constraint: precision allowed, verif
 ``accuracy.max_drift``, expected p99 (and p95) within the latency budget, throughput at or above the
 floor, memory within budget. The expected latency of a batched plan is its queue delay plus the p99 of
 one full batch; of an unbatched plan, its p99 at batch 1. Among feasible candidates the contract's
-objective decides. When none is feasible, :class:`NoFeasiblePlanError` names the nearest candidate and
+objective decides (latency: on the typical latency of a lone request, the median of the round
+medians, with the fastest run as tie-break; then, within the chosen session, the work-conserving
+max batch with the best throughput). When none is feasible, :class:`NoFeasiblePlanError` names the nearest candidate and
 every constraint it missed, by how much.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import InvalidArgumentError
@@ -79,6 +81,9 @@ class Evaluation(BaseModel):
     candidate: Candidate
     figures: Figures | None = None
     expected_p99_ms: float | None = None
+    lone_p99_ms: float | None = Field(
+        None, description="p99 of a request that finds nothing queued (work-conserving plans: batch 1's)."
+    )
     misses: list[Miss] = []
     note: str = ""
 
@@ -91,7 +96,18 @@ class Evaluation(BaseModel):
         return self.candidate.plan
 
 
+def work_conserving(plan: Plan) -> bool:
+    """A batched plan that adds no queue delay: a batch is what is already queued, nobody waits for company."""
+    return plan.max_batch_size > 1 and plan.max_queue_delay_ms == 0
+
+
+def lone_latency_ms(plan: Plan, figures: Figures) -> float:
+    """p99 of a request that arrives to an empty queue: a work-conserving plan runs it at once, alone."""
+    return figures.p99_ms if work_conserving(plan) else expected_latency_ms(plan, figures)
+
+
 def expected_latency_ms(plan: Plan, figures: Figures, quantile: Literal[95, 99] = 99) -> float:
+    """The worst case the contract's budget must hold: the queue delay plus one full batch."""
     if plan.max_batch_size == 1:
         return figures.p99_ms if quantile == 99 else figures.p95_ms
     batch = figures.batch_p99_ms if quantile == 99 else figures.batch_p95_ms
@@ -158,8 +174,12 @@ def evaluate(
     if figures is None:
         return Evaluation(candidate=candidate, misses=misses, note=note)
     misses += measured_misses(contract, candidate.plan, figures, observed_p99_ms)
-    p99 = expected_latency_ms(candidate.plan, figures) if observed_p99_ms is None else observed_p99_ms
-    return Evaluation(candidate=candidate, figures=figures, expected_p99_ms=p99, misses=misses, note=note)
+    plan = candidate.plan
+    p99 = expected_latency_ms(plan, figures) if observed_p99_ms is None else observed_p99_ms
+    lone = lone_latency_ms(plan, figures) if observed_p99_ms is None else observed_p99_ms
+    return Evaluation(
+        candidate=candidate, figures=figures, expected_p99_ms=p99, lone_p99_ms=lone, misses=misses, note=note
+    )
 
 
 def evaluate_all(
@@ -169,7 +189,12 @@ def evaluate_all(
 
 
 def rank_key(objective: str, evaluation: Evaluation) -> tuple[float, ...]:
-    """Smaller is better; ties go to fewer threads, smaller batches and lower drift."""
+    """Smaller is better; ties go to fewer threads, smaller batches and lower drift.
+
+    Latency ranks on robust figures: the typical latency (median of the round medians), then the
+    fastest run, then the p99. A p99 from a short, noisy measurement is one sample of the tail: it
+    decides feasibility (with its spread in the trace), not which feasible plan is fastest.
+    """
     figures = evaluation.figures
     assert figures is not None and evaluation.expected_p99_ms is not None
     plan, drift = evaluation.plan, evaluation.candidate.variant.drift or 0.0
@@ -179,7 +204,27 @@ def rank_key(objective: str, evaluation: Evaluation) -> tuple[float, ...]:
         return (-figures.throughput_rps, evaluation.expected_p99_ms, *tail)
     if objective == "memory":
         return (memory, evaluation.expected_p99_ms, *tail)
-    return (evaluation.expected_p99_ms, *tail)
+    fastest = figures.min_ms if figures.min_ms is not None else float("inf")
+    return (typical_ms(evaluation), fastest, ranked_p99_ms(evaluation), *tail)
+
+
+def typical_ms(evaluation: Evaluation) -> float:
+    """The typical latency the latency objective ranks on (the median of round medians): batch 1's for
+    plans that run a lone request at once; a plan that waits for company adds its delay and a full batch."""
+    figures, plan = evaluation.figures, evaluation.plan
+    assert figures is not None
+    if plan.max_batch_size == 1 or work_conserving(plan):
+        return figures.p50_ms
+    batch = figures.batch_p50_ms if figures.batch_p50_ms is not None else figures.batch_p99_ms
+    return round(plan.max_queue_delay_ms + batch, 3)
+
+
+def ranked_p99_ms(evaluation: Evaluation) -> float:
+    """The p99 the latency objective compares: a lone request's (stored decisions without it: the expected)."""
+    if evaluation.lone_p99_ms is not None:
+        return evaluation.lone_p99_ms
+    assert evaluation.expected_p99_ms is not None
+    return evaluation.expected_p99_ms
 
 
 def shortfall(evaluation: Evaluation) -> float:
@@ -215,9 +260,15 @@ def chosen_reason(contract: InferenceContract, chosen: Evaluation, evaluations: 
     figures = chosen.figures
     assert figures is not None
     memory = f", {fmt(figures.memory_mb)} MiB" if figures.memory_mb is not None else ""
+    spread = (
+        f" (spread {fmt(figures.p99_spread_ms)} ms over {len(figures.rounds)} rounds)"
+        if figures.p99_spread_ms is not None and figures.rounds
+        else ""
+    )
     return (
         f"best {contract.objective} of {feasible} feasible / {len(evaluations)} candidates: "
-        f"p99 {fmt(chosen.expected_p99_ms or 0.0)} ms <= {fmt(contract.latency.p99_ms)}, "
+        f"p50 {fmt(figures.p50_ms)} ms, p99 {fmt(chosen.expected_p99_ms or 0.0)} ms{spread} "
+        f"<= {fmt(contract.latency.p99_ms)}, "
         f"{fmt(figures.throughput_rps)} rows/s >= {fmt(contract.throughput.min_rps)}{memory}"
     )
 
@@ -237,7 +288,33 @@ def select_plan(contract: InferenceContract, evaluations: Sequence[Evaluation]) 
     close = [e for e in feasible if within_noise(contract.objective, e, best)]
     if contract.objective == "latency":
         close = as_fast_as_the_fastest(close)
-    return min(close, key=lambda e: (*cost_key(e), *rank_key(contract.objective, e)))
+    chosen = min(close, key=lambda e: (*cost_key(e), *rank_key(contract.objective, e)))
+    return widest_useful_batch(chosen, close) if contract.objective == "latency" else chosen
+
+
+def widest_useful_batch(chosen: Evaluation, close: Sequence[Evaluation]) -> Evaluation:
+    """Among work-conserving plans of the chosen session (its batch-1 figures: as fast for a lone
+    request), the max batch with the best throughput, ties within noise to the smaller batch.
+
+    With no queue delay a larger max batch only changes what happens when requests are already
+    queued: they run as one batch instead of one by one, which pays when a batch of them takes less
+    than running them in turn (higher throughput), and only costs when it does not.
+    """
+    key = chosen.candidate.session_key()
+    same = [
+        e
+        for e in close
+        if e.candidate.session_key() == key
+        and e.candidate.variant == chosen.candidate.variant
+        and (e is chosen or work_conserving(e.plan))
+        and e.figures is not None
+    ]
+    top = max(same, key=lambda e: e.figures.throughput_rps if e.figures else 0.0)
+    floor = (top.figures.throughput_rps if top.figures else 0.0) * (1 - NOISE_RELATIVE)
+    return min(
+        (e for e in same if e.figures is not None and e.figures.throughput_rps >= floor),
+        key=lambda e: e.plan.max_batch_size,
+    )
 
 
 def as_fast_as_the_fastest(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
@@ -276,8 +353,8 @@ def within_noise(objective: str, evaluation: Evaluation, best: Evaluation) -> bo
         return mine <= least * (1 + NOISE_RELATIVE) + 1.0
     # A p99 from a few dozen runs is one noisy sample of the tail: a plan half as fast can tie on it
     # (ResNet-50 on 2 cores: p99 79.8 vs 76.2 ms, medians 77.1 vs 52.1). Equal means equal median too.
-    typical = _close_ms(figures.p50_ms, top.p50_ms)
-    return typical and _close_ms(evaluation.expected_p99_ms or 0.0, best.expected_p99_ms or 0.0)
+    typical = _close_ms(typical_ms(evaluation), typical_ms(best))
+    return typical and _close_ms(ranked_p99_ms(evaluation), ranked_p99_ms(best))
 
 
 def _close_ms(mine_ms: float, best_ms: float) -> bool:

@@ -33,6 +33,7 @@ class RuntimeEntry:
 
 RUNTIMES: dict[str, RuntimeEntry] = {
     "onnxruntime": RuntimeEntry("onnxruntime", "mcp2026ai.runtime.onnx", "OnnxRuntimeBackend", "onnxruntime"),
+    "openvino": RuntimeEntry("openvino", "mcp2026ai.runtime.openvino", "OpenVinoBackend", "openvino"),
 }
 
 

@@ -27,6 +27,8 @@ ORT_PROVIDER_NAMES: dict[Provider, str] = {
 DEFAULT_RUNTIME = "onnxruntime"
 
 GraphOptimization = Literal["disable", "basic", "extended", "all"]
+PerformanceHint = Literal["LATENCY", "THROUGHPUT"]
+InferencePrecision = Literal["f32", "bf16", "f16"]
 
 
 class Plan(BaseModel):
@@ -42,6 +44,13 @@ class Plan(BaseModel):
     graph_optimization: GraphOptimization = "all"
     max_batch_size: int = Field(1, ge=1, le=4096)
     max_queue_delay_ms: float = Field(0.0, ge=0, le=10_000)
+    performance_hint: PerformanceHint | None = Field(
+        None, description="OpenVINO: the CPU plugin's performance hint (None: the plugin's default)."
+    )
+    streams: int = Field(0, ge=0, le=1024, description="OpenVINO: CPU inference streams (0: the hint decides).")
+    inference_precision: InferencePrecision | None = Field(
+        None, description="OpenVINO: inference precision hint (None: f32, the model's own arithmetic)."
+    )
 
     def ort_providers(self) -> list[str]:
         """The provider chain, always ending with CPU as onnxruntime's fallback."""
@@ -53,8 +62,15 @@ class Plan(BaseModel):
     def describe(self) -> str:
         threads = self.intra_op_threads or "auto"
         runtime = "" if self.runtime == DEFAULT_RUNTIME else f"{self.runtime}:"
+        tuning = ""
+        if self.performance_hint is not None:
+            tuning += f" hint={self.performance_hint.lower()}"
+        if self.streams:
+            tuning += f" streams={self.streams}"
+        if self.inference_precision is not None:
+            tuning += f" infer={self.inference_precision}"
         return (
-            f"{runtime}{self.provider.value}/{self.precision.value} threads={threads} "
+            f"{runtime}{self.provider.value}/{self.precision.value} threads={threads}{tuning} "
             f"batch<={self.max_batch_size} delay={self.max_queue_delay_ms:g}ms"
         )
 

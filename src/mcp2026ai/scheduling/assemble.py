@@ -92,7 +92,8 @@ def choose_batch(
     Triton semantics: the largest prefix whose rows equal a preferred size (max_batch_size when
     none is configured) goes at once. Otherwise the largest prefix within max_batch_size goes when
     the batch cannot grow (the next request does not fit or cannot join: ``more_waiting``) or the
-    batching window of its oldest member has elapsed. A batch never exceeds max_batch_size rows.
+    batching window of its oldest member has elapsed. A batch never exceeds max_batch_size rows,
+    except a lone request that alone carries more (it runs by itself).
     """
     sums: list[int] = []
     for count in rows:
@@ -102,7 +103,7 @@ def choose_batch(
             break
         sums.append(total)
     if not sums:
-        return 0
+        return 1 if rows else 0
     targets = set(preferred_batch_sizes) or {max_batch_size}
     best = max((index + 1 for index, total in enumerate(sums) if total in targets), default=0)
     if best:

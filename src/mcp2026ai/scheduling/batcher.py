@@ -90,7 +90,7 @@ class BatchingExecutor:
         self._closing = False
         self._last_sweep = -math.inf
         self._filling: FillingBatch | None = None
-        self._targets = {*self.config.preferred_batch_sizes, self.config.max_batch_size}
+        self._targets = {*self.config.preferred_batch_sizes, self.config.merge_rows}
 
     async def start(self) -> None:
         if self._loop_task is not None:
@@ -270,7 +270,7 @@ class BatchingExecutor:
             self._wakeup.clear()
             now = self._clock()
             self._sweep(now)
-            run, more_waiting = self._queues.head_run(self.config.max_batch_size)
+            run, more_waiting = self._queues.head_run(self.config.merge_rows)
             if not run:
                 if self._closing:
                     return None
@@ -279,7 +279,7 @@ class BatchingExecutor:
             due = dispatch_due(run, self._current_window_s())
             count = choose_batch(
                 [pending.rows for pending in run],
-                self.config.max_batch_size,
+                self.config.merge_rows,
                 self.config.preferred_batch_sizes,
                 more_waiting=more_waiting,
                 window_elapsed=self._closing or now >= due,

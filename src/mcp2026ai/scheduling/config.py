@@ -90,6 +90,14 @@ class BatchingConfig(_Config):
         default=True, description="Inputs carry a leading batch dimension requests may be merged along."
     )
     max_batch_size: int = Field(default=32, ge=1, le=4096, description="Most rows in one batch.")
+    batch_rows: int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="Most rows the batcher merges into one batch when below max_batch_size (a measured plan's "
+        "max batch: the largest it found within the latency budget); a request may still carry max_batch_size "
+        "rows and then runs alone. None: max_batch_size.",
+    )
     max_queue_delay_ms: float = Field(default=2.0, ge=0, le=10_000, description="Initial batching window.")
     preferred_batch_sizes: list[int] = Field(default_factory=list, description="Row counts dispatched at once.")
     classes: dict[SLAClass, ClassPolicy] = Field(default_factory=default_classes)
@@ -119,6 +127,11 @@ class BatchingConfig(_Config):
     @property
     def batching(self) -> bool:
         return self.batch_dim and self.max_batch_size > 1
+
+    @property
+    def merge_rows(self) -> int:
+        """Most rows merged into one batch: ``batch_rows`` within ``max_batch_size``."""
+        return min(self.batch_rows or self.max_batch_size, self.max_batch_size)
 
     @classmethod
     def from_contract(cls, contract: InferenceContract | None, signature: Signature) -> BatchingConfig:

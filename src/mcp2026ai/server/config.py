@@ -56,6 +56,9 @@ class ServerConfig(BaseModel):
     )
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
+    runtime: str | None = Field(
+        None, description="Run every model on this runtime (`--backend openvino`); None: the policy picks."
+    )
     reuse_port: bool = Field(False, description="SO_REUSEPORT on both listeners (set for --workers > 1).")
     peer_dir: Path | None = Field(
         None, description="Where the processes of --workers N meet to sum their statistics (set by the parent)."

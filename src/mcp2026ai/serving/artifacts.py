@@ -33,17 +33,19 @@ class ArtifactBackends:
         registry: ModelRegistry,
         trusted_keys: TrustedKeys | None = None,
         planner: PolicyOrchestrator | None = None,
+        runtime: str | None = None,
     ) -> None:
         self.registry = registry
         self.trusted_keys = trusted_keys
         self.planner = planner
+        self.default_plan = DEFAULT_PLAN if runtime is None else DEFAULT_PLAN.model_copy(update={"runtime": runtime})
 
     def __call__(self, record: ModelVersion) -> Backend:
         encrypted = self.registry.store.is_encrypted(record.digest)
         if self.trusted_keys is None and not encrypted:
             if self.planner is not None:
                 return self.planner.backend_for(record)
-            return create_backend(self.registry.artifact_path(record), record.signature, DEFAULT_PLAN)
+            return create_backend(self.registry.artifact_path(record), record.signature, self.default_plan)
         # Check the requested version before anything (the planner's profiler included) opens it.
         verified = self._read(record)
         plan, source = self._plan(record, measure=not encrypted)
@@ -63,11 +65,11 @@ class ArtifactBackends:
         either (the profiler reads files): it runs its stored plan, or the default one.
         """
         if self.planner is None:
-            return DEFAULT_PLAN, record
+            return self.default_plan, record
         stored = self.planner.ensure_plan(record) if measure else self.planner.stored(record)
         if stored is None:
             log.info("%s: no stored plan for an encrypted artifact, running the default plan", record.ref)
-            return DEFAULT_PLAN, record
+            return self.default_plan, record
         variant = stored.variant
         if variant.digest == record.digest:
             return stored.plan, record

@@ -71,7 +71,10 @@ def batching_executor(
     """Dynamic batching with SLA-class queues.
 
     The contract bounds the rows a request may carry; a measured plan (anything but the default)
-    sets the batching window, since that is what the policy traded latency against throughput for.
+    sets the batching window, since that is what the policy traded latency against throughput for,
+    and a batched plan caps the rows merged into one batch at its max batch (the largest it measured
+    within the latency budget). A batch-1 plan leaves merging to the contract's limit: with no queue
+    delay, requests already queued together still run together.
     """
     plan = backend.plan
     config = BatchingConfig.from_contract(record.contract, record.signature)
@@ -80,6 +83,7 @@ def batching_executor(
             update={
                 "max_batch_size": max(config.max_batch_size, plan.max_batch_size),
                 "max_queue_delay_ms": plan.max_queue_delay_ms,
+                "batch_rows": plan.max_batch_size if plan.max_batch_size > 1 else None,
             }
         )
     if override is not None:

@@ -50,6 +50,8 @@ class ConfigOverride(BaseModel):
             "preferred_batch_sizes": self.preferred_batch_sizes,
         }
         merged = {**config.model_dump(), **{key: value for key, value in updates.items() if value is not None}}
+        if self.max_batch_size is not None:
+            merged["batch_rows"] = None  # the configured max batch replaces the plan's cap
         if not config.batch_dim:
             merged["max_batch_size"] = 1
         try:

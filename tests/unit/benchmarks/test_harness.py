@@ -17,7 +17,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 from models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic  # noqa: E402
 from perf import PerfError, parse_export, perf_command  # noqa: E402
-from report import render  # noqa: E402
+from report import ceilings, render  # noqa: E402
 from servers import Endpoints, chosen_plan  # noqa: E402
 
 
@@ -125,3 +125,20 @@ def test_resnet50_copy_takes_any_batch(tmp_path: Path) -> None:
     assert session.get_inputs()[0].shape[0] == "batch"
     out = session.run(None, {RESNET_INPUT: np.zeros((2, *RESNET_SHAPE), np.float32)})[0]
     assert out.shape == (2, 1000)
+
+
+def test_the_ceiling_is_the_best_runtimes() -> None:
+    def ceiling(runtime: str | None, batch: int, rps: float, cpu: float, round_no: int) -> dict:
+        row = {"kind": "ceiling", "model": "resnet50", "batch": batch, "round": round_no, "rows_per_s": rps}
+        return row | {"cpu_ms_per_row": cpu} | ({"runtime": runtime} if runtime else {})
+
+    rows = [
+        ceiling(None, 1, 10.0, 95.0, 0),  # onnxruntime (rows written before runtimes were recorded)
+        ceiling("onnxruntime", 1, 12.0, 90.0, 1),
+        ceiling("openvino", 1, 14.0, 70.0, 0),
+        ceiling("openvino", 1, 15.0, 66.0, 1),
+        ceiling("onnxruntime", 8, 40.0, 25.0, 0),
+        ceiling("openvino", 8, 30.0, 30.0, 0),
+    ]
+    assert ceilings(rows) == {"resnet50": {1: 14.5, 8: 40.0}}
+    assert ceilings(rows, "cpu_ms_per_row") == {"resnet50": {1: 68.0, 8: 25.0}}  # the best runtime's own CPU

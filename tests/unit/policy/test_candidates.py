@@ -39,7 +39,9 @@ def test_batch_sizes_include_preferred_and_max() -> None:
 
 
 def test_candidates_cover_threads_and_batches(registry: ModelRegistry, mlp_path: Path) -> None:
-    contract = InferenceContract.model_validate({"batching": {"max_batch_size": 4, "max_queue_delay_ms": 3}})
+    contract = InferenceContract.model_validate(
+        {"batching": {"max_batch_size": 4, "max_queue_delay_ms": 3}, "objective": "throughput"}
+    )
     record = registry.register("mlp", mlp_path, contract=contract)
     candidates = enumerate_candidates(record, contract, _hardware(2), [])
     assert len(candidates) == 2 * 3
@@ -49,6 +51,14 @@ def test_candidates_cover_threads_and_batches(registry: ModelRegistry, mlp_path:
     delays = {c.plan.max_batch_size: c.plan.max_queue_delay_ms for c in candidates}
     assert delays == {1: 0.0, 2: 3.0, 4: 3.0}
     assert all(c.variant.digest == record.digest and c.variant.drift == 0.0 for c in candidates)
+
+
+def test_latency_objective_plans_are_work_conserving(registry: ModelRegistry, mlp_path: Path) -> None:
+    contract = InferenceContract.model_validate({"batching": {"max_batch_size": 4, "max_queue_delay_ms": 3}})
+    assert contract.objective == "latency"
+    record = registry.register("mlp", mlp_path, contract=contract)
+    candidates = enumerate_candidates(record, contract, _hardware(1), [])
+    assert {(c.plan.max_batch_size, c.plan.max_queue_delay_ms) for c in candidates} == {(1, 0.0), (2, 0.0), (4, 0.0)}
 
 
 def test_fixed_batch_model_gets_only_batch_one(registry: ModelRegistry, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.candidates import thread_counts
 from mcp2026ai.policy.probe import usable_cores
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.catalog import installed_runtimes
 
 FAST = ["--seconds-per-plan", "0.02", "--total-seconds", "5"]
 
@@ -52,6 +53,8 @@ def test_probe_json_and_table(home: Path, capsys: pytest.CaptureFixture[str], mo
     assert {"cpu_model", "cpu_flags", "numa_nodes", "memory_total_mb", "ort_providers", "gpus"} <= set(profile)
     code, out, _ = run(capsys, monkeypatch, "probe")
     assert code == 0 and "numa nodes" in out and "ort providers" in out
+    assert profile["runtimes"] == installed_runtimes() and profile["runtimes"][0] == "onnxruntime"
+    assert "runtimes" in out and "onnxruntime 1." in out
 
 
 def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +62,8 @@ def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monk
     assert code == 0, err
     decision = json.loads(out)
     assert decision["trigger"] == "manual" and decision["chosen"] is not None
-    assert len(decision["evaluations"]) == len(thread_counts(usable_cores())) * 3  # x batch 1/2/4
+    runtimes = len(installed_runtimes())  # onnxruntime, and OpenVINO where installed
+    assert len(decision["evaluations"]) == len(thread_counts(usable_cores())) * 3 * runtimes  # x batch 1/2/4
     code, out, _ = run(capsys, monkeypatch, "policy", "trace", "--model", "mlp", "--last", "5m")
     assert code == 0
     assert (
@@ -68,12 +72,20 @@ def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monk
     code, out, _ = run(capsys, monkeypatch, "policy", "trace", "--model", "mlp", "--json")
     assert [d["id"] for d in json.loads(out)] == [decision["id"]]
     code, out, _ = run(capsys, monkeypatch, "policy", "explain", "--model", "mlp")
-    assert code == 0 and "mlp:1.0.0 runs cpu/fp32" in out
-    assert "latency.p99_ms" in out and "throughput.min_rps" in out and "optimized model cached" in out
+    runtime = decision["chosen"]["candidate"]["plan"]["runtime"]  # whichever measured faster here
+    prefix = "" if runtime == "onnxruntime" else f"{runtime}:"
+    assert code == 0 and f"mlp:1.0.0 runs {prefix}cpu/fp32" in out
+    assert "latency.p99_ms" in out and "throughput.min_rps" in out
+    assert ("optimized model cached" in out) == (runtime == "onnxruntime")  # onnxruntime's graphs only
+    assert f"Pareto front of {len(decision['evaluations'])} measured plans" in out
+    assert "taken: best latency among the feasible plans" in out and "rounds the plan was measured in" in out
     code, out, _ = run(capsys, monkeypatch, "policy", "explain", "--model", "mlp", "--json")
     explained = json.loads(out)
     assert explained["plan"]["decision_id"] == decision["id"]
     assert {row["ok"] for row in explained["constraints"]} == {"yes"}
+    front = explained["pareto"]
+    assert [point["chosen"] for point in front].count(True) == 1
+    assert all(point["on_front"] or point["chosen"] for point in front)
 
 
 def test_impossible_contract_exits_2_naming_the_nearest_plan(

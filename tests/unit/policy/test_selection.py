@@ -136,6 +136,30 @@ def test_a_tie_measured_under_outside_load_needs_a_tied_fastest_run_too() -> Non
     assert choose(c, table) == candidate(threads=1)
 
 
+def test_latency_runs_what_is_queued_as_one_batch_when_batching_pays() -> None:
+    c = contract(latency={"p99_ms": 40}, objective="latency")
+    single = {"p99": 2.0, "p50": 1.0, "fastest": 0.9}
+    table = {  # one session, work-conserving (no delay): a lone request runs as fast at every max batch
+        candidate(batch=1): figures(rps=500, **single),
+        candidate(batch=4, delay=0.0): figures(rps=1400, batch_p99=3.5, **single),
+        candidate(batch=8, delay=0.0): figures(rps=1450, batch_p99=6.5, **single),  # +4 % over 4: noise
+        candidate(batch=16, delay=0.0): figures(rps=3000, batch_p99=45.0, **single),  # a full batch misses p99
+    }
+    chosen = select_plan(c, evaluate_all(c, list(table), table))
+    assert chosen is not None and chosen.candidate == candidate(batch=4, delay=0.0)
+    assert chosen.lone_p99_ms == 2.0 and chosen.expected_p99_ms == 3.5  # the budget holds a full batch
+
+
+def test_latency_keeps_batch_one_when_batching_does_not_pay() -> None:
+    c = contract(latency={"p99_ms": 40}, objective="latency")
+    single = {"p99": 2.0, "p50": 1.0, "fastest": 0.9}
+    table = {  # a batch of 8 takes 8 runs' time: queued requests gain nothing from running together
+        candidate(batch=1): figures(rps=500, **single),
+        candidate(batch=8, delay=0.0): figures(rps=520, batch_p99=16.0, **single),
+    }
+    assert choose(c, table) == candidate(batch=1)
+
+
 def test_only_more_threads_meets_the_p99() -> None:
     c = contract(latency={"p99_ms": 5}, objective="memory")
     table = {

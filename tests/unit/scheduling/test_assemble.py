@@ -78,6 +78,7 @@ def test_union_of_requested_outputs() -> None:
 
 def test_preferred_size_reached_dispatches_at_once() -> None:
     assert choose_batch([1, 1, 1, 1, 1], 16, [4, 8]) == 4
+    assert choose_batch([6, 1], 4) == 1  # a request wider than the merge limit runs alone
     assert choose_batch([2, 2, 4, 1], 16, [4, 8]) == 3
 
 

@@ -338,3 +338,28 @@ def test_a_request_expiring_between_sweeps_is_still_rejected_before_running(mlp_
 
     assert isinstance(run(scenario()), DeadlineExceededError)
     assert len(gated.calls) == 1
+
+
+def test_a_measured_batch_caps_the_rows_merged_but_not_the_rows_a_request_may_carry(
+    mlp_backend: OnnxRuntimeBackend,
+) -> None:
+    gated = GatedBackend(mlp_backend)
+    first, queued, wide = _x(1, seed=200), [_x(1, seed=i) for i in range(5)], _x(6, seed=300)
+
+    async def scenario() -> list[dict[str, np.ndarray]]:
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=8, batch_rows=2))
+        await executor.start()
+        pending = [asyncio.ensure_future(executor.submit(first, None, sla_class=BE, deadline=None))]
+        await gated.wait_entered()  # the backend is busy: everything below queues up behind it
+        pending += [asyncio.ensure_future(executor.submit(x, None, sla_class=BE, deadline=None)) for x in queued]
+        pending.append(asyncio.ensure_future(executor.submit(wide, None, sla_class=BE, deadline=None)))
+        await asyncio.sleep(0)
+        gated.gate.set()
+        results = await asyncio.gather(*pending)
+        await executor.stop(drain_timeout_s=5)
+        return list(results)
+
+    results = run(scenario())
+    for inputs, result in zip([first, *queued, wide], results, strict=True):
+        np.testing.assert_allclose(result["logits"], mlp_backend.infer(inputs)["logits"], rtol=1e-5, atol=1e-6)
+    assert gated.rows == [1, 2, 2, 1, 6]  # queued rows merged two at a time; the 6-row request alone

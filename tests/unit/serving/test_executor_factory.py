@@ -1,0 +1,53 @@
+"""The batching executor a served version gets: the contract's limits, the measured plan's window and cap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp2026ai.contract import InferenceContract
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.runtime.stats import ModelStats
+from mcp2026ai.scheduling.batcher import BatchingExecutor
+from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.serving.models import batching_executor
+from mcp2026ai.serving.overrides import ConfigOverride
+from tests.support.models import mlp_model
+
+CONTRACT = InferenceContract.model_validate({"batching": {"max_batch_size": 16, "max_queue_delay_ms": 3}})
+
+
+@pytest.fixture()
+def registry(tmp_path: Path) -> ModelRegistry:
+    return ModelRegistry(tmp_path / "home")
+
+
+def executor(
+    registry: ModelRegistry, tmp_path: Path, plan: Plan, override: ConfigOverride | None = None
+) -> BatchingConfig:
+    record = registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=CONTRACT)
+    backend = create_backend(registry.artifact_path(record), record.signature, plan)
+    made = batching_executor(record, backend, ModelStats("mlp", "1"), override)
+    assert isinstance(made, BatchingExecutor)
+    return made.config
+
+
+def test_a_batched_plan_caps_the_rows_merged(registry: ModelRegistry, tmp_path: Path) -> None:
+    config = executor(registry, tmp_path, Plan(intra_op_threads=1, max_batch_size=4, max_queue_delay_ms=0))
+    assert (config.max_batch_size, config.merge_rows, config.max_queue_delay_ms) == (16, 4, 0)
+
+
+def test_a_batch_one_plan_still_merges_what_is_queued(registry: ModelRegistry, tmp_path: Path) -> None:
+    config = executor(registry, tmp_path, Plan(intra_op_threads=1))
+    assert (config.max_batch_size, config.merge_rows, config.max_queue_delay_ms) == (16, 16, 0)
+    default = executor(registry, tmp_path, DEFAULT_PLAN)
+    assert (default.merge_rows, default.max_queue_delay_ms) == (16, 3)
+
+
+def test_a_configured_max_batch_replaces_the_plans_cap(registry: ModelRegistry, tmp_path: Path) -> None:
+    plan = Plan(intra_op_threads=1, max_batch_size=4, max_queue_delay_ms=0)
+    config = executor(registry, tmp_path, plan, ConfigOverride(max_batch_size=8))
+    assert (config.max_batch_size, config.merge_rows) == (8, 8)
