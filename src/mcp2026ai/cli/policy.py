@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from mcp2026ai.cli import context
+from mcp2026ai.cli import context, policy_generation
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.cli.policy_views import (
     CANDIDATE_COLUMNS,
@@ -32,6 +32,7 @@ from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.selection import NoFeasiblePlanError, fmt
 from mcp2026ai.policy.synthetic import SyntheticShapes, parse_shape_override
 from mcp2026ai.policy.trace import parse_duration
+from mcp2026ai.registry.llm_bundle import is_llm_format
 
 app = typer.Typer(
     help="Execution plans: measure against the contract, trace and explain decisions.", no_args_is_help=True
@@ -63,6 +64,9 @@ def plan_command(
     """Measure every candidate plan now, pick one against the contract and store it."""
     registry = context.registry()
     record = registry.resolve(model, version)
+    if is_llm_format(record.format):
+        policy_generation.plan(registry, record, as_json)
+        return
     budget = ProfileBudget(seconds_per_plan=seconds_per_plan, total_seconds=total_seconds)
     shapes = SyntheticShapes(overrides=dict(parse_shape_override(text) for text in shape or []))
     orchestrator = PolicyOrchestrator(registry, budget=budget, shapes=shapes)
@@ -91,6 +95,9 @@ def trace(
     since = datetime.now(UTC) - parse_duration(last) if last else None
     registry = context.registry()
     registry.versions(model)  # NotFoundError for an unknown model
+    if is_llm_format(registry.resolve(model).format):
+        policy_generation.trace(registry, model, version, as_json)
+        return
     decisions = PolicyOrchestrator(registry).decisions(model, since=since, version=version)
     if as_json:
         print_json([decision.model_dump(mode="json") for decision in decisions])
@@ -110,6 +117,9 @@ def explain(model: ModelOption, version: VersionOption = None, as_json: JsonOpti
     front (latency, throughput, memory) of the measured plans, and the rounds the plan was measured in."""
     registry = context.registry()
     record = registry.resolve(model, version)
+    if is_llm_format(record.format):
+        policy_generation.explain(registry, record, as_json)
+        return
     orchestrator = PolicyOrchestrator(registry)
     stored = orchestrator.stored(record)
     decisions = orchestrator.decisions(record.name, version=record.version)

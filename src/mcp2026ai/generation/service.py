@@ -10,6 +10,7 @@ from pathlib import Path
 from mcp2026ai.errors import ContractError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.planning import GenerationPlan, chosen_plan
 from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
@@ -35,6 +36,14 @@ def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> E
             f"and the process about {PROCESS_OVERHEAD_MB:.0f}"
         )
     return config.model_copy(update={"kv_cache_mb": kv_mb})
+
+
+def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineConfig:
+    """The server's engine settings with a stored generation plan's threads, sequences and speculation."""
+    if plan is None:
+        return config
+    update = {"threads": plan.threads, "max_num_seqs": plan.max_num_seqs, "speculative_tokens": plan.speculative_tokens}
+    return config.model_copy(update=update)
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,8 @@ class GenerationModels:
     async def load(self, name: str) -> ModelVersion:
         record = self.registry.resolve(name)
         folder = await asyncio.to_thread(self.registry.llm_folder, record)
-        engine = await asyncio.to_thread(build_engine, name, folder, engine_config(self.config, record, folder))
+        config = planned_config(engine_config(self.config, record, folder), chosen_plan(self.registry, record))
+        engine = await asyncio.to_thread(build_engine, name, folder, config)
         self._served[name] = ServedLLM(record, engine, time.time())
         stored = stored_config(self.registry, record)
         if stored is not None:
@@ -81,8 +91,9 @@ class GenerationModels:
         them; running generations keep the parameters they started with."""
         engine = self.get(config.model).engine  # a model not served is refused, never another substituted
         self._defaults[config.model] = config.inference.parameters
-        speculative = config.inference.strategy == "speculative_decoding"
-        engine.speculative_tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
+        if "strategy" in config.inference.model_fields_set:  # unset: the server's or the plan's choice stays
+            speculative = config.inference.strategy == "speculative_decoding"
+            engine.speculative_tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
 
     def get(self, name: str) -> ServedLLM:
         served = self._served.get(name)
