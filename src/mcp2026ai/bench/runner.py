@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -39,7 +40,7 @@ class _Control(Protocol):
     ) -> InferenceResponse: ...
 
 
-class _Side:
+class _Side(ABC):
     """One protocol: the v2 client for discovery and the check request, lean senders for the load."""
 
     def __init__(self, client: _Control) -> None:
@@ -75,11 +76,12 @@ class _Side:
         if missing:
             raise InvalidArgumentError(f"{model}: the server's answer lacks output(s) {missing}")
 
+    @abstractmethod
     def factory(self, model: str, version: str | None, tensors: dict[str, np.ndarray], outputs: list[str]) -> Any:
-        raise NotImplementedError
+        """What makes the load's senders (each protocol has its own lean ones)."""
 
-    async def close(self) -> None:
-        return None
+    @abstractmethod
+    async def close(self) -> None: ...
 
 
 class _HttpSide(_Side):

@@ -21,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from mcp2026ai.edge.pulled import PulledModels
 from mcp2026ai.edge.remote import AsyncRemoteModel, RemoteEndpoints, RemoteModel
 from mcp2026ai.edge.result import EdgeResult
 from mcp2026ai.errors import InvalidArgumentError, MCPError, NotFoundError, UnavailableError
+from mcp2026ai.inference import InferenceResponse
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.security.config import SecurityPaths
 from mcp2026ai.security.trust import TrustConfig, TrustedKeys
@@ -111,7 +114,10 @@ def _trusted(
     return TrustedKeys.from_config(config)
 
 
-class _ProxyBase:
+Remote = TypeVar("Remote", RemoteModel, AsyncRemoteModel)
+
+
+class _ProxyBase(ABC, Generic[Remote]):
     def __init__(
         self,
         model_id: str,
@@ -133,6 +139,8 @@ class _ProxyBase:
         self.model_id, self.fallback_url, self.top_k = model_id, fallback_url, top_k
         self.max_local_inflight = max_local_inflight
         self.local = _LocalSide(model_id, version, cache_ttl, settings.home, pull_from, token, trusted)
+        self.token = token
+        self.remote: Remote | None = self._remote_for(fallback_url) if fallback_url else None
         self._inflight = 0
         self._count_lock = threading.Lock()
 
@@ -170,18 +178,28 @@ class _ProxyBase:
         finally:
             self._release_local()
 
+    @abstractmethod
+    def _remote_for(self, url: str) -> Remote:
+        """The remote path to ``url`` (blocking or asyncio)."""
+
     def _no_fallback(self, why: str) -> UnavailableError:
         return UnavailableError(f"{self.model_id}: cannot run locally ({why}) and no fallback_url is set")
 
+    def _from_image_answer(self, why: str, answer: dict[str, Any], started: float) -> EdgeResult:
+        model, version = answer.get("model", self.model_id), answer.get("version", "")
+        predictions = list(answer.get("predictions", []))
+        return EdgeResult("remote", why, model, version, _ms(started), predictions=predictions)
 
-class ModelProxy(_ProxyBase):
+    @staticmethod
+    def _from_response(why: str, response: InferenceResponse, started: float) -> EdgeResult:
+        return EdgeResult("remote", why, response.model, response.version, _ms(started), outputs=response.outputs)
+
+
+class ModelProxy(_ProxyBase[RemoteModel]):
     """Blocking edge proxy (thread-safe)."""
 
-    def __init__(
-        self, model_id: str, cache_ttl: float = 300, fallback_url: str | None = None, **options: object
-    ) -> None:
-        super().__init__(model_id, cache_ttl, fallback_url, **options)  # type: ignore[arg-type]
-        self.remote = RemoteModel(model_id, fallback_url, options.get("token")) if fallback_url else None  # type: ignore[arg-type]
+    def _remote_for(self, url: str) -> RemoteModel:
+        return RemoteModel(self.model_id, url, self.token)
 
     def infer(self, data: Inputs) -> EdgeResult:
         """Run ``data`` (an encoded image, or input arrays by name) locally or remotely."""
@@ -192,17 +210,8 @@ class ModelProxy(_ProxyBase):
         if self.remote is None:
             raise self._no_fallback(why)
         if isinstance(data, bytes | bytearray):
-            answer = self.remote.classify(bytes(data), self.top_k)
-            return EdgeResult(
-                "remote",
-                why,
-                answer.get("model", self.model_id),
-                answer.get("version", ""),
-                _ms(started),
-                predictions=list(answer.get("predictions", [])),
-            )
-        response = self.remote.infer(data)
-        return EdgeResult("remote", why, response.model, response.version, _ms(started), outputs=response.outputs)
+            return self._from_image_answer(why, self.remote.classify(bytes(data), self.top_k), started)
+        return self._from_response(why, self.remote.infer(data), started)
 
     def close(self) -> None:
         self.local.close()
@@ -216,14 +225,11 @@ class ModelProxy(_ProxyBase):
         self.close()
 
 
-class AsyncModelProxy(_ProxyBase):
+class AsyncModelProxy(_ProxyBase[AsyncRemoteModel]):
     """The asyncio variant: local work (pull, inference) runs in a worker thread, remote calls on the loop."""
 
-    def __init__(
-        self, model_id: str, cache_ttl: float = 300, fallback_url: str | None = None, **options: object
-    ) -> None:
-        super().__init__(model_id, cache_ttl, fallback_url, **options)  # type: ignore[arg-type]
-        self.remote = AsyncRemoteModel(model_id, fallback_url, options.get("token")) if fallback_url else None  # type: ignore[arg-type]
+    def _remote_for(self, url: str) -> AsyncRemoteModel:
+        return AsyncRemoteModel(self.model_id, url, self.token)
 
     async def infer(self, data: Inputs) -> EdgeResult:
         started = time.perf_counter()
@@ -233,17 +239,8 @@ class AsyncModelProxy(_ProxyBase):
         if self.remote is None:
             raise self._no_fallback(why)
         if isinstance(data, bytes | bytearray):
-            answer = await self.remote.classify(bytes(data), self.top_k)
-            return EdgeResult(
-                "remote",
-                why,
-                answer.get("model", self.model_id),
-                answer.get("version", ""),
-                _ms(started),
-                predictions=list(answer.get("predictions", [])),
-            )
-        response = await self.remote.infer(data)
-        return EdgeResult("remote", why, response.model, response.version, _ms(started), outputs=response.outputs)
+            return self._from_image_answer(why, await self.remote.classify(bytes(data), self.top_k), started)
+        return self._from_response(why, await self.remote.infer(data), started)
 
     async def aclose(self) -> None:
         self.local.close()

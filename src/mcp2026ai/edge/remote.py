@@ -63,7 +63,32 @@ def _retrying_kwargs(attempts: int) -> dict[str, Any]:
     }
 
 
-class RemoteModel:
+class _RemoteBase:
+    """What both remote paths share: the endpoints, the breaker and its bookkeeping."""
+
+    def __init__(
+        self,
+        model_id: str,
+        url: str,
+        attempts: int = 3,
+        breaker: BreakerSpec | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.model_id = model_id
+        self.endpoints = RemoteEndpoints.parse(url)
+        self.attempts = attempts
+        self.breaker = CircuitBreaker(model_id, "remote", breaker or BreakerSpec(min_requests=5), clock)
+
+    def _admit(self) -> None:
+        if not self.breaker.allow():
+            raise UnavailableError(f"{self.endpoints.base_url}: circuit open after repeated failures")
+
+    def _failed(self, error: BaseException) -> None:
+        """Only the server's faults and an unreachable server count against it, never overload."""
+        self.breaker.record(classify(error) is not Outcome.SERVER_ERROR and not _unreachable(error))
+
+
+class RemoteModel(_RemoteBase):
     """Blocking remote path for one model."""
 
     def __init__(
@@ -76,10 +101,8 @@ class RemoteModel:
         breaker: BreakerSpec | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.model_id = model_id
-        self.endpoints = RemoteEndpoints.parse(url)
+        super().__init__(model_id, url, attempts, breaker, clock)
         self.client = V2HttpClient(self.endpoints.base_url, token, timeout_s)
-        self.breaker = CircuitBreaker(model_id, "remote", breaker or BreakerSpec(min_requests=5), clock)
         self._retrying = require("tenacity", "the edge proxy").Retrying(**_retrying_kwargs(attempts))
 
     def classify(self, image: bytes, k: int) -> dict[str, Any]:
@@ -90,12 +113,11 @@ class RemoteModel:
         return self._guarded(lambda: self.client.infer(self.model_id, inputs))
 
     def _guarded(self, attempt: Callable[[], T]) -> T:
-        if not self.breaker.allow():
-            raise UnavailableError(f"{self.endpoints.base_url}: circuit open after repeated failures")
+        self._admit()
         try:
             result: T = self._retrying(attempt)
         except Exception as exc:
-            self.breaker.record(classify(exc) is not Outcome.SERVER_ERROR and not _unreachable(exc))
+            self._failed(exc)
             raise
         self.breaker.record(True)
         return result
@@ -104,7 +126,7 @@ class RemoteModel:
         self.client.close()
 
 
-class AsyncRemoteModel:
+class AsyncRemoteModel(_RemoteBase):
     """The asyncio twin of :class:`RemoteModel`."""
 
     def __init__(
@@ -117,11 +139,8 @@ class AsyncRemoteModel:
         breaker: BreakerSpec | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.model_id = model_id
-        self.endpoints = RemoteEndpoints.parse(url)
+        super().__init__(model_id, url, attempts, breaker, clock)
         self.client = AsyncV2HttpClient(self.endpoints.base_url, token, timeout_s)
-        self.breaker = CircuitBreaker(model_id, "remote", breaker or BreakerSpec(min_requests=5), clock)
-        self._attempts = attempts
 
     async def classify(self, image: bytes, k: int) -> dict[str, Any]:
         call = _image_call(self.endpoints, self.model_id, image, k)
@@ -138,13 +157,12 @@ class AsyncRemoteModel:
         return await self._guarded(attempt)
 
     async def _guarded(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        if not self.breaker.allow():
-            raise UnavailableError(f"{self.endpoints.base_url}: circuit open after repeated failures")
-        retrying = require("tenacity", "the edge proxy").AsyncRetrying(**_retrying_kwargs(self._attempts))
+        self._admit()
+        retrying = require("tenacity", "the edge proxy").AsyncRetrying(**_retrying_kwargs(self.attempts))
         try:
             result: T = await retrying(attempt)
         except Exception as exc:
-            self.breaker.record(classify(exc) is not Outcome.SERVER_ERROR and not _unreachable(exc))
+            self._failed(exc)
             raise
         self.breaker.record(True)
         return result

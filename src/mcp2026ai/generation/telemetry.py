@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp2026ai.generation.types import FinishReason, GenerationRequest
 from mcp2026ai.observability import metrics, tracing
 
-if TYPE_CHECKING:
-    from mcp2026ai.generation.engine import _Job
+
+class _Job(Protocol):
+    """What the telemetry reads of the engine's jobs."""
+
+    accepted_at: float
+    first_token_at: float | None
+    span: Any
 
 
 class EngineTelemetry:
