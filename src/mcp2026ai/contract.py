@@ -12,11 +12,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mcp2026ai.errors import ContractError
-from mcp2026ai.messages import describe_validation_error, yaml_location
+from mcp2026ai.messages import describe_validation_error, read_yaml_file
 
 
 class Precision(StrEnum):
@@ -197,18 +196,7 @@ def parse_contract(document: Any, source: str = "contract") -> InferenceContract
 
 def load_contract(path: Path | str) -> InferenceContract:
     """Read and validate a contract YAML (or JSON) file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ContractError(f"{path}: contract file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ContractError(f"{path}: cannot read contract file ({exc})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ContractError(f"{path}: not valid YAML ({yaml_location(exc)})") from None
-    return parse_contract(document, str(path))
+    return parse_contract(read_yaml_file(Path(path), "contract"), str(path))
 
 
 def contract_to_json(contract: InferenceContract) -> str:

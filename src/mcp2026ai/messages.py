@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import yaml
 from pydantic import ValidationError
+
+from mcp2026ai.errors import ContractError
 
 
 def describe_validation_error(exc: ValidationError, source: str) -> str:
@@ -25,3 +30,18 @@ def yaml_location(exc: yaml.YAMLError) -> str:
     if mark is None:
         return str(problem)
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def read_yaml_file(path: Path, what: str) -> Any:
+    """The parsed YAML (or JSON) document in ``path``; ContractError naming the file and ``what`` it
+    should be when it is missing, unreadable or not YAML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ContractError(f"{path}: {what} file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractError(f"{path}: cannot read {what} file ({exc})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ContractError(f"{path}: not valid YAML ({yaml_location(exc)})") from None

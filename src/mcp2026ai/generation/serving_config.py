@@ -20,12 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp2026ai.contract import ResourceSpec
 from mcp2026ai.errors import ContractError, NotFoundError
-from mcp2026ai.messages import describe_validation_error, yaml_location
+from mcp2026ai.messages import describe_validation_error, read_yaml_file
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 
 ANNOTATION_KIND = "serving-config"
@@ -85,17 +84,7 @@ def parse_serving_config(document: Any, source: str) -> ServingConfig:
 
 
 def load_serving_config(path: Path) -> ServingConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ContractError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ContractError(f"{path}: cannot read the config ({exc})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ContractError(f"{path}: not valid YAML ({yaml_location(exc)})") from None
-    return parse_serving_config(document, str(path))
+    return parse_serving_config(read_yaml_file(path, "config"), str(path))
 
 
 def resolve_model(registry: ModelRegistry, config: ServingConfig, source: str) -> ModelVersion:
