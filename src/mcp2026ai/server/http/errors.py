@@ -38,8 +38,10 @@ def error_response(error: errors.MCPError) -> Response:
         headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     if isinstance(error, errors.UnauthenticatedError):
         headers["WWW-Authenticate"] = "Bearer"
-    if status >= 500:
+    if status >= 500 and not isinstance(error, errors.UnavailableError):
         log.warning("request failed with %s: %s", status, error)
+    elif status >= 500:  # a refusal (draining, not ready, deadline passed): expected under overload, not a fault
+        log.debug("request refused with %s: %s", status, error)
     return plain_error(errors.bounded_message(error), status, headers)
 
 
