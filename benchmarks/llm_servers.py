@@ -110,7 +110,7 @@ class LlmServer(ABC):
         port = free_port()
         command, env = self.launch(gguf, port)
         self.base_url = f"http://127.0.0.1:{port}"
-        self._process.run(command, env)
+        self._process.spawn(command, env)
         self._wait_listening(ready_timeout_s)
         self.check_openai()
 
@@ -145,17 +145,6 @@ class _Process(ServerProcess):
 
     def launch(self, model: Any, http: int, grpc: int) -> tuple[list[str], dict[str, str]]:
         raise NotImplementedError("LLM servers launch through LlmServer.launch")
-
-    def run(self, command: list[str], env: dict[str, str]) -> None:
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            command,
-            cwd=self.workdir,
-            env={**os.environ, **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
 
     def check_alive(self) -> None:
         if self.process is not None and self.process.poll() is not None:

@@ -78,9 +78,9 @@ class ServerProcess(ABC):
     def launch(self, model: BenchModel, http: int, grpc: int) -> tuple[list[str], dict[str, str]]:
         """The command line and extra environment that serve ``model`` on these ports."""
 
-    def start(self, model: BenchModel) -> Endpoints:
-        http, grpc = free_port(), free_port()
-        command, env = self.launch(model, http, grpc)
+    def spawn(self, command: list[str], env: dict[str, str]) -> None:
+        """Run ``command`` in its own process group (stop() then ends workers and tritonserver too),
+        its output appended to the server's log."""
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             command,
@@ -88,8 +88,12 @@ class ServerProcess(ABC):
             env={**os.environ, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: stop() ends workers and tritonserver too
+            start_new_session=True,
         )
+
+    def start(self, model: BenchModel) -> Endpoints:
+        http, grpc = free_port(), free_port()
+        self.spawn(*self.launch(model, http, grpc))
         self._wait_ready(f"http://127.0.0.1:{http}/v2/models/{model.name}/ready")
         return Endpoints(http=f"127.0.0.1:{http}", grpc=f"127.0.0.1:{grpc}")
 

@@ -129,9 +129,7 @@ class AsyncV2GrpcClient:
                 request, timeout=self._timeout_s, metadata=_metadata(self._token, self._headers, headers)
             )
         except grpc.aio.AioRpcError as exc:
-            raise from_grpc(
-                exc.code(), exc.details(), dict(exc.trailing_metadata() or ()).get(PUSHBACK_KEY), method
-            ) from None
+            raise _error(exc, f"{method} on {self.target}") from None
 
     async def model_ready(self, model: str, version: str | None = None) -> bool:
         try:
