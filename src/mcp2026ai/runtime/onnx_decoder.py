@@ -15,7 +15,7 @@ verification (:meth:`OnnxDecoder.verify`) the k+1 it needs.
 from __future__ import annotations
 
 import mmap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,15 +26,31 @@ from mcp2026ai.ir.llm_convert import NUM_LOGITS
 from mcp2026ai.ir.llm_info import LLMInfo
 
 PLATFORM = "onnxruntime_decoder"
+SESSION_CONFIG: dict[str, str] = {}
+"""onnxruntime session config entries every decoder gets (benchmarks/decode_step.py compares others)."""
 
 
 class OnnxDecoder:
     """One decoder session and its KV buffers."""
 
-    def __init__(self, folder: Path, info: LLMInfo, num_slots: int, max_len: int, threads: int = 0) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        info: LLMInfo,
+        num_slots: int,
+        max_len: int,
+        threads: int = 0,
+        session_config: Mapping[str, str] | None = None,
+        profile_prefix: Path | None = None,
+    ) -> None:
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = threads
+        for key, value in (SESSION_CONFIG if session_config is None else session_config).items():
+            options.add_session_config_entry(key, value)
+        if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/decode_step.py --profile)
+            options.enable_profiling = True
+            options.profile_file_prefix = str(profile_prefix)
         try:
             self.session = ort.InferenceSession(str(folder / info.decoder_file), options, ["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own pybind types  # noqa: BLE001
