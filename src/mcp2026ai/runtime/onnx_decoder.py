@@ -26,8 +26,14 @@ from mcp2026ai.ir.llm_convert import NUM_LOGITS
 from mcp2026ai.ir.llm_info import LLMInfo
 
 PLATFORM = "onnxruntime_decoder"
-SESSION_CONFIG: dict[str, str] = {}
-"""onnxruntime session config entries every decoder gets (benchmarks/decode_step.py compares others)."""
+SESSION_CONFIG: dict[str, str] = {"session.intra_op.allow_spinning": "0"}
+"""onnxruntime session config entries every decoder gets (benchmarks/decode_step.py compares others).
+
+Intra-op threads block instead of spinning between parallel sections: a decode step hands work to
+the pool hundreds of times, and on two cores shared with the HTTP event loop (and the benchmark's
+client, and other processes) a spinning worker holds the core a descheduled peer needs to finish
+its part. Side by side under load, 3 alternating pairs of aiperf runs: c=8 230 / 192 / 147 tok/s
+spinning vs 261 / 249 / 232 blocking; c=1 55 / 79 / 40 vs 127 / 110 / 111 (docs/benchmarks.md)."""
 
 
 class OnnxDecoder:
