@@ -79,6 +79,7 @@ def test_plan_a_real_model_with_a_measured_accuracy_gate(
     smollm2_gguf: Path,
     smollm2_int4: Path,
     smollm2_fp32: Path,
+    one_core: None,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
