@@ -131,6 +131,7 @@ class GenerationDecision(BaseModel):
     chosen: GenerationEvaluation | None
     reason: str
     planning_s: float
+    trigger: str = Field("manual", description="manual (`mcp policy plan`) or serve (planned as `mcp serve` started).")
 
 
 def usable_cores() -> int:
@@ -375,7 +376,7 @@ def _reason(
     return "no candidate meets the contract: " + "; ".join(sorted(misses))
 
 
-def plan_generation(registry: ModelRegistry, record: ModelVersion) -> GenerationDecision:
+def plan_generation(registry: ModelRegistry, record: ModelVersion, trigger: str = "manual") -> GenerationDecision:
     """Measure every candidate of every admissible import of ``record``'s source, choose, store the decision."""
     started = time.perf_counter()
     contract = record.contract or InferenceContract()
@@ -403,6 +404,7 @@ def plan_generation(registry: ModelRegistry, record: ModelVersion) -> Generation
         chosen=chosen,
         reason=_reason(chosen, evaluations, variants, contract.objective),
         planning_s=time.perf_counter() - started,
+        trigger=trigger,
     )
     registry.catalog.annotate(
         record.name, record.version, DECISION_KIND, decision.model_dump(mode="json"), decision.time
@@ -428,3 +430,15 @@ def last_decision(registry: ModelRegistry, record: ModelVersion) -> GenerationDe
     if not found:
         raise NotFoundError(f"{record.ref} has no generation plan; run `mcp policy plan --model {record.name}`")
     return found[-1]
+
+
+def ensure_generation_plan(registry: ModelRegistry, record: ModelVersion) -> tuple[GenerationDecision | None, bool]:
+    """The decision the server runs ``record`` with, and whether it was measured just now: None for a
+    model whose contract has no ``generation`` section (the engine's settings stand); the latest
+    decision that found a plan; else one measured now (trigger ``serve``)."""
+    if record.contract is None or record.contract.generation is None:
+        return None, False
+    for decision in reversed(decisions(registry, record.name, record.version)):
+        if decision.chosen is not None:
+            return decision, False
+    return plan_generation(registry, record, trigger="serve"), True

@@ -35,6 +35,16 @@ def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> E
     return config.model_copy(update={"kv_cache_mb": kv_mb})
 
 
+def contract_config(config: EngineConfig, record: ModelVersion) -> EngineConfig:
+    """``config`` with the limits the contract's ``generation`` section states (max_model_len,
+    max_num_seqs): the model's promise wins over the server's defaults."""
+    spec = record.contract.generation if record.contract else None
+    if spec is None:
+        return config
+    update = {key: value for key in ("max_model_len", "max_num_seqs") if (value := getattr(spec, key)) is not None}
+    return config.model_copy(update=update)
+
+
 def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineConfig:
     """The server's engine settings with a stored generation plan's threads, sequences and speculation."""
     if plan is None:
@@ -70,7 +80,7 @@ class GenerationModels:
         record = self.registry.resolve(name)
         plan, artifact = self.planned_artifact(record)
         folder = await asyncio.to_thread(self.registry.llm_folder, artifact)  # the plan's precision
-        config = planned_config(engine_config(self.config, record, folder), plan)
+        config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         engine = await asyncio.to_thread(build_engine, name, folder, config)
         self._served[name] = ServedLLM(record, engine, time.time())
         stored = stored_config(self.registry, record)

@@ -18,7 +18,9 @@ from mcp2026ai.generation.planning import (
     version_gates,
     violations,
 )
-from mcp2026ai.generation.service import planned_config
+from mcp2026ai.generation.service import contract_config, planned_config
+from mcp2026ai.ir import Signature
+from mcp2026ai.registry import ModelVersion, Stage
 from tests.support.cli import run_main
 from tests.support.llm import LLM_CACHE, register_smollm2
 
@@ -72,6 +74,21 @@ def test_a_stored_plan_sets_the_engine() -> None:
     config = planned_config(EngineConfig(max_num_seqs=8, threads=0), plan)
     assert (config.threads, config.max_num_seqs, config.speculative_tokens) == (1, 4, 4)
     assert planned_config(EngineConfig(), None) == EngineConfig()
+
+
+def test_the_contract_limits_set_the_engine() -> None:
+    record = ModelVersion(
+        name="m",
+        version="1.0.0",
+        stage=Stage.DEV,
+        format="gguf",
+        digest="ab" * 32,
+        signature=Signature(inputs=[], outputs=[]),
+        contract=parse_contract({"generation": {"max_model_len": 256}}),
+    )
+    config = contract_config(EngineConfig(max_num_seqs=8, max_model_len=2048), record)
+    assert (config.max_model_len, config.max_num_seqs) == (256, 8)
+    assert contract_config(EngineConfig(), record.model_copy(update={"contract": None})) == EngineConfig()
 
 
 def test_plan_a_real_model_with_a_measured_accuracy_gate(
