@@ -60,6 +60,7 @@ class Candidate(BaseModel):
             plan.performance_hint,
             plan.streams,
             plan.inference_precision,
+            plan.instances,
         )
 
 
@@ -153,28 +154,48 @@ def enumerate_candidates(
     return candidates
 
 
+def instance_splits(cores: int) -> list[tuple[int, int]]:
+    """(threads per instance, instances) that split the cores among concurrent runs: 1 x cores, 2 x cores/2 ..."""
+    return [(threads, cores // threads) for threads in thread_counts(cores) if cores // threads > 1]
+
+
 def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtime: str | None = None) -> list[Plan]:
     """One plan per session setting (batch 1) of each runtime installed here, or only of ``runtime``.
 
-    onnxruntime: each provider, each thread count on the CPU. OpenVINO (CPU plugin, f32): the LATENCY
-    hint with one stream at each thread count, and under the throughput objective the THROUGHPUT hint
-    on every core (the plugin picks its streams).
+    onnxruntime: each provider, each thread count on the CPU, and the CPU's cores split among
+    concurrent instances (Triton's instance_group). OpenVINO (CPU plugin, f32): the LATENCY hint with
+    one stream at each thread count, and the THROUGHPUT hint with one stream per instance.
     """
     wanted = [name for name in hardware.runtimes if runtime is None or name == runtime]
     if runtime is not None and runtime not in wanted:
         wanted = [runtime]  # forced but not probed as installed: creating its backend says what to install
+    cores = hardware.logical_cores
     plans = []
     if DEFAULT_RUNTIME in wanted:
         for provider in hardware.providers:
-            threads = [hardware.logical_cores] if provider in GPU_PROVIDERS else thread_counts(hardware.logical_cores)
-            plans += [Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1) for intra in threads]
+            if provider in GPU_PROVIDERS:
+                plans.append(Plan(provider=provider, intra_op_threads=cores, inter_op_threads=1))
+                continue
+            plans += [
+                Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1) for intra in thread_counts(cores)
+            ]
+            plans += [
+                Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1, instances=count)
+                for intra, count in instance_splits(cores)
+            ]
     if "openvino" in wanted:
         plans += [
             Plan(runtime="openvino", intra_op_threads=intra, performance_hint="LATENCY", streams=1)
-            for intra in thread_counts(hardware.logical_cores)
+            for intra in thread_counts(cores)
         ]
-        if contract.objective == "throughput":
-            plans.append(
-                Plan(runtime="openvino", intra_op_threads=hardware.logical_cores, performance_hint="THROUGHPUT")
+        plans += [
+            Plan(
+                runtime="openvino",
+                intra_op_threads=intra,
+                performance_hint="THROUGHPUT",
+                streams=count,
+                instances=count,
             )
+            for intra, count in instance_splits(cores)
+        ]
     return plans

@@ -22,6 +22,7 @@ reported as not measured.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -244,6 +245,11 @@ class Profiler:
             if runs:
                 slot.batches[size] = runs
             slowest_ms = max(slowest_ms, _ms(np.percentile(runs, 99)) if runs else 0.0)
+        instances = session.backend.plan.instances
+        if instances > 1:
+            busy_runs = self._share(budget.batch_runs, index)
+            for size in [1, *slot.batches] if busy_runs else []:
+                slot.busy[size] = self._time_busy(session.backend, size, instances, busy_runs, phase_s, share_ends)
         slot.load = self.load_meter.since(mark)
         if first and session.memory_mb is not None:
             session.memory_mb = round(session.memory_mb + (meter.peak_mb() or 0.0), 2)
@@ -288,7 +294,14 @@ class Profiler:
             figures = (
                 None
                 if note
-                else robust_figures(session.slots, size, session.memory_mb, session.load_ms, self.heavy_cores)
+                else robust_figures(
+                    session.slots,
+                    size,
+                    session.memory_mb,
+                    session.load_ms,
+                    self.heavy_cores,
+                    instances=candidate.plan.instances,
+                )
             )
             if figures is None:
                 note = note or "not measured: this session's share of the planning budget was spent"
@@ -347,6 +360,32 @@ class Profiler:
             backend.infer(inputs)
             times.append(self.clock() - started)
         return times
+
+    def _time_busy(
+        self, backend: Backend, batch: int, instances: int, max_runs: int, seconds: float, hard_stop: float
+    ) -> list[float]:
+        """Run ``instances`` threads at once, each timing up to ``max_runs`` batches of ``batch`` rows back to
+        back for about ``seconds`` (at least one run each): the run times of a plan whose instances are all
+        busy."""
+        inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)
+        stop = min(self.clock() + seconds, hard_stop)
+        per_instance = max_runs
+        start = threading.Barrier(instances)
+        times: list[list[float]] = [[] for _ in range(instances)]
+
+        def instance(own: list[float]) -> None:
+            start.wait()
+            while len(own) < per_instance and (not own or self.clock() < stop):
+                began = self.clock()
+                backend.infer(inputs)
+                own.append(self.clock() - began)
+
+        threads = [threading.Thread(target=instance, args=(own,), daemon=True) for own in times]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [run for own in times for run in own]
 
 
 def _ms(seconds: float) -> float:

@@ -36,21 +36,19 @@ def test_openvino_candidates_beside_onnxruntime(registry: ModelRegistry, mlp_pat
     latency = contract(batching={"max_batch_size": 2})
     record = registry.register("mlp", mlp_path, contract=latency)
     plans = [c.plan for c in enumerate_candidates(record, latency, BOTH, [])]
-    sessions = {(p.runtime, p.intra_op_threads, p.performance_hint, p.streams) for p in plans}
+    sessions = {(p.runtime, p.intra_op_threads, p.performance_hint, p.streams, p.instances) for p in plans}
     assert sessions == {
-        ("onnxruntime", 1, None, 0),
-        ("onnxruntime", 2, None, 0),
-        ("openvino", 1, "LATENCY", 1),
-        ("openvino", 2, "LATENCY", 1),
-    }
-    throughput = latency.model_copy(update={"objective": "throughput"})
-    plans = [c.plan for c in enumerate_candidates(record, throughput, BOTH, [])]
-    assert ("openvino", 2, "THROUGHPUT", 0) in {
-        (p.runtime, p.intra_op_threads, p.performance_hint, p.streams) for p in plans
+        ("onnxruntime", 1, None, 0, 1),
+        ("onnxruntime", 2, None, 0, 1),
+        ("onnxruntime", 1, None, 0, 2),  # the two cores as two single-threaded instances
+        ("openvino", 1, "LATENCY", 1, 1),
+        ("openvino", 2, "LATENCY", 1, 1),
+        ("openvino", 1, "THROUGHPUT", 2, 2),  # one stream per instance
     }
     forced = enumerate_candidates(record, latency, BOTH, [], runtime="openvino")
     assert forced and {c.plan.runtime for c in forced} == {"openvino"}
-    assert {c.session_key() for c in forced if c.plan.intra_op_threads == 1} == {forced[0].session_key()}
+    single = [c for c in forced if c.plan.intra_op_threads == 1 and c.plan.instances == 1]
+    assert {c.session_key() for c in single} == {forced[0].session_key()}
 
 
 def test_the_faster_runtime_wins(registry: ModelRegistry, mlp_path: Path) -> None:
