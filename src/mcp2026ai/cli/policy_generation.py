@@ -66,7 +66,11 @@ def print_decision(decision: GenerationDecision) -> None:
         console.print(
             f"accuracy: token agreement {1 - decision.drift:.1%} with {decision.reference} (drift {decision.drift:.3f})"
         )
-    console.print(f"decided {decision.time:%Y-%m-%d %H:%M:%S} in {decision.planning_s:.0f} s: {decision.reason}")
+    chosen = f"{decision.chosen.plan.describe()}: " if decision.chosen else ""
+    console.print(
+        f"decided {decision.time:%Y-%m-%d %H:%M:%S} ({decision.trigger}) in {decision.planning_s:.0f} s: "
+        f"{chosen}{decision.reason}"
+    )
 
 
 def plan(registry: ModelRegistry, record: ModelVersion, as_json: bool) -> None:

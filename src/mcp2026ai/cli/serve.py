@@ -286,4 +286,6 @@ def _plan_generation(registry: ModelRegistry, record: ModelVersion) -> None:
     if decision.chosen is None:
         raise NoFeasibleGenerationPlanError(f"{record.ref}: {decision.reason}")
     how = f"measured in {decision.planning_s:.0f} s" if measured else f"stored {decision.time:%Y-%m-%d %H:%M:%S}"
-    print(f"plan for {record.name}: {decision.reason} ({how})", flush=True)  # one line, never wrapped
+    print(
+        f"plan for {record.name}: {decision.chosen.plan.describe()}: {decision.reason} ({how})", flush=True
+    )  # one line, never wrapped

@@ -369,7 +369,7 @@ def _reason(
 ) -> str:
     if chosen is not None:
         feasible = sum(e.feasible for e in evaluations)
-        return f"{chosen.plan.describe()}: best {objective} among {feasible} feasible of {len(evaluations)}"
+        return f"best {objective} among {feasible} feasible of {len(evaluations)}"
     misses = {v for e in evaluations for v in e.violations} | {
         f"{v.precision}@{v.version}: {r}" for v in variants for r in v.rejected
     }
