@@ -36,7 +36,7 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
-from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format, read_manifest
 
 DECISION_KIND = "generation-decision"
@@ -296,11 +296,13 @@ def choose(evaluations: list[GenerationEvaluation], objective: str) -> Generatio
 
 def imports(registry: ModelRegistry, record: ModelVersion) -> list[ModelVersion]:
     """``record`` and the model's other registered imports of the same source file, one per artifact
-    (versions sharing a digest are one import: the planned version stands for its own)."""
+    (versions sharing a digest are one import: the planned version stands for its own; archived
+    versions are not candidates)."""
     source = read_manifest(registry.store, record.digest).source_sha256
     found = {record.digest: record}
     for other in registry.versions(record.name):
-        same_source = is_llm_format(other.format) and other.digest not in found
+        live = other.stage != Stage.ARCHIVED and is_llm_format(other.format)
+        same_source = live and other.digest not in found
         if same_source and read_manifest(registry.store, other.digest).source_sha256 == source:
             found[other.digest] = other
     return list(found.values())

@@ -24,7 +24,7 @@ from mcp2026ai.generation.planning import (
     version_gates,
 )
 from mcp2026ai.generation.service import GenerationModels
-from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry import ModelRegistry, Stage
 from tests.support.cli import run_main
 from tests.support.llm import register_smollm2
 
@@ -149,7 +149,9 @@ def test_the_server_loads_the_chosen_precision(
     registry = register_imports(mcp_home, smollm2_gguf, contract, capsys, monkeypatch)
     record = registry.resolve("smollm2")
     assert (record.version, registry.llm_info(record).precision.value) == ("2.0.0", "int4")
+    registry.promote("smollm2", "1.2.0", Stage.ARCHIVED)  # an archived import is no candidate
     decision = plan_generation(registry, record)
+    assert [v.precision for v in decision.variants] == ["int4", "fp32"]
     assert [v.precision for v in decision.variants if not v.rejected] == ["fp32"]
     assert all(v.agreement is None for v in decision.variants if v.rejected)  # ruled out: not measured
     plan = chosen_plan(registry, record)
