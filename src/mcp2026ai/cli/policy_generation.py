@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.errors import MCPError
@@ -19,6 +21,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 
 COLUMNS = ["plan", "TTFT p99 ms", "ITL p99 ms", "tokens/s", "MiB", "feasible", "why not"]
 IMPORT_COLUMNS = ["version", "precision", "weights MiB", "token agreement", "plans"]
+SUMMARY_COLUMNS = ["time", "trigger", "version", "feasible", "chosen", "planning s"]
 PARETO_COLUMNS = ["", "plan", "TTFT p99 ms", "ITL p99 ms", "tokens/s", "MiB", "why"]
 
 
@@ -83,13 +86,29 @@ def plan(registry: ModelRegistry, record: ModelVersion, as_json: bool) -> None:
         raise NoFeasibleGenerationPlanError(f"{record.ref}: {decision.reason}")
 
 
-def trace(registry: ModelRegistry, name: str, version: str | None, as_json: bool) -> None:
-    found = decisions(registry, name, version)
+def _summary(decision: GenerationDecision) -> dict[str, object]:
+    chosen = decision.chosen
+    return {
+        "time": f"{decision.time:%Y-%m-%d %H:%M:%S}",
+        "trigger": decision.trigger,
+        "version": decision.version,
+        "feasible": f"{sum(e.feasible for e in decision.evaluations)}/{len(decision.evaluations)}",
+        "chosen": chosen.plan.describe() if chosen else "none",
+        "planning s": f"{decision.planning_s:.0f}",
+    }
+
+
+def trace(
+    registry: ModelRegistry, name: str, version: str | None, as_json: bool, since: datetime | None = None
+) -> None:
+    found = [d for d in decisions(registry, name, version) if since is None or d.time >= since]
     if as_json:
         print_json([decision.model_dump(mode="json") for decision in found])
         return
     if not found:
         console.print(f"no generation plans for {name}")
+        return
+    print_table(f"generation plan decisions for {name}", [_summary(d) for d in found], SUMMARY_COLUMNS)
     for decision in found:
         print_decision(decision)
 

@@ -116,6 +116,11 @@ def test_the_contract_picks_the_precision_from_measured_figures(
         assert (variant(gated, gated.chosen.plan.precision).drift or 0.0) <= 0.1
         assert gated.chosen.tokens_per_s >= floor
 
+    traced = run_main(["policy", "trace", "--model", "smollm2", "--last", "1h", "--json"], capsys, monkeypatch)
+    assert [d["trigger"] for d in json.loads(traced.out)] == ["manual"]
+    summary = run_main(["policy", "trace", "--model", "smollm2"], capsys, monkeypatch)
+    assert summary.code == 0 and "generation plan decisions for smollm2" in " ".join(summary.out.split())
+
     explained = run_main(["policy", "explain", "--model", "smollm2"], capsys, monkeypatch)
     assert explained.code == 0, explained.err
     assert "Pareto front of 6 measured plans" in " ".join(explained.out.split())
