@@ -19,6 +19,8 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan, Provider
 
 GPU_PROVIDERS = (Provider.CUDA, Provider.TENSORRT)
+INFERENCE_PRECISIONS: dict[str, Precision] = {"bf16": Precision.BF16}
+"""OpenVINO inference precision hints that compute an FP32 artifact at a contract precision below FP32."""
 
 
 class Variant(BaseModel):
@@ -142,10 +144,13 @@ def enumerate_candidates(
     candidates = []
     for variant in [base_variant(record), *variants]:
         for base in runtime_plans(hardware, contract, runtime):
+            reduced = INFERENCE_PRECISIONS.get(base.inference_precision or "")
+            if reduced is not None and variant.precision is not Precision.FP32:
+                continue  # a reduced inference precision computes the FP32 artifact, not a quantized one
             for size in sizes:
                 plan = base.model_copy(
                     update={
-                        "precision": variant.precision,
+                        "precision": reduced or variant.precision,
                         "max_batch_size": size,
                         "max_queue_delay_ms": delay if size > 1 else 0.0,
                     }
@@ -164,7 +169,9 @@ def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtim
 
     onnxruntime: each provider, each thread count on the CPU, and the CPU's cores split among
     concurrent instances (Triton's instance_group). OpenVINO (CPU plugin, f32): the LATENCY hint with
-    one stream at each thread count, and the THROUGHPUT hint with one stream per instance.
+    one stream at each thread count, and the THROUGHPUT hint with one stream per instance; each again
+    at a reduced inference precision (bf16) the CPU runs natively, where the contract allows it (its
+    drift is measured against FP32 while profiling, never assumed).
     """
     wanted = [name for name in hardware.runtimes if runtime is None or name == runtime]
     if runtime is not None and runtime not in wanted:
@@ -184,18 +191,20 @@ def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtim
                 for intra, count in instance_splits(cores)
             ]
     if "openvino" in wanted:
-        plans += [
+        openvino = [
             Plan(runtime="openvino", intra_op_threads=intra, performance_hint="LATENCY", streams=1)
             for intra in thread_counts(cores)
         ]
-        plans += [
-            Plan(
-                runtime="openvino",
-                intra_op_threads=intra,
-                performance_hint="THROUGHPUT",
-                streams=count,
-                instances=count,
-            )
-            for intra, count in instance_splits(cores)
+        openvino += [
+            Plan(runtime="openvino", intra_op_threads=intra, performance_hint="THROUGHPUT", streams=n, instances=n)
+            for intra, n in instance_splits(cores)
         ]
+        plans += openvino + reduced_precision_plans(hardware, contract, openvino)
     return plans
+
+
+def reduced_precision_plans(hardware: HardwareProfile, contract: InferenceContract, plans: list[Plan]) -> list[Plan]:
+    """``plans`` again at each reduced inference precision the CPU has and the contract allows."""
+    allowed = contract.precision.allowed
+    hints = [hint for hint in hardware.reduced_precisions if INFERENCE_PRECISIONS[hint] in allowed]
+    return [plan.model_copy(update={"inference_precision": hint}) for hint in hints for plan in plans]

@@ -56,6 +56,11 @@ class Figures(BaseModel):
     p99_spread_ms: float | None = Field(None, description="Highest minus lowest round p99 (the p99's noise).")
     rounds: list[RoundFigures] = Field(default_factory=list, description="Every interleaved round, with the load.")
     loaded_rounds: int = Field(0, description="Rounds kept although measured under heavy outside load.")
+    drift: float | None = Field(
+        None,
+        description="Relative L2 drift of the outputs against FP32 onnxruntime on the same inputs, measured for"
+        " a plan at a reduced inference precision (None: the plan computes in the artifact's own precision).",
+    )
 
     @property
     def remeasured_rounds(self) -> int:

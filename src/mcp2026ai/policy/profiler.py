@@ -34,14 +34,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp2026ai.clock import Clock
 from mcp2026ai.errors import MCPError
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.policy.candidates import Candidate, Variant
+from mcp2026ai.policy.candidates import INFERENCE_PRECISIONS, Candidate, Variant
 from mcp2026ai.policy.figures import Figures, Slot, robust_figures
 from mcp2026ai.policy.load import CpuLoadMeter, LoadMeter
 from mcp2026ai.policy.memory import MemoryMeter, release_freed_memory
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
+from mcp2026ai.quantization.drift import compare
 from mcp2026ai.registry import Preprocessing
 from mcp2026ai.runtime.base import Backend, BackendClass
 from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.plan import Plan
+
+DRIFT_SAMPLES = 4
+"""Synthetic inputs on which a reduced-precision plan's outputs are compared with FP32's."""
 
 __all__ = ["Figures", "Measurement", "Measurer", "ProfileBudget", "Profiler", "group_by_session"]
 
@@ -94,6 +99,8 @@ class _Session:
     slots: list[Slot] = field(default_factory=list)
     notes: dict[int, str] = field(default_factory=dict)
     """Batch sizes not measured (or failed), with the reason."""
+    drift: float | None = None
+    """A reduced inference precision's drift against FP32 (None: the plan computes at the artifact's)."""
 
     def timed_sizes(self) -> list[int]:
         return [size for size in self.sizes if size > 1 and size not in self.notes]
@@ -201,7 +208,28 @@ class Profiler:
             backend.unload()
             return dict.fromkeys(group, Measurement(note=f"failed at batch 1: {exc}"))
         sizes = sorted({candidate.plan.max_batch_size for candidate in group})
-        return _Session(group, backend, load_ms, meter.peak_mb(), sizes)
+        session = _Session(group, backend, load_ms, meter.peak_mb(), sizes)
+        if group[0].plan.inference_precision in INFERENCE_PRECISIONS:
+            try:
+                session.drift = self._drift_against_fp32(group[0], backend)
+            except Exception as exc:  # noqa: BLE001 - the reference's runtime raises its own types
+                backend.unload()
+                return dict.fromkeys(group, Measurement(note=f"drift not measured: {str(exc).splitlines()[0][:200]}"))
+        return session
+
+    def _drift_against_fp32(self, candidate: Candidate, backend: Backend) -> float:
+        """Worst relative L2 drift of ``backend``'s outputs against FP32 onnxruntime on the same inputs."""
+        signature = self.signature_for(candidate.variant)
+        reference = self.backend_factory(self.model_path(candidate.variant), signature, Plan())
+        reference.load()
+        try:
+            worst = 0.0
+            for seed in range(DRIFT_SAMPLES):
+                inputs = synthetic_inputs(signature, 1, self.shapes, self.preprocessing, seed=seed)
+                worst = max(worst, compare(reference.infer(inputs), backend.infer(inputs)).rel_l2)
+            return round(worst, 6)
+        finally:
+            reference.unload()
 
     def _rounds(self, sessions: list[_Session], deadline: float) -> None:
         """Interleaved rounds: every session once per round; the first round times them all."""
@@ -307,6 +335,7 @@ class Profiler:
                 note = note or "not measured: this session's share of the planning budget was spent"
                 results[candidate] = Measurement(note=note)
             else:
+                figures = figures.model_copy(update={"drift": session.drift})
                 results[candidate] = Measurement(figures=figures, note=self._load_note(figures))
         return results
 
