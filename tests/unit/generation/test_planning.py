@@ -67,6 +67,8 @@ def test_the_objective_picks_among_feasible_plans() -> None:
     assert choose(found, "throughput") == found[1]
     assert choose(found, "memory") == found[0]
     assert choose([found[2]], "latency") is None
+    fp32, int4 = (evaluation(1, 1, 50, 8, 100).model_copy(update={"memory_mb": mb}) for mb in (540.0, 95.0))
+    assert choose([fp32, int4], "memory") == int4  # the memory objective: the fewest MiB reserved
 
 
 def test_a_stored_plan_sets_the_engine() -> None:
