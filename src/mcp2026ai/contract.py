@@ -21,6 +21,7 @@ from mcp2026ai.messages import describe_validation_error, read_yaml_file
 class Precision(StrEnum):
     FP32 = "fp32"
     FP16 = "fp16"
+    BF16 = "bf16"  # OpenVINO's CPU plugin computing an FP32 model in bfloat16 (inference precision hint)
     INT8 = "int8"
     INT4 = "int4"  # language models' weights (MatMulNBits)
 
@@ -46,7 +47,11 @@ class ThroughputSpec(_Section):
 
 class AccuracySpec(_Section):
     max_drift: float = Field(
-        0.01, ge=0, le=1, description="Largest relative L2 drift allowed against the FP32 baseline."
+        0.01,
+        ge=0,
+        le=1,
+        description="Largest drift allowed against the FP32 baseline: relative L2 for tensor models, "
+        "1 - greedy token agreement with the fp32 import for language models.",
     )
 
 
