@@ -8,9 +8,11 @@ busy machine gives), for each variant:
 - ``decode b=1`` / ``decode b=8``: one decode step of 1 / 8 sequences of 200 tokens each
   (a ~128-token prompt half way through 128 output tokens).
 
-Variants: the default session options, then each ``--session-config`` entry added (e.g.
-``session.force_spinning_stop=1``). ``--profile`` adds onnxruntime's per-operator profile of each
-measure (by operator type, the sum over its nodes of each node's fastest run). Last, the sampler's
+Variants: the default session options (onnxruntime's spinning workers), then each
+``--session-config`` entry added (e.g. ``session.intra_op.allow_spinning=0``, the session the
+served decoder switches to while the load average says the machine is contended). ``--profile``
+adds onnxruntime's per-operator profile of each measure (by operator type, the sum over its nodes of
+each node's fastest run). Last, the sampler's
 full-vocabulary draw at temperature 1: a plain ``np.cumsum`` (before) vs ``sampling.inverse_cdf`` (now).
 
     .venv/bin/python benchmarks/decode_step.py [--rounds 5] [--profile]
@@ -33,12 +35,14 @@ from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.generation.sampling import inverse_cdf
 from mcp2026ai.ir.llm_convert import convert_llm
 from mcp2026ai.ir.llm_info import LLMPrecision, load_llm_info
+from mcp2026ai.runtime.cpu_load import LoadProbe
 from mcp2026ai.runtime.onnx_decoder import SESSION_CONFIG, OnnxDecoder
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
 PROMPT_TOKENS = 128
 LENGTH = 200
 MEASURES = ("prefill", "decode b=1", "decode b=8")
+NEVER_CONTENDED = LoadProbe(read=lambda: 0.0)
 
 
 def _arguments() -> argparse.Namespace:
@@ -68,11 +72,14 @@ def _measure(decoder: OnnxDecoder, prompt: list[int], measure: str) -> list[floa
 
 
 def _variants(folder: Path, entries: list[str], threads: int) -> dict[str, OnnxDecoder]:
+    """Each variant runs its own session whatever the load (the served decoder switches to a blocking
+    session while the machine is contended: compare with ``session.intra_op.allow_spinning=0``)."""
     info = load_llm_info(folder)
-    variants = {"default": OnnxDecoder(folder, info, 8, 2048, threads)}
+    variants = {"default": OnnxDecoder(folder, info, 8, 2048, threads, load_probe=NEVER_CONTENDED)}
     for entry in entries:
         key, _, value = entry.partition("=")
-        variants[entry] = OnnxDecoder(folder, info, 8, 2048, threads, {**SESSION_CONFIG, key: value})
+        config = {**SESSION_CONFIG, key: value}
+        variants[entry] = OnnxDecoder(folder, info, 8, 2048, threads, config, load_probe=NEVER_CONTENDED)
     return variants
 
 
@@ -81,7 +88,7 @@ def _profile(folder: Path, prompt: list[int], threads: int) -> None:
     for measure in MEASURES:
         with tempfile.TemporaryDirectory() as work:
             info = load_llm_info(folder)
-            decoder = OnnxDecoder(folder, info, 8, 2048, threads, None, Path(work) / "profile")
+            decoder = OnnxDecoder(folder, info, 8, 2048, threads, None, Path(work) / "profile", NEVER_CONTENDED)
             runs = _measure(decoder, prompt, measure)
             events = json.loads(Path(decoder.session.end_profiling()).read_text())
         fastest: dict[str, tuple[float, str]] = {}

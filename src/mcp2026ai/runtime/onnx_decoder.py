@@ -24,20 +24,28 @@ import onnxruntime as ort
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir.llm_convert import NUM_LOGITS
 from mcp2026ai.ir.llm_info import LLMInfo
+from mcp2026ai.runtime.cpu_load import LoadProbe
 
 PLATFORM = "onnxruntime_decoder"
-SESSION_CONFIG: dict[str, str] = {"session.intra_op.allow_spinning": "0"}
-"""onnxruntime session config entries every decoder gets (benchmarks/decode_step.py compares others).
-
-Intra-op threads block instead of spinning between parallel sections: a decode step hands work to
-the pool hundreds of times, and on two cores shared with the HTTP event loop (and the benchmark's
-client, and other processes) a spinning worker holds the core a descheduled peer needs to finish
-its part. Side by side under load, 3 alternating pairs of aiperf runs: c=8 230 / 192 / 147 tok/s
-spinning vs 261 / 249 / 232 blocking; c=1 55 / 79 / 40 vs 127 / 110 / 111 (docs/benchmarks.md)."""
+SESSION_CONFIG: dict[str, str] = {}
+"""onnxruntime session config entries every decoder gets (benchmarks/decode_step.py compares others)."""
+BLOCKING = {"session.intra_op.allow_spinning": "0"}
+"""Added for the session used while the CPUs are contended (see :class:`OnnxDecoder`)."""
 
 
 class OnnxDecoder:
-    """One decoder session and its KV buffers."""
+    """One decoder over its KV buffers, run by one of two sessions of the same model.
+
+    onnxruntime's intra-op workers spin between parallel sections (a decode step hands work to the
+    pool hundreds of times). On an idle machine that is fastest; when other processes want the two
+    cores, a spinning worker holds the core its descheduled peer needs to finish its part. So while
+    :class:`~mcp2026ai.runtime.cpu_load.LoadProbe` finds the machine contended, runs go to a second
+    session whose workers block instead (built on first need; same kernels, same results).
+    Measured with aiperf, alternating pairs (docs/benchmarks.md): idle, spinning gave c=8 327 / 360 /
+    357 tok/s vs blocking 323 / 294 / 314 and c=1 180 / 169 / 174 vs 136 / 138 / 126; under load
+    (load average 3-5), spinning gave c=8 230 / 192 / 147 vs blocking 261 / 249 / 232 and c=1
+    55 / 79 / 40 vs 127 / 110 / 111.
+    """
 
     def __init__(
         self,
@@ -48,19 +56,17 @@ class OnnxDecoder:
         threads: int = 0,
         session_config: Mapping[str, str] | None = None,
         profile_prefix: Path | None = None,
+        load_probe: LoadProbe | None = None,
     ) -> None:
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.intra_op_num_threads = threads
-        for key, value in (SESSION_CONFIG if session_config is None else session_config).items():
-            options.add_session_config_entry(key, value)
-        if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/decode_step.py --profile)
-            options.enable_profiling = True
-            options.profile_file_prefix = str(profile_prefix)
-        try:
-            self.session = ort.InferenceSession(str(folder / info.decoder_file), options, ["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own pybind types  # noqa: BLE001
-            raise InferenceFailedError(f"{folder / info.decoder_file}: onnxruntime cannot load it ({exc})") from None
+        self._path = folder / info.decoder_file
+        self._threads = threads
+        self._config = dict(SESSION_CONFIG if session_config is None else session_config)
+        self.session = self._session(self._config, profile_prefix)
+        self._blocking: ort.InferenceSession | None = None
+        self.load_probe = load_probe if load_probe is not None else LoadProbe()
+        """Asked before each run: while it finds the CPUs contended, runs use the blocking session."""
+        self.last_run_blocking = False
+        """Whether the last run went to the blocking session."""
         self.info = info
         self.num_slots = num_slots
         self.max_len = max_len
@@ -75,10 +81,33 @@ class OnnxDecoder:
             info.past_value % layer: info.present_value % layer for layer in range(info.num_layers)
         }
         self._logits = np.zeros((num_slots, 1, info.vocab_size), np.float32)
-        self._bindings: dict[tuple[int, int, int], ort.IOBinding] = {}
+        self._bindings: dict[tuple[int, int, int, int], ort.IOBinding] = {}
         self._row_logits: dict[int, np.ndarray] = {}
         self.multi_row_logits = NUM_LOGITS in {i.name for i in self.session.get_inputs()}
         """Whether this decoder can return logits for several trailing positions (speculative decoding)."""
+
+    def _session(self, config: Mapping[str, str], profile_prefix: Path | None = None) -> ort.InferenceSession:
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = self._threads
+        for key, value in config.items():
+            options.add_session_config_entry(key, value)
+        if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/decode_step.py --profile)
+            options.enable_profiling = True
+            options.profile_file_prefix = str(profile_prefix)
+        try:
+            return ort.InferenceSession(str(self._path), options, ["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own pybind types  # noqa: BLE001
+            raise InferenceFailedError(f"{self._path}: onnxruntime cannot load it ({exc})") from None
+
+    def _current_session(self) -> tuple[int, ort.InferenceSession]:
+        """(0, the spinning session), or (1, the blocking one) while the CPUs are contended."""
+        self.last_run_blocking = self._threads != 1 and self.load_probe.contended()
+        if not self.last_run_blocking:
+            return 0, self.session
+        if self._blocking is None:
+            self._blocking = self._session({**self._config, **BLOCKING})
+        return 1, self._blocking
 
     def _lazy_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         """A zeroed float32 array in its own anonymous mapping: page-aligned, and its pages take memory
@@ -158,27 +187,30 @@ class OnnxDecoder:
 
     def _run(self, first: int, count: int, ids: np.ndarray, mask: np.ndarray, rows: int = 1) -> np.ndarray:
         """Logits ``[count, vocab]`` (one row per slot), or ``[1, rows, vocab]`` when ``rows > 1``."""
-        binding = self._binding(first, count, rows)
+        index, session = self._current_session()
+        binding = self._binding(index, session, first, count, rows)
         binding.bind_cpu_input(self.info.input_ids, ids)
         binding.bind_cpu_input(self.info.attention_mask, mask)
         if self.multi_row_logits:
             binding.bind_cpu_input(NUM_LOGITS, np.array([rows], dtype=np.int64))
         try:
-            self.session.run_with_iobinding(binding)
+            session.run_with_iobinding(binding)
         except Exception as exc:  # noqa: BLE001
             raise InferenceFailedError(f"decoder step failed ({str(exc).splitlines()[0][:300]})") from None
         if rows > 1:
             return self._row_logits[rows]
         return self._logits[:count, 0]
 
-    def _binding(self, first: int, count: int, rows: int = 1) -> ort.IOBinding:
-        """Past, present and logits of slots ``first .. first+count-1`` (built once per slot range and
-        number of logits rows)."""
-        key = (first, count, rows)
+    def _binding(
+        self, index: int, session: ort.InferenceSession, first: int, count: int, rows: int = 1
+    ) -> ort.IOBinding:
+        """Past, present and logits of slots ``first .. first+count-1`` (built once per session, slot
+        range and number of logits rows)."""
+        key = (index, first, count, rows)
         binding = self._bindings.get(key)
         if binding is not None:
             return binding
-        binding = self.session.io_binding()
+        binding = session.io_binding()
         for name, buffer in self._kv:
             view = buffer[first : first + count]
             shape = list(view.shape)
