@@ -270,7 +270,11 @@ class DataPlane:
             sla_class = parse_sla_class(requested_class)
         except MCPError:
             return  # infer() answers an unknown model or class with the right error
-        served.executor.check_admission(sla_class)
+        try:
+            served.executor.check_admission(sla_class)
+        except MCPError as exc:
+            exc.sla_class = sla_class.value  # the edges label the refusal's metrics with it
+            raise
 
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
         """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror.
