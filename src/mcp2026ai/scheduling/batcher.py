@@ -179,8 +179,13 @@ class BatchingExecutor:
         if sla_class is SHEDDABLE:
             return not self._queues.is_full(sla_class) and not self._shedding(self._clock())
         deadline_ms = self.config.classes[sla_class].deadline_ms
-        ahead = self._queues.rows_ahead(sla_class, 1, excluding=SHEDDABLE)
-        return deadline_ms is None or self._rate.seconds_for(round(ahead)) <= deadline_ms / 1000
+        return deadline_ms is None or self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE) <= deadline_ms / 1000
+
+    def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
+        """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
+        ahead = self._queues.rows_ahead(sla_class, rows, excluding=excluding)
+        busy = len(self._batches) >= self.config.max_concurrent_batches
+        return self._rate.seconds_to_answer(ahead, self.config.merge_rows, busy)
 
     def _shedding(self, now: float) -> bool:
         """Whether best-effort is being refused: a deadline class was at risk within SHED_HOLD_S."""
@@ -191,7 +196,7 @@ class BatchingExecutor:
         refuse it if it still would (it would only expire in the queue)."""
 
         def too_late() -> bool:
-            return self._rate.seconds_for(round(self._queues.rows_ahead(sla_class, rows))) > budget_s
+            return self._seconds_to_answer(sla_class, rows) > budget_s
 
         if sla_class is not SHEDDABLE and too_late():
             # Best-effort gives way: what is queued is answered 429 now (its fair share would keep
@@ -199,9 +204,10 @@ class BatchingExecutor:
             self._at_risk_since = self._clock()
             self._shed_best_effort(lambda: True)
         if too_late():
-            waited = self._rate.seconds_for(round(self._queues.rows_ahead(sla_class, rows))) * 1000
+            answered_ms = self._seconds_to_answer(sla_class, rows) * 1000
             raise OverloadedError(
-                f"{sla_class.value} request would wait about {waited:.0f} ms, past its deadline; retry later",
+                f"{sla_class.value} request would be answered in about {answered_ms:.0f} ms, past its deadline; "
+                "retry later",
                 self.config.retry_after_s,
             )
 
