@@ -19,6 +19,11 @@ A request that :class:`~mcp2026ai.server.http.early.EarlyRefusal` refuses from i
 complete, instead of starting an ASGI task: its body is discarded as it arrives and the connection
 stays open (closed when the client asked for ``Expect: 100-continue``: it may never send the body).
 
+uvicorn writes a response's head and its body with two sends: with TCP_NODELAY two segments, two
+wake-ups of the client. Each request's writes go through :class:`CoalescingWriter`, which holds a
+write until the next one (the body follows its head in the same event-loop step) and sends both at
+once; whatever is held goes out at the end of the step.
+
 On shutdown an idle keep-alive connection is not cut at once, as uvicorn does: a client may have
 sent its next request already and would see a reset instead of an answer. It stays open
 :data:`DRAIN_LINGER_S`; a request arriving on it is answered (the draining data plane refuses
@@ -39,8 +44,61 @@ from mcp2026ai.server.http.early import EarlyAnswer
 EarlyCheck = Callable[[str, str, Iterable[tuple[bytes, bytes]]], EarlyAnswer | None]
 """``check(method, path, headers)``: an answer to send before the app sees the request, or None."""
 
+COALESCE_BYTES = 1 << 16
+"""Writes larger than this are not copied together (a large body costs more to copy than a send)."""
+
 DRAIN_LINGER_S = 1.0
 """How long an idle connection stays open once shutdown begins (requests on it are answered, then it closes)."""
+
+
+class CoalescingWriter(asyncio.Transport):
+    """The transport a request's cycle writes to: each write is held until the next one or the end of
+    the event-loop step, and two writes that meet go out in one send. Everything else is the socket
+    transport's."""
+
+    __slots__ = ("_held", "_pending", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        super().__init__()
+        self.transport = transport
+        self._held: bytes | None = None
+        self._pending: asyncio.Handle | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        data = bytes(data)
+        held = self._held
+        if held is None:
+            self._held = data
+            self._pending = asyncio.get_running_loop().call_soon(self.flush)
+            return
+        self._release()
+        if len(held) + len(data) <= COALESCE_BYTES:
+            self.transport.write(held + data)
+        else:
+            self.transport.write(held)
+            self.transport.write(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._release()
+            self.transport.write(held)
+
+    def _release(self) -> None:
+        self._held = None
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return self.transport.get_extra_info(name, default)
 
 
 class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
@@ -111,6 +169,7 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
         check = type(self).early_check
         answer = None if check is None else check(cycle.scope["method"], cycle.scope["path"], cycle.scope["headers"])
         if answer is None:
+            cycle.transport = CoalescingWriter(cycle.transport)
             super()._start_asgi_task(cycle, app)
             return
         if self._draining or cycle.waiting_for_100_continue:
