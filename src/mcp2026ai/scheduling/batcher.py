@@ -85,6 +85,8 @@ class BatchingExecutor:
         self._pool: ThreadPoolExecutor | None = None
         self._placement = ExecutionPlacement(self.config.inline_below_ms)
         self._rate = DrainRate(self.config.max_concurrent_batches)
+        self._running_since: dict[int, float] = {}
+        """When each running batch started (batch id -> clock)."""
         self._at_risk_since = -math.inf
         self._accepting = False
         self._closing = False
@@ -184,8 +186,14 @@ class BatchingExecutor:
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
         ahead = self._queues.rows_ahead(sla_class, rows, excluding=excluding)
-        busy = len(self._batches) >= self.config.max_concurrent_batches
-        return self._rate.seconds_to_answer(ahead, self.config.merge_rows, busy)
+        return self._rate.seconds_to_answer(ahead, self.config.merge_rows, self._slot_free_in_s())
+
+    def _slot_free_in_s(self) -> float:
+        """0 while a batch slot is free; else how long, by the measured batch time, until the running
+        batch that started first ends (0 once it has run that long)."""
+        if len(self._running_since) < self.config.max_concurrent_batches or self._rate.batch_s is None:
+            return 0.0
+        return max(0.0, min(self._running_since.values()) + self._rate.batch_s - self._clock())
 
     def _shedding(self, now: float) -> bool:
         """Whether best-effort is being refused: a deadline class was at risk within SHED_HOLD_S."""
@@ -346,6 +354,7 @@ class BatchingExecutor:
             pending.batch_id, pending.batch_size = batch_id, len(batch)
         try:
             now = self._clock()
+            self._running_since[batch_id] = now
             self._telemetry.dispatched(batch, now)
             if self.stats is not None:
                 self.stats.record_queue(len(batch), int(sum(now - p.enqueued_at for p in batch) * 1e9))
@@ -362,6 +371,7 @@ class BatchingExecutor:
                 if not pending.future.done():
                     pending.future.set_result(outputs)
         finally:
+            self._running_since.pop(batch_id, None)
             self._observe_latency(batch)
             self._slots.release()
             self._wakeup.set()
