@@ -8,7 +8,7 @@ from typing import Any
 
 Row = dict[str, Any]
 OURS = "mcp2026ai"
-OURS_VARIANTS = (OURS, "mcp2026ai-w2")
+OURS_VARIANTS = (OURS, "mcp2026ai-w2", "mcp2026ai-tput")
 """Our server as one process (the default) and with ``--workers 2``: both are compared with the peers."""
 TARGET_CEILING = 0.9
 TARGET_VS = {"mlserver": 1.5, "pytriton": 1.0}
@@ -84,6 +84,7 @@ def render(rows: list[Row], levels: list[int], seconds: float, hangs: int = 0) -
         ratio = f"{best / top:.2g}" if top else "-"
         lines.append(f"| {model} | {server} | {protocol} | " + " | ".join(figures) + f" | {ratio} |")
     lines += ["", *_ratios(cells, levels), "", *_targets(cells, ceiling, levels), *_efficiency(cells, cpu, levels)]
+    lines += _per_level(cells, ceiling, levels)
     lines += _plans(rows)
     if errors:
         lines += ["", "Not measured:", ""]
@@ -131,6 +132,26 @@ def _ratios(cells: dict, levels: list[int]) -> list[str]:
                 row = f"| {model} | {protocol} | {variant} | {server} | {a / b:.2f} | {pa:.1f} / {pb:.1f} | {cpu} |"
                 lines.append(row)
     return lines
+
+
+def _per_level(cells: dict, ceiling: dict, levels: list[int]) -> list[str]:
+    """Issue 23's figures for the image models: each of our variants at each concurrency c against the
+    best runtime's ceiling at batch c and against PyTriton at the same c and protocol."""
+    lines = ["", "### Served / ceiling and vs PyTriton at each concurrency (image models)", ""]
+    lines += ["| model | server | protocol | " + " | ".join(f"c={c}: / ceiling, / pytriton" for c in levels) + " |"]
+    lines += ["|---|---|---|" + "---|" * len(levels)]
+    keys = sorted({(m, s, p) for (m, s, p, _) in cells if m != "mlp" and s in OURS_VARIANTS})
+    for model, server, protocol in keys:
+        parts = []
+        for level in levels:
+            ours = _median(cells.get((model, server, protocol, level), []), "throughput")
+            peer = _median(cells.get((model, "pytriton", protocol, level), []), "throughput")
+            top = ceiling.get(model, {}).get(level)
+            vs_ceiling = f"{ours / top:.2f}" if ours and top else "-"
+            vs_peer = f"{ours / peer:.2f}x" if ours and peer else "-"
+            parts.append(f"{vs_ceiling}, {vs_peer}")
+        lines.append(f"| {model} | {server} | {protocol} | " + " | ".join(parts) + " |")
+    return lines if len(lines) > 4 else []
 
 
 def _efficiency(cells: dict, cpu: dict, levels: list[int]) -> list[str]:

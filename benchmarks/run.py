@@ -3,6 +3,8 @@
     python benchmarks/run.py                 # mlp (3 rounds) + resnet50 (3 rounds): ~7 minutes on 2 cores
     python benchmarks/run.py --quick         # half the requests, one round
     python benchmarks/run.py --models mlp --rounds 5 --peers-on-resnet
+    python benchmarks/run.py --models classifier,resnet50 --concurrency 1,8 --peers-on-resnet \
+        --servers mcp2026ai,mcp2026ai-tput,pytriton   # issue 23: image models vs PyTriton
 
 Per model, every server is started at once; then per round and per concurrency level c, the
 ceiling (raw onnxruntime at batch c) runs, then every (server, protocol) in a rotated order, so
@@ -25,7 +27,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ceiling import Runner, offline_throughput, open_runtimes
-from models import MLP_FEATURES, RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic, tiny_mlp
+from models import (
+    CLASSIFIER_INPUT,
+    CLASSIFIER_OUTPUT,
+    MLP_FEATURES,
+    RESNET_INPUT,
+    RESNET_SHAPE,
+    resnet50_dynamic,
+    squeezenet_classifier,
+    tiny_mlp,
+)
 from perf import PerfError, PerfHang, PerfResult, find_perf_analyzer, perf_command, run_perf
 from report import render
 from servers import SERVERS, BenchModel, Endpoints, OurServer, ServerProcess, Unavailable, chosen_plan
@@ -66,6 +77,14 @@ WORKLOADS = {
         perf_timeout_s=300,
         http_format="binary",
     ),
+    "classifier": Workload(
+        requests_per_slot=40,  # ~4 ms a request on 2 cores: c=8 runs 320 requests, ~2 s
+        min_requests=100,
+        ceiling_runs=50,
+        ceiling_seconds=1.5,
+        perf_timeout_s=120,
+        http_format="binary",
+    ),
 }
 
 
@@ -76,6 +95,11 @@ def build_model(name: str, directory: Path) -> BenchModel:
         # a lone request, and over gRPC requests then rarely meet in the queue (docs/benchmarks.md).
         path = tiny_mlp(directory / "mlp.onnx")
         return BenchModel("mlp", path, "x", (MLP_FEATURES,), outputs=(("probs", (10,)),), objective="throughput")
+    if name == "classifier":  # the 224x224 image classifier of issue 23
+        path = squeezenet_classifier(directory / "classifier.onnx")
+        return BenchModel(
+            "classifier", path, CLASSIFIER_INPUT, RESNET_SHAPE, outputs=((CLASSIFIER_OUTPUT, (1000, 1, 1)),)
+        )
     # batch 8/32 shapes are exercised by the ceiling runs right after
     path = resnet50_dynamic(directory / "resnet50.onnx", check_batches=())
     # A CPU ResNet-50 at 32 concurrent requests answers in seconds: its contract says so, or no plan
@@ -113,8 +137,11 @@ class Bench:
         running: dict[str, tuple[ServerProcess, Endpoints]] = {}
         with_peers = model.name == "mlp" or self.args.peers_on_resnet
         for label, kind in SERVERS.items():
-            if label != "mcp2026ai" and not with_peers:
+            wanted = label in self.args.servers if self.args.servers else label == "mcp2026ai" or with_peers
+            if not wanted:
                 continue
+            if label == "mcp2026ai-tput" and model.objective == "throughput":
+                continue  # the model's own contract already says throughput
             server = kind(label, self.workdir / model.name / label)
             try:
                 endpoints = server.start(model)
@@ -207,13 +234,16 @@ class Bench:
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default="mlp,resnet50", help="Comma-separated: mlp, resnet50.")
+    parser.add_argument("--models", default="mlp,resnet50", help="Comma-separated: mlp, resnet50, classifier.")
     parser.add_argument("--concurrency", default="1,8,32", help="perf_analyzer concurrency levels.")
     parser.add_argument("--rounds", type=int, default=None, help="Interleaved MLP rounds (default 3; 1 with --quick).")
     parser.add_argument(
         "--resnet-rounds", type=int, default=None, help="Interleaved ResNet-50 rounds (default 3; 1 with --quick)."
     )
     parser.add_argument("--quick", action="store_true", help="Half the requests, one round.")
+    parser.add_argument(
+        "--servers", default="", help="Comma-separated subset of: " + ", ".join(SERVERS) + " (default: all)."
+    )
     parser.add_argument("--peers-on-resnet", action="store_true", help="Also run MLServer and PyTriton on ResNet-50.")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
@@ -222,6 +252,9 @@ def _arguments() -> argparse.Namespace:
     if unknown:
         parser.error(f"--models: unknown {unknown} (known: {', '.join(WORKLOADS)})")
     args.concurrency = [int(level) for level in args.concurrency.split(",")]
+    args.servers = [name.strip() for name in args.servers.split(",") if name.strip()]
+    if unknown_servers := [name for name in args.servers if name not in SERVERS]:
+        parser.error(f"--servers: unknown {unknown_servers} (known: {', '.join(SERVERS)})")
     args.scale = 0.5 if args.quick else 1.0
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.resnet_rounds = args.resnet_rounds or (1 if args.quick else 3)

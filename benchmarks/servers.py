@@ -167,12 +167,14 @@ class OurServer(ServerProcess):
     """``mcp serve`` with the model registered under a batching contract in a private MCP_HOME."""
 
     workers = 1
+    objective: str | None = None
+    """The contract's objective when it should differ from the model's (None: the model's)."""
 
     def launch(self, model: BenchModel, http: int, grpc: int) -> tuple[list[str], dict[str, str]]:
         env = {"MCP_HOME": str(self.workdir / "home"), "PYTHONPATH": str(ROOT / "src")}
         contract = self.workdir / "contract.yaml"
         document: dict[str, object] = {
-            "objective": model.objective,
+            "objective": self.objective or model.objective,
             "batching": {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": QUEUE_DELAY_MS},
         }
         if model.p99_budget_ms is not None:
@@ -204,6 +206,14 @@ class OurServerTwoWorkers(OurServer):
     """The same, as two worker processes sharing the ports (``mcp serve --workers 2``, SO_REUSEPORT)."""
 
     workers = 2
+
+
+class OurServerThroughput(OurServer):
+    """The same model under a ``throughput`` contract: the policy may then take a multi-instance plan
+    (the cores split among single-threaded instances), the choice for a service that sees many
+    concurrent requests, where the default ``latency`` objective takes the best lone request."""
+
+    objective = "throughput"
 
 
 class MLServerPeer(ServerProcess):
@@ -279,6 +289,7 @@ class PyTritonPeer(ServerProcess):
 SERVERS: dict[str, type[ServerProcess]] = {
     "mcp2026ai": OurServer,
     "mcp2026ai-w2": OurServerTwoWorkers,
+    "mcp2026ai-tput": OurServerThroughput,
     "mlserver": MLServerPeer,
     "pytriton": PyTritonPeer,
 }

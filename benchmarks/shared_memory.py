@@ -17,26 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import onnx
+
 from ceiling import offline_throughput, open_session
 from local_server import serve_model
+from models import plain_inputs
 
 from mcp2026ai.bundled import bundled_model_path
 
 PERF = str(Path(sys.executable).parent / "perf_analyzer")
-
-
-def plain_inputs(source: Path, target: Path) -> Path:
-    """The onnx package's light models list their weights as graph inputs too (IR < 4 style); keep
-    only the data input, as a model exported today has it."""
-    model = onnx.load(str(source))
-    weights = {init.name for init in model.graph.initializer}
-    data = [value for value in model.graph.input if value.name not in weights]
-    del model.graph.input[:]
-    model.graph.input.extend(data)
-    model.ir_version = max(model.ir_version, 4)
-    onnx.save(model, str(target))
-    return target
 
 
 def serve(home: Path, model: Path, http: int, grpc: int) -> subprocess.Popen[str]:

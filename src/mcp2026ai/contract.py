@@ -21,6 +21,7 @@ from mcp2026ai.messages import describe_validation_error, read_yaml_file
 class Precision(StrEnum):
     FP32 = "fp32"
     FP16 = "fp16"
+    BF16 = "bf16"  # OpenVINO's CPU plugin computing an FP32 model in bfloat16 (inference precision hint)
     INT8 = "int8"
     INT4 = "int4"  # language models' weights (MatMulNBits)
 

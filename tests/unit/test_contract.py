@@ -176,7 +176,7 @@ def test_json_schema_describes_every_field() -> None:
     assert defs["BatchingSpec"]["properties"]["max_batch_size"]["maximum"] == 4096
     assert set(defs["SequenceSpec"]["properties"]["strategy"]["enum"]) == {"direct", "oldest"}
     assert set(defs["SLAClass"]["enum"]) == {"latency-critical", "throughput-guaranteed", "best-effort"}
-    assert set(defs["Precision"]["enum"]) == {"fp32", "fp16", "int8", "int4"}
+    assert set(defs["Precision"]["enum"]) == {"fp32", "fp16", "bf16", "int8", "int4"}
     for name in ("LatencySpec", "ThroughputSpec", "AccuracySpec", "ResourceSpec", "BatchingSpec", "GenerationSpec"):
         for field, spec in defs[name]["properties"].items():
             assert spec.get("description"), f"{name}.{field} has no description"

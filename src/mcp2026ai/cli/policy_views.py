@@ -61,9 +61,8 @@ def plan_label(evaluation: Evaluation, version: str | None = None) -> str:
     plan, variant = evaluation.plan, evaluation.candidate.variant
     runtime = "" if plan.runtime == DEFAULT_RUNTIME else f"{plan.runtime}:"
     hint = f" {plan.performance_hint.lower()}" if plan.performance_hint else ""
-    label = (
-        f"{runtime}{plan.provider.value}/{plan.precision.value} t={plan.intra_op_threads}{hint} b={plan.max_batch_size}"
-    )
+    threads = f"t={plan.intra_op_threads}" + (f"x{plan.instances}" if plan.instances > 1 else "")
+    label = f"{runtime}{plan.provider.value}/{plan.precision.value} {threads}{hint} b={plan.max_batch_size}"
     return label if variant.version == version else f"{label} @{variant.version}"
 
 
@@ -78,8 +77,10 @@ def candidate_rows(
     evaluations: list[Evaluation], chosen: Evaluation | None, version: str | None = None
 ) -> list[dict[str, Any]]:
     rows = []
+    with_drift = any(e.figures is not None and e.figures.drift is not None for e in evaluations)
     for evaluation in evaluations:
         figures = evaluation.figures
+        drift = {"drift": _num(figures.drift if figures else None)} if with_drift else {}
         rows.append(
             {
                 "": "*" if chosen is not None and evaluation.candidate == chosen.candidate else "",
@@ -90,6 +91,7 @@ def candidate_rows(
                 "exp p99": _num(evaluation.expected_p99_ms),
                 "rows/s": _num(figures.throughput_rps if figures else None),
                 "MiB": _num(figures.memory_mb if figures else None),
+                **drift,
                 "verdict": verdict(evaluation),
             }
         )
@@ -171,14 +173,17 @@ def constraint_rows(contract: InferenceContract, stored: StoredPlan) -> list[dic
                 " MiB",
             )
         )
-    rows.append(_row("accuracy.max_drift", contract.accuracy.max_drift, variant.drift, "max", ""))
+    measured_drift = figures.drift if figures is not None else None
+    drift = variant.drift if measured_drift is None else measured_drift
+    rows.append(_row("accuracy.max_drift", contract.accuracy.max_drift, drift, "max", ""))
     allowed = [p.value for p in contract.precision.allowed]
-    precision_ok = variant.precision.value in allowed
+    precision = stored.plan.precision
+    precision_ok = precision.value in allowed
     rows.append(
         {
             "constraint": "precision.allowed",
             "contract": ", ".join(allowed),
-            "plan": variant.precision.value,
+            "plan": precision.value,
             "margin": "",
             "ok": "yes" if precision_ok else "NO",
         }

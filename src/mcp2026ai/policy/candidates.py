@@ -19,6 +19,8 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, Plan, Provider
 
 GPU_PROVIDERS = (Provider.CUDA, Provider.TENSORRT)
+INFERENCE_PRECISIONS: dict[str, Precision] = {"bf16": Precision.BF16}
+"""OpenVINO inference precision hints that compute an FP32 artifact at a contract precision below FP32."""
 
 
 class Variant(BaseModel):
@@ -60,6 +62,7 @@ class Candidate(BaseModel):
             plan.performance_hint,
             plan.streams,
             plan.inference_precision,
+            plan.instances,
         )
 
 
@@ -141,10 +144,13 @@ def enumerate_candidates(
     candidates = []
     for variant in [base_variant(record), *variants]:
         for base in runtime_plans(hardware, contract, runtime):
+            reduced = INFERENCE_PRECISIONS.get(base.inference_precision or "")
+            if reduced is not None and variant.precision is not Precision.FP32:
+                continue  # a reduced inference precision computes the FP32 artifact, not a quantized one
             for size in sizes:
                 plan = base.model_copy(
                     update={
-                        "precision": variant.precision,
+                        "precision": reduced or variant.precision,
                         "max_batch_size": size,
                         "max_queue_delay_ms": delay if size > 1 else 0.0,
                     }
@@ -153,28 +159,52 @@ def enumerate_candidates(
     return candidates
 
 
+def instance_splits(cores: int) -> list[tuple[int, int]]:
+    """(threads per instance, instances) that split the cores among concurrent runs: 1 x cores, 2 x cores/2 ..."""
+    return [(threads, cores // threads) for threads in thread_counts(cores) if cores // threads > 1]
+
+
 def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtime: str | None = None) -> list[Plan]:
     """One plan per session setting (batch 1) of each runtime installed here, or only of ``runtime``.
 
-    onnxruntime: each provider, each thread count on the CPU. OpenVINO (CPU plugin, f32): the LATENCY
-    hint with one stream at each thread count, and under the throughput objective the THROUGHPUT hint
-    on every core (the plugin picks its streams).
+    onnxruntime: each provider, each thread count on the CPU, and the CPU's cores split among
+    concurrent instances (Triton's instance_group). OpenVINO (CPU plugin, f32): the LATENCY hint with
+    one stream at each thread count, and the THROUGHPUT hint with one stream per instance; each again
+    at a reduced inference precision (bf16) the CPU runs natively, where the contract allows it (its
+    drift is measured against FP32 while profiling, never assumed).
     """
     wanted = [name for name in hardware.runtimes if runtime is None or name == runtime]
     if runtime is not None and runtime not in wanted:
         wanted = [runtime]  # forced but not probed as installed: creating its backend says what to install
+    cores = hardware.logical_cores
     plans = []
     if DEFAULT_RUNTIME in wanted:
         for provider in hardware.providers:
-            threads = [hardware.logical_cores] if provider in GPU_PROVIDERS else thread_counts(hardware.logical_cores)
-            plans += [Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1) for intra in threads]
+            if provider in GPU_PROVIDERS:
+                plans.append(Plan(provider=provider, intra_op_threads=cores, inter_op_threads=1))
+                continue
+            plans += [
+                Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1) for intra in thread_counts(cores)
+            ]
+            plans += [
+                Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1, instances=count)
+                for intra, count in instance_splits(cores)
+            ]
     if "openvino" in wanted:
-        plans += [
+        openvino = [
             Plan(runtime="openvino", intra_op_threads=intra, performance_hint="LATENCY", streams=1)
-            for intra in thread_counts(hardware.logical_cores)
+            for intra in thread_counts(cores)
         ]
-        if contract.objective == "throughput":
-            plans.append(
-                Plan(runtime="openvino", intra_op_threads=hardware.logical_cores, performance_hint="THROUGHPUT")
-            )
+        openvino += [
+            Plan(runtime="openvino", intra_op_threads=intra, performance_hint="THROUGHPUT", streams=n, instances=n)
+            for intra, n in instance_splits(cores)
+        ]
+        plans += openvino + reduced_precision_plans(hardware, contract, openvino)
     return plans
+
+
+def reduced_precision_plans(hardware: HardwareProfile, contract: InferenceContract, plans: list[Plan]) -> list[Plan]:
+    """``plans`` again at each reduced inference precision the CPU has and the contract allows."""
+    allowed = contract.precision.allowed
+    hints = [hint for hint in hardware.reduced_precisions if INFERENCE_PRECISIONS[hint] in allowed]
+    return [plan.model_copy(update={"inference_precision": hint}) for hint in hints for plan in plans]

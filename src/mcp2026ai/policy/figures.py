@@ -56,6 +56,11 @@ class Figures(BaseModel):
     p99_spread_ms: float | None = Field(None, description="Highest minus lowest round p99 (the p99's noise).")
     rounds: list[RoundFigures] = Field(default_factory=list, description="Every interleaved round, with the load.")
     loaded_rounds: int = Field(0, description="Rounds kept although measured under heavy outside load.")
+    drift: float | None = Field(
+        None,
+        description="Relative L2 drift of the outputs against FP32 onnxruntime on the same inputs, measured for"
+        " a plan at a reduced inference precision (None: the plan computes in the artifact's own precision).",
+    )
 
     @property
     def remeasured_rounds(self) -> int:
@@ -69,6 +74,8 @@ class Slot:
     round: int
     single: list[float] = field(default_factory=list)
     batches: dict[int, list[float]] = field(default_factory=dict)
+    busy: dict[int, list[float]] = field(default_factory=dict)
+    """Batch run times by size with every instance of a multi-instance plan running at once."""
     load: LoadReading = field(default_factory=LoadReading)
     remeasured: bool = False
     memory_mb: float | None = None
@@ -82,8 +89,8 @@ def _median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
-def round_figures(slot: Slot, size: int) -> RoundFigures:
-    batch = slot.batches.get(size) if size > 1 else None
+def round_figures(slot: Slot, size: int, instances: int = 1) -> RoundFigures:
+    batch = slot.busy.get(size) if instances > 1 else slot.batches.get(size) if size > 1 else None
     return RoundFigures(
         round=slot.round,
         runs=len(slot.single) + (len(batch) if batch else 0),
@@ -97,15 +104,28 @@ def round_figures(slot: Slot, size: int) -> RoundFigures:
     )
 
 
+def _batch_runs(slots: Sequence[Slot], size: int, instances: int) -> list[list[float]]:
+    """Each round's run times of a batch of ``size``: with every instance busy for a multi-instance plan."""
+    if instances > 1:
+        return [slot.busy[size] for slot in slots if slot.busy.get(size)]
+    if size == 1:
+        return [slot.single for slot in slots if slot.single]
+    return [slot.batches[size] for slot in slots if slot.batches.get(size)]
+
+
 def robust_figures(
-    slots: Sequence[Slot], size: int, memory_mb: float | None, load_ms: float, heavy_cores: float | None = None
+    slots: Sequence[Slot],
+    size: int,
+    memory_mb: float | None,
+    load_ms: float,
+    heavy_cores: float | None = None,
+    instances: int = 1,
 ) -> Figures | None:
     """Figures of a session's candidate at ``size``: batch-1 latency over every round, the batch over the
-    rounds that timed ``size`` (None: none did)."""
+    rounds that timed ``size`` (None: none did). A plan of several instances runs that many batches at
+    once: its batch times are taken with all of them busy, its throughput counts all of them."""
     timed = [slot for slot in slots if slot.single]
-    batch_runs = (
-        [slot.single for slot in timed] if size == 1 else [s.batches[size] for s in slots if s.batches.get(size)]
-    )
+    batch_runs = _batch_runs(slots, size, instances)
     if not timed or not batch_runs:
         return None
     p99s = [float(np.percentile(slot.single, 99)) for slot in timed]
@@ -118,11 +138,12 @@ def robust_figures(
         batch_p50_ms=_ms(_median([float(np.percentile(runs, 50)) for runs in batch_runs])),
         batch_p95_ms=_ms(_median([float(np.percentile(runs, 95)) for runs in batch_runs])),
         batch_p99_ms=_ms(_median([float(np.percentile(runs, 99)) for runs in batch_runs])),
-        throughput_rps=round(size / _median([float(np.mean(runs)) for runs in batch_runs]), 1),
+        throughput_rps=round(instances * size / _median([float(np.mean(runs)) for runs in batch_runs]), 1),
         memory_mb=memory_mb,
-        runs=sum(len(slot.single) for slot in timed) + (sum(len(runs) for runs in batch_runs) if size > 1 else 0),
+        runs=sum(len(slot.single) for slot in timed)
+        + (sum(len(runs) for runs in batch_runs) if size > 1 or instances > 1 else 0),
         load_ms=round(load_ms, 2),
         p99_spread_ms=_ms(max(p99s) - min(p99s)),
-        rounds=[round_figures(slot, size) for slot in timed],
+        rounds=[round_figures(slot, size, instances) for slot in timed],
         loaded_rounds=len(loaded),
     )

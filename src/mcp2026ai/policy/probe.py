@@ -84,6 +84,11 @@ class HardwareProfile(BaseModel):
         return flag in self.cpu_flags
 
     @property
+    def reduced_precisions(self) -> list[str]:
+        """Inference precisions below f32 OpenVINO's CPU plugin runs natively here (bf16 with AVX-512 BF16 or AMX)."""
+        return ["bf16"] if self.has("avx512_bf16") or self.has("amx_bf16") else []
+
+    @property
     def amx(self) -> bool:
         return any(flag.startswith("amx") for flag in self.cpu_flags)
 

@@ -22,6 +22,7 @@ reported as not measured.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,14 +34,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp2026ai.clock import Clock
 from mcp2026ai.errors import MCPError
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.policy.candidates import Candidate, Variant
+from mcp2026ai.policy.candidates import INFERENCE_PRECISIONS, Candidate, Variant
 from mcp2026ai.policy.figures import Figures, Slot, robust_figures
 from mcp2026ai.policy.load import CpuLoadMeter, LoadMeter
 from mcp2026ai.policy.memory import MemoryMeter, release_freed_memory
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
+from mcp2026ai.quantization.drift import compare
 from mcp2026ai.registry import Preprocessing
 from mcp2026ai.runtime.base import Backend, BackendClass
 from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.plan import Plan
+
+DRIFT_SAMPLES = 4
+"""Synthetic inputs on which a reduced-precision plan's outputs are compared with FP32's."""
 
 __all__ = ["Figures", "Measurement", "Measurer", "ProfileBudget", "Profiler", "group_by_session"]
 
@@ -93,6 +99,8 @@ class _Session:
     slots: list[Slot] = field(default_factory=list)
     notes: dict[int, str] = field(default_factory=dict)
     """Batch sizes not measured (or failed), with the reason."""
+    drift: float | None = None
+    """A reduced inference precision's drift against FP32 (None: the plan computes at the artifact's)."""
 
     def timed_sizes(self) -> list[int]:
         return [size for size in self.sizes if size > 1 and size not in self.notes]
@@ -200,7 +208,28 @@ class Profiler:
             backend.unload()
             return dict.fromkeys(group, Measurement(note=f"failed at batch 1: {exc}"))
         sizes = sorted({candidate.plan.max_batch_size for candidate in group})
-        return _Session(group, backend, load_ms, meter.peak_mb(), sizes)
+        session = _Session(group, backend, load_ms, meter.peak_mb(), sizes)
+        if group[0].plan.inference_precision in INFERENCE_PRECISIONS:
+            try:
+                session.drift = self._drift_against_fp32(group[0], backend)
+            except Exception as exc:  # noqa: BLE001 - the reference's runtime raises its own types
+                backend.unload()
+                return dict.fromkeys(group, Measurement(note=f"drift not measured: {str(exc).splitlines()[0][:200]}"))
+        return session
+
+    def _drift_against_fp32(self, candidate: Candidate, backend: Backend) -> float:
+        """Worst relative L2 drift of ``backend``'s outputs against FP32 onnxruntime on the same inputs."""
+        signature = self.signature_for(candidate.variant)
+        reference = self.backend_factory(self.model_path(candidate.variant), signature, Plan())
+        reference.load()
+        try:
+            worst = 0.0
+            for seed in range(DRIFT_SAMPLES):
+                inputs = synthetic_inputs(signature, 1, self.shapes, self.preprocessing, seed=seed)
+                worst = max(worst, compare(reference.infer(inputs), backend.infer(inputs)).rel_l2)
+            return round(worst, 6)
+        finally:
+            reference.unload()
 
     def _rounds(self, sessions: list[_Session], deadline: float) -> None:
         """Interleaved rounds: every session once per round; the first round times them all."""
@@ -244,6 +273,11 @@ class Profiler:
             if runs:
                 slot.batches[size] = runs
             slowest_ms = max(slowest_ms, _ms(np.percentile(runs, 99)) if runs else 0.0)
+        instances = session.backend.plan.instances
+        if instances > 1:
+            busy_runs = self._share(budget.batch_runs, index)
+            for size in [1, *slot.batches] if busy_runs else []:
+                slot.busy[size] = self._time_busy(session.backend, size, instances, busy_runs, phase_s, share_ends)
         slot.load = self.load_meter.since(mark)
         if first and session.memory_mb is not None:
             session.memory_mb = round(session.memory_mb + (meter.peak_mb() or 0.0), 2)
@@ -288,12 +322,20 @@ class Profiler:
             figures = (
                 None
                 if note
-                else robust_figures(session.slots, size, session.memory_mb, session.load_ms, self.heavy_cores)
+                else robust_figures(
+                    session.slots,
+                    size,
+                    session.memory_mb,
+                    session.load_ms,
+                    self.heavy_cores,
+                    instances=candidate.plan.instances,
+                )
             )
             if figures is None:
                 note = note or "not measured: this session's share of the planning budget was spent"
                 results[candidate] = Measurement(note=note)
             else:
+                figures = figures.model_copy(update={"drift": session.drift})
                 results[candidate] = Measurement(figures=figures, note=self._load_note(figures))
         return results
 
@@ -347,6 +389,32 @@ class Profiler:
             backend.infer(inputs)
             times.append(self.clock() - started)
         return times
+
+    def _time_busy(
+        self, backend: Backend, batch: int, instances: int, max_runs: int, seconds: float, hard_stop: float
+    ) -> list[float]:
+        """Run ``instances`` threads at once, each timing up to ``max_runs`` batches of ``batch`` rows back to
+        back for about ``seconds`` (at least one run each): the run times of a plan whose instances are all
+        busy."""
+        inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)
+        stop = min(self.clock() + seconds, hard_stop)
+        per_instance = max_runs
+        start = threading.Barrier(instances)
+        times: list[list[float]] = [[] for _ in range(instances)]
+
+        def instance(own: list[float]) -> None:
+            start.wait()
+            while len(own) < per_instance and (not own or self.clock() < stop):
+                began = self.clock()
+                backend.infer(inputs)
+                own.append(self.clock() - began)
+
+        threads = [threading.Thread(target=instance, args=(own,), daemon=True) for own in times]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [run for own in times for run in own]
 
 
 def _ms(seconds: float) -> float:

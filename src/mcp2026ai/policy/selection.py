@@ -115,14 +115,14 @@ def expected_latency_ms(plan: Plan, figures: Figures, quantile: Literal[95, 99] 
 
 
 def static_misses(contract: InferenceContract, candidate: Candidate) -> list[Miss]:
-    """Constraints decided before measuring: precision and verified drift."""
+    """Constraints decided before measuring: precision and verified drift (a reduced inference precision's
+    drift is measured with the plan: :func:`measured_misses`)."""
     variant = candidate.variant
+    precision = candidate.plan.precision
     misses = []
-    if variant.precision not in contract.precision.allowed:
+    if precision not in contract.precision.allowed:
         allowed = ", ".join(p.value for p in contract.precision.allowed)
-        misses.append(
-            Miss(constraint="precision.allowed", bound="set", detail=f"{variant.precision.value} not in [{allowed}]")
-        )
+        misses.append(Miss(constraint="precision.allowed", bound="set", detail=f"{precision.value} not in [{allowed}]"))
     if variant.drift is None:
         misses.append(
             Miss(constraint="accuracy.max_drift", bound="max", detail=f"{variant.label()} has no verified drift")
@@ -147,6 +147,11 @@ def measured_misses(
     p95_budget = contract.latency.p95_ms
     if p95_budget is not None and (p95 := expected_latency_ms(plan, figures, 95)) > p95_budget:
         misses.append(Miss(constraint="latency.p95_ms", bound="max", limit=p95_budget, actual=p95, unit="ms"))
+    drift = figures.drift
+    if drift is not None and drift > contract.accuracy.max_drift:
+        misses.append(
+            Miss(constraint="accuracy.max_drift", bound="max", limit=contract.accuracy.max_drift, actual=drift)
+        )
     floor = contract.throughput.min_rps
     if figures.throughput_rps < floor:
         misses.append(

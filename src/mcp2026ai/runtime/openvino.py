@@ -1,7 +1,8 @@
 """OpenVINO backend: the ONNX model compiled directly by OpenVINO's CPU plugin, tuned by a Plan.
 
 The plan sets the plugin's performance hint (``LATENCY`` or ``THROUGHPUT``), its streams, the
-threads it may use (``intra_op_threads``) and the inference precision hint. Without a precision
+threads each stream may use (``intra_op_threads``) and the inference precision hint. A plan with
+several ``instances`` has as many streams, so that many infer requests run at once. Without a precision
 hint the model runs in f32: the CPU plugin would otherwise pick bf16 on CPUs that have it, which
 changes the model's numbers (a bf16 plan is a choice the plan states, ``inference_precision``).
 
@@ -44,7 +45,7 @@ def compile_config(plan: Plan) -> dict[str, Any]:
     if plan.streams:
         config[props.num_streams] = plan.streams
     if plan.intra_op_threads:
-        config[props.inference_num_threads] = plan.intra_op_threads
+        config[props.inference_num_threads] = plan.intra_op_threads * max(plan.streams, 1)
     return config
 
 

@@ -51,6 +51,16 @@ class Plan(BaseModel):
     inference_precision: InferencePrecision | None = Field(
         None, description="OpenVINO: inference precision hint (None: f32, the model's own arithmetic)."
     )
+    instances: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description=(
+            "Batches run at once (Triton's instance_group count), each on intra_op_threads threads: several"
+            " single-threaded instances keep every core busy under concurrent load without the"
+            " synchronisation of one multi-threaded run (OpenVINO: one stream per instance)."
+        ),
+    )
 
     def ort_providers(self) -> list[str]:
         """The provider chain, always ending with CPU as onnxruntime's fallback."""
@@ -69,6 +79,8 @@ class Plan(BaseModel):
             tuning += f" streams={self.streams}"
         if self.inference_precision is not None:
             tuning += f" infer={self.inference_precision}"
+        if self.instances > 1:
+            tuning += f" instances={self.instances}"
         return (
             f"{runtime}{self.provider.value}/{self.precision.value} threads={threads}{tuning} "
             f"batch<={self.max_batch_size} delay={self.max_queue_delay_ms:g}ms"

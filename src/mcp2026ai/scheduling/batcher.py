@@ -291,11 +291,12 @@ class BatchingExecutor:
                 await self._wakeup.wait()
                 continue
             due = dispatch_due(run, self._current_window_s())
+            share = self._idle_share([pending.rows for pending in run])
             count = choose_batch(
                 [pending.rows for pending in run],
-                self.config.merge_rows,
+                share or self.config.merge_rows,
                 self.config.preferred_batch_sizes,
-                more_waiting=more_waiting,
+                more_waiting=more_waiting or share is not None,
                 window_elapsed=self._closing or now >= due,
             )
             if count:
@@ -309,6 +310,16 @@ class BatchingExecutor:
                 await self._wait_for_wakeup(due - now)
             finally:
                 self._filling = None
+
+    def _idle_share(self, rows: list[int]) -> int | None:
+        """With several instances idle and at least a row queued for each, the rows one batch takes so
+        that the queued work is split evenly among them (None: no split, the usual batching rule)."""
+        idle = self.config.max_concurrent_batches - len(self._batches)
+        queued = sum(rows)
+        if idle < 2 or queued < idle:
+            return None
+        share = -(-queued // idle)
+        return share if share < self.config.merge_rows else None
 
     async def _wait_for_wakeup(self, timeout_s: float) -> None:
         """Until ``submit`` (or ``stop``) sets the wake-up event, or ``timeout_s`` passes."""

@@ -74,7 +74,8 @@ def batching_executor(
     sets the batching window, since that is what the policy traded latency against throughput for,
     and a batched plan caps the rows merged into one batch at its max batch (the largest it measured
     within the latency budget). A batch-1 plan leaves merging to the contract's limit: with no queue
-    delay, requests already queued together still run together.
+    delay, requests already queued together still run together. A plan of several instances runs
+    that many batches at once.
     """
     plan = backend.plan
     config = BatchingConfig.from_contract(record.contract, record.signature)
@@ -84,6 +85,7 @@ def batching_executor(
                 "max_batch_size": max(config.max_batch_size, plan.max_batch_size),
                 "max_queue_delay_ms": plan.max_queue_delay_ms,
                 "batch_rows": plan.max_batch_size if plan.max_batch_size > 1 else None,
+                "max_concurrent_batches": max(config.max_concurrent_batches, plan.instances),
             }
         )
     if override is not None:

@@ -15,10 +15,13 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
-from models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic  # noqa: E402
+from ceiling import SplitRunner, offline_throughput, open_session  # noqa: E402
+from models import CLASSIFIER_INPUT, RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic, squeezenet_classifier  # noqa: E402
 from perf import PerfError, parse_export, perf_command  # noqa: E402
 from report import ceilings, render  # noqa: E402
 from servers import Endpoints, chosen_plan  # noqa: E402
+
+from mcp2026ai.runtime.plan import Plan  # noqa: E402
 
 
 def _export(pairs_ms: list[tuple[float, float]]) -> bytes:
@@ -142,3 +145,26 @@ def test_the_ceiling_is_the_best_runtimes() -> None:
     ]
     assert ceilings(rows) == {"resnet50": {1: 14.5, 8: 40.0}}
     assert ceilings(rows, "cpu_ms_per_row") == {"resnet50": {1: 68.0, 8: 25.0}}  # the best runtime's own CPU
+
+
+def test_the_split_ceiling_runs_the_rows_on_every_instance_at_once(tmp_path: Path) -> None:
+    path = squeezenet_classifier(tmp_path / "classifier.onnx")  # checks batch 1 == the shipped model
+    whole = open_session(path, Plan(intra_op_threads=1))
+    calls: list[int] = []
+
+    class Counting:
+        def get_inputs(self) -> list[object]:
+            return list(whole.get_inputs())
+
+        def run(self, output_names: None, feed: dict[str, np.ndarray]) -> object:
+            calls.append(len(next(iter(feed.values()))))
+            return whole.run(None, feed)
+
+    split = SplitRunner([Counting(), Counting()])
+    feed = {CLASSIFIER_INPUT: np.random.default_rng(1).standard_normal((5, *RESNET_SHAPE)).astype(np.float32)}
+    parts = split.run(None, feed)
+    assert sorted(calls) == [2, 3]  # five rows: three on one instance, two on the other, at once
+    joined = np.concatenate([part[0] for part in parts])  # type: ignore[index,union-attr]
+    np.testing.assert_allclose(joined, whole.run(None, feed)[0], rtol=1e-5, atol=1e-6)
+    result = offline_throughput(split, RESNET_SHAPE, 4, 2, 0.0)
+    assert result.runs >= 2 and result.rows_per_s > 0

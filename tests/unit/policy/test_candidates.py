@@ -44,9 +44,9 @@ def test_candidates_cover_threads_and_batches(registry: ModelRegistry, mlp_path:
     )
     record = registry.register("mlp", mlp_path, contract=contract)
     candidates = enumerate_candidates(record, contract, _hardware(2), [])
-    assert len(candidates) == 2 * 3
-    assert {(c.plan.intra_op_threads, c.plan.max_batch_size) for c in candidates} == {
-        (t, b) for t in (1, 2) for b in (1, 2, 4)
+    assert len(candidates) == 3 * 3
+    assert {(c.plan.intra_op_threads, c.plan.instances, c.plan.max_batch_size) for c in candidates} == {
+        (t, n, b) for t, n in ((1, 1), (2, 1), (1, 2)) for b in (1, 2, 4)
     }
     delays = {c.plan.max_batch_size: c.plan.max_queue_delay_ms for c in candidates}
     assert delays == {1: 0.0, 2: 3.0, 4: 3.0}
@@ -72,9 +72,11 @@ def test_gpu_providers_get_one_thread_setting(registry: ModelRegistry, mlp_path:
     record = registry.register("mlp", mlp_path, contract=contract)
     hardware = _hardware(4, ["CUDAExecutionProvider", "CPUExecutionProvider"])
     candidates = enumerate_candidates(record, contract, hardware, [])
-    by_provider = {p: [c.plan.intra_op_threads for c in candidates if c.plan.provider is p] for p in Provider}
-    assert by_provider[Provider.CPU] == [1, 2, 4]
-    assert by_provider[Provider.CUDA] == [4]
+    by_provider = {
+        p: [(c.plan.intra_op_threads, c.plan.instances) for c in candidates if c.plan.provider is p] for p in Provider
+    }
+    assert by_provider[Provider.CPU] == [(1, 1), (2, 1), (4, 1), (1, 4), (2, 2)]
+    assert by_provider[Provider.CUDA] == [(4, 1)]
 
 
 def test_variants_multiply_candidates_with_their_precision(registry: ModelRegistry, mlp_path: Path) -> None:

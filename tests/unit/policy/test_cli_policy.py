@@ -12,7 +12,7 @@ import pytest
 from mcp2026ai.cli import context
 from mcp2026ai.cli.main import main
 from mcp2026ai.contract import InferenceContract
-from mcp2026ai.policy.candidates import thread_counts
+from mcp2026ai.policy.candidates import instance_splits, thread_counts
 from mcp2026ai.policy.probe import usable_cores
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.runtime.catalog import installed_runtimes
@@ -63,7 +63,8 @@ def test_plan_trace_explain(home: Path, capsys: pytest.CaptureFixture[str], monk
     decision = json.loads(out)
     assert decision["trigger"] == "manual" and decision["chosen"] is not None
     runtimes = len(installed_runtimes())  # onnxruntime, and OpenVINO where installed
-    assert len(decision["evaluations"]) == len(thread_counts(usable_cores())) * 3 * runtimes  # x batch 1/2/4
+    settings = len(thread_counts(usable_cores())) + len(instance_splits(usable_cores()))
+    assert len(decision["evaluations"]) == settings * 3 * runtimes  # x batch 1/2/4
     code, out, _ = run(capsys, monkeypatch, "policy", "trace", "--model", "mlp", "--last", "5m")
     assert code == 0
     assert (

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from mcp2026ai.contract import InferenceContract
+from mcp2026ai.ir.signature import Signature
 from mcp2026ai.policy.candidates import Candidate, Variant, enumerate_candidates
 from mcp2026ai.policy.memory import MemoryMeter
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.profiler import ProfileBudget, Profiler, group_by_session
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.catalog import create_backend
 from mcp2026ai.runtime.plan import Plan
 
 from .support import write_batch_one_only
@@ -49,9 +56,11 @@ def test_profiler_measures_every_candidate_within_bounds(registry: ModelRegistry
         assert figures.batch_p99_ms > 0 and figures.throughput_rps > 0
         assert figures.memory_mb is not None and figures.memory_mb >= 0
         assert figures.load_ms > 0
+        instances = candidate.plan.instances  # several: each size timed with all of them busy
         timed_batch = 0 if candidate.plan.max_batch_size == 1 else TIGHT.batch_runs
+        timed_batch = timed_batch if instances == 1 else TIGHT.batch_runs * instances
         assert TIGHT.min_runs <= figures.runs <= TIGHT.latency_runs + timed_batch
-    same_session = [results[c].figures for c in candidates if c.plan.intra_op_threads == 1]
+    same_session = [results[c].figures for c in candidates if (c.plan.intra_op_threads, c.plan.instances) == (1, 1)]
     assert len({f.p99_ms for f in same_session if f}) == 1  # batch-1 latency measured once per session
 
 
@@ -129,3 +138,46 @@ def test_a_batch_size_that_fails_spares_the_others(registry: ModelRegistry, tmp_
     assert results[candidates[0]].figures is not None
     failed = results[candidates[1]]
     assert failed.figures is None and failed.note.startswith("failed at batch 2: onnxruntime failed")
+
+
+class _ConcurrencyProbe:
+    """Wraps real backends and records the most ``infer`` calls that ran at once."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.most = 0
+        self.lock = threading.Lock()
+
+    def factory(self, model: Path | bytes, signature: Signature, plan: Plan, **kwargs: object) -> Backend:
+        backend = create_backend(model, signature, plan)
+        inner_infer = backend.infer
+
+        def infer(inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+            with self.lock:
+                self.running += 1
+                self.most = max(self.most, self.running)
+            try:
+                time.sleep(0.002)  # long enough for the other instance's run to overlap
+                return inner_infer(inputs, outputs)
+            finally:
+                with self.lock:
+                    self.running -= 1
+
+        backend.infer = infer  # type: ignore[method-assign]
+        return backend
+
+
+def test_a_multi_instance_plan_is_timed_with_every_instance_busy(registry: ModelRegistry, mlp_path: Path) -> None:
+    contract = InferenceContract.model_validate({"batching": {"max_batch_size": 1}})
+    record = registry.register("mlp", mlp_path, contract=contract)
+    variant = Variant(version=record.version, digest=record.digest)
+    split = Candidate(plan=Plan(intra_op_threads=1, instances=2), variant=variant)
+    probe = _ConcurrencyProbe()
+    path = registry.store.path_for(record.digest)
+    profiler = Profiler(lambda v: path, record.signature, TIGHT, backend_factory=probe.factory)
+    figures = profiler([split])[split].figures
+    assert figures is not None and probe.most == 2
+    busy_ms = figures.batch_p50_ms
+    assert busy_ms is not None and busy_ms >= 2.0
+    assert figures.throughput_rps > 1000 / figures.p50_ms  # two rows at a time count, not one
+    assert any(r.batch_p50_ms is not None for r in figures.rounds)

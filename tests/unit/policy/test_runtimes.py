@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.contract import InferenceContract
-from mcp2026ai.policy.candidates import enumerate_candidates
+from mcp2026ai.policy.candidates import Candidate, enumerate_candidates
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import HardwareProfile
 from mcp2026ai.policy.profiler import Figures, Measurement, ProfileBudget
+from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.selection import evaluate_all, select_plan
 from mcp2026ai.registry import ModelRegistry
 
@@ -36,21 +37,19 @@ def test_openvino_candidates_beside_onnxruntime(registry: ModelRegistry, mlp_pat
     latency = contract(batching={"max_batch_size": 2})
     record = registry.register("mlp", mlp_path, contract=latency)
     plans = [c.plan for c in enumerate_candidates(record, latency, BOTH, [])]
-    sessions = {(p.runtime, p.intra_op_threads, p.performance_hint, p.streams) for p in plans}
+    sessions = {(p.runtime, p.intra_op_threads, p.performance_hint, p.streams, p.instances) for p in plans}
     assert sessions == {
-        ("onnxruntime", 1, None, 0),
-        ("onnxruntime", 2, None, 0),
-        ("openvino", 1, "LATENCY", 1),
-        ("openvino", 2, "LATENCY", 1),
-    }
-    throughput = latency.model_copy(update={"objective": "throughput"})
-    plans = [c.plan for c in enumerate_candidates(record, throughput, BOTH, [])]
-    assert ("openvino", 2, "THROUGHPUT", 0) in {
-        (p.runtime, p.intra_op_threads, p.performance_hint, p.streams) for p in plans
+        ("onnxruntime", 1, None, 0, 1),
+        ("onnxruntime", 2, None, 0, 1),
+        ("onnxruntime", 1, None, 0, 2),  # the two cores as two single-threaded instances
+        ("openvino", 1, "LATENCY", 1, 1),
+        ("openvino", 2, "LATENCY", 1, 1),
+        ("openvino", 1, "THROUGHPUT", 2, 2),  # one stream per instance
     }
     forced = enumerate_candidates(record, latency, BOTH, [], runtime="openvino")
     assert forced and {c.plan.runtime for c in forced} == {"openvino"}
-    assert {c.session_key() for c in forced if c.plan.intra_op_threads == 1} == {forced[0].session_key()}
+    single = [c for c in forced if c.plan.intra_op_threads == 1 and c.plan.instances == 1]
+    assert {c.session_key() for c in single} == {forced[0].session_key()}
 
 
 def test_the_faster_runtime_wins(registry: ModelRegistry, mlp_path: Path) -> None:
@@ -88,3 +87,48 @@ def test_both_runtimes_measured_and_traced(registry: ModelRegistry, tmp_path: Pa
     assert stored.plan.runtime == "openvino"
     backend = forced.backend_for(record, stored)
     assert backend.platform == "openvino"
+
+
+BF16_CPU = BOTH.model_copy(update={"cpu_flags": ["avx512f", "avx512_bf16"]})
+
+
+def test_bf16_plans_only_where_the_cpu_has_it_and_the_contract_allows_it(
+    registry: ModelRegistry, tmp_path: Path
+) -> None:
+    allows = contract(batching={"max_batch_size": 1}, precision={"allowed": ["fp32", "bf16"]})
+    record = registry.register("mlp", write_mlp(tmp_path / "m.onnx"), contract=allows)
+    plans = [c.plan for c in enumerate_candidates(record, allows, BF16_CPU, [])]
+    reduced = [p for p in plans if p.inference_precision == "bf16"]
+    assert reduced and all(p.runtime == "openvino" and p.precision.value == "bf16" for p in reduced)
+    assert len(reduced) == len([p for p in plans if p.runtime == "openvino"]) // 2  # each OpenVINO plan once more
+    fp32_only = contract(batching={"max_batch_size": 1})
+    assert not [c for c in enumerate_candidates(record, fp32_only, BF16_CPU, []) if c.plan.inference_precision]
+    assert not [c for c in enumerate_candidates(record, allows, BOTH, []) if c.plan.inference_precision]
+
+
+def test_a_bf16_plan_is_chosen_only_within_its_measured_drift(registry: ModelRegistry, tmp_path: Path) -> None:
+    """bf16 is measured against FP32 on the same inputs while profiling: the drift is a figure of the plan,
+    and the contract's accuracy.max_drift decides (here the real drift of a real OpenVINO bf16 run)."""
+    pytest.importorskip("openvino", reason="the [openvino] extra")
+    loose = contract(
+        batching={"max_batch_size": 1}, precision={"allowed": ["fp32", "bf16"]}, accuracy={"max_drift": 0.5}
+    )
+    record = registry.register("mlp", write_mlp(tmp_path / "m.onnx"), contract=loose)
+    decision = PolicyOrchestrator(registry, hardware=BF16_CPU, budget=TIGHT).plan_for(record, "manual")
+    reduced = [e for e in decision.evaluations if e.plan.inference_precision == "bf16" and e.figures is not None]
+    assert reduced, "bf16 plans were measured"
+    drifts = {e.figures.drift for e in reduced if e.figures is not None}
+    assert all(d is not None and 0 < d < 0.5 for d in drifts), drifts  # bf16 rounds: some drift, not garbage
+    fp32 = [e for e in decision.evaluations if e.plan.inference_precision is None and e.figures is not None]
+    assert all(e.figures is not None and e.figures.drift is None for e in fp32)
+    tight = loose.model_copy(update={"accuracy": loose.accuracy.model_copy(update={"max_drift": min(drifts) / 2})})
+    strict = evaluate_all(tight, [e.candidate for e in decision.evaluations], _measurements(decision))
+    for evaluation in strict:
+        if evaluation.plan.inference_precision == "bf16" and evaluation.figures is not None:
+            assert [m.constraint for m in evaluation.misses] == ["accuracy.max_drift"]
+    chosen = select_plan(tight, strict)
+    assert chosen is not None and chosen.plan.inference_precision is None
+
+
+def _measurements(decision: Decision) -> dict[Candidate, Measurement]:
+    return {e.candidate: Measurement(figures=e.figures, note=e.note) for e in decision.evaluations}

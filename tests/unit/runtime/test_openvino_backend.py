@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -108,3 +109,21 @@ def test_catalog_lists_openvino_and_hints_the_extra_when_missing(monkeypatch: py
     with pytest.raises(InvalidArgumentError) as caught:
         backend_class("openvino")
     assert "pip install 'mcp2026ai[openvino]'" in str(caught.value)
+
+
+def test_one_stream_per_instance_with_its_threads(tmp_path: Path) -> None:
+    path = mlp_model(tmp_path / "mlp.onnx")
+    plan = LATENCY.model_copy(
+        update={"performance_hint": "THROUGHPUT", "intra_op_threads": 1, "streams": 2, "instances": 2}
+    )
+    compiled = ov.Core().compile_model(str(path), "CPU", compile_config(plan))
+    assert compiled.get_property("NUM_STREAMS") == 2
+    assert compiled.get_property("INFERENCE_NUM_THREADS") == 2  # one thread per stream
+    reference, candidate = both(path, plan)
+    inputs = random_inputs(candidate.signature, 3)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # both instances at once, each its own infer request
+        results = list(pool.map(lambda _: candidate.infer(inputs), range(4)))
+    want = reference.infer(inputs)
+    for got in results:
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)

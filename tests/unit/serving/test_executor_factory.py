@@ -51,3 +51,11 @@ def test_a_configured_max_batch_replaces_the_plans_cap(registry: ModelRegistry, 
     plan = Plan(intra_op_threads=1, max_batch_size=4, max_queue_delay_ms=0)
     config = executor(registry, tmp_path, plan, ConfigOverride(max_batch_size=8))
     assert (config.max_batch_size, config.merge_rows) == (8, 8)
+
+
+def test_a_multi_instance_plan_runs_that_many_batches_at_once(registry: ModelRegistry, tmp_path: Path) -> None:
+    config = executor(registry, tmp_path, Plan(intra_op_threads=1, instances=2))
+    assert config.max_concurrent_batches == 2
+    assert executor(registry, tmp_path, Plan(intra_op_threads=2)).max_concurrent_batches == 1
+    overridden = executor(registry, tmp_path, Plan(intra_op_threads=1, instances=2), ConfigOverride(instance_count=3))
+    assert overridden.max_concurrent_batches == 3  # Triton's instance_group count given at load wins
