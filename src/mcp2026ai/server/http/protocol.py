@@ -165,7 +165,8 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
         super().data_received(data)
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
-        """Answer now what :attr:`early_check` refuses; start the app for everything else."""
+        """Answer now what :attr:`early_check` refuses; start the app for everything else (uvicorn
+        >= 0.45 starts every request's task here, pipelined ones included)."""
         check = type(self).early_check
         answer = None if check is None else check(cycle.scope["method"], cycle.scope["path"], cycle.scope["headers"])
         if answer is None:
