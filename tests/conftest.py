@@ -11,10 +11,12 @@ from mcp2026ai.cli import context
 from mcp2026ai.registry import ModelRegistry
 from tests.support.llm import (  # noqa: F401 (fixtures)
     llm_cache,
+    one_core,
     smollm2_fp32,
     smollm2_gguf,
     smollm2_hf,
     smollm2_int4,
+    smollm2_int8,
 )
 from tests.support.onnx_models import build_int64, build_mlp, build_two_input
 

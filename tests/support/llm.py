@@ -2,7 +2,7 @@
 
 Conversions are cached under ``.cache/llm`` in the checkout (git-ignored), keyed by the GGUF's
 digest, the precision and the builder's version (see ``mcp2026ai.ir.llm_convert``): only the first
-``make test`` on a machine pays for them (about 35 s each for int4 and fp32, 20 s for the
+``make test`` on a machine pays for them (about 35 s each for int4 and fp32, 15 s for int8, 20 s for the
 transformers reference folder).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,12 @@ def smollm2_fp32(smollm2_gguf: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def smollm2_int8(smollm2_gguf: Path) -> Path:
+    """The builder's weight-only int8 decoder (about 15 s to convert once)."""
+    return convert_llm(smollm2_gguf, LLMPrecision.INT8, LLM_CACHE)
+
+
+@pytest.fixture(scope="session")
 def smollm2_hf(smollm2_gguf: Path) -> Path:
     """The GGUF de-quantized into a Hugging Face folder (the transformers reference loads it in seconds)."""
     folder = LLM_CACHE / f"{source_digest(smollm2_gguf)[:24]}-hf"
@@ -51,6 +58,17 @@ def smollm2_hf(smollm2_gguf: Path) -> Path:
         os.replace(work / "hf", folder)
         shutil.rmtree(work, ignore_errors=True)
     return folder
+
+
+@pytest.fixture
+def one_core() -> Iterator[None]:
+    """This process (and the engines it builds) may run on one core only: plans time 1 thread (bounded)."""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("needs Linux CPU affinity")
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(saved)})
+    yield
+    os.sched_setaffinity(0, saved)
 
 
 @pytest.fixture

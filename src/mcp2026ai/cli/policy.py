@@ -96,7 +96,7 @@ def trace(
     registry = context.registry()
     registry.versions(model)  # NotFoundError for an unknown model
     if is_llm_format(registry.resolve(model).format):
-        policy_generation.trace(registry, model, version, as_json)
+        policy_generation.trace(registry, model, version, as_json, since)
         return
     decisions = PolicyOrchestrator(registry).decisions(model, since=since, version=version)
     if as_json:

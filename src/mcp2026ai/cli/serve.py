@@ -14,12 +14,14 @@ import typer
 from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
+from mcp2026ai.cli.policy_generation import NoFeasibleGenerationPlanError
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.planning import ensure_generation_plan
 from mcp2026ai.generation.serving_config import config_notes, load_serving_config, resolve_model
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -267,10 +269,23 @@ def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None)
     orchestrator = PolicyOrchestrator(registry, runtime=runtime)
     for model in names:
         record = registry.resolve(model)
-        if is_llm_format(record.format):
-            continue  # a language model runs on its generation engine (no tensor plan)
+        if is_llm_format(record.format):  # its generation engine's plan, when its contract has a generation section
+            _plan_generation(registry, record)
+            continue
         if registry.store.is_encrypted(record.digest):
             console.print(f"plan for {model}: stored or default (encrypted at rest: not measured)", highlight=False)
             continue
         stored = orchestrator.ensure_plan(record, trigger="serve")
         console.print(f"plan for {model}: {stored.plan.describe()}", highlight=False)
+
+
+def _plan_generation(registry: ModelRegistry, record: ModelVersion) -> None:
+    decision, measured = ensure_generation_plan(registry, record)
+    if decision is None:
+        return
+    if decision.chosen is None:
+        raise NoFeasibleGenerationPlanError(f"{record.ref}: {decision.reason}")
+    how = f"measured in {decision.planning_s:.0f} s" if measured else f"stored {decision.time:%Y-%m-%d %H:%M:%S}"
+    print(
+        f"plan for {record.name}: {decision.chosen.plan.describe()}: {decision.reason} ({how})", flush=True
+    )  # one line, never wrapped

@@ -1,18 +1,21 @@
 """Plans for a language model (what policy/ does for tensor models): measure candidate engine
 settings on this machine against the contract's ``generation`` section and pick one, with reasons.
 
-A candidate is a thread count, ``max_num_seqs`` and speculative decoding on or off, for one
-registered version (its precision is the version's: int4 or fp32 are separate imports). Each runs a
-short bounded workload on the real engine: ``max_num_seqs`` concurrent greedy requests with a prompt
-of its own (half of them copy text from their prompt, where speculation can pay); the figures are
-TTFT p99, ITL p99 and aggregate output tokens/s. A quantized version's accuracy is measured, never
-assumed: its greedy choice at every position of an fp32 version's answers (teacher-forced, the same
-prompts) gives the token agreement, and drift = 1 - agreement. Gates come from what the contract
-states: ``generation`` figures, ``precision.allowed`` and ``accuracy.max_drift`` when it sets them.
-Among the feasible candidates the objective picks: ``latency`` the lowest ITL p99 (then TTFT),
-``throughput`` the most tokens/s, ``memory`` the fewest sequences.
+A candidate is a precision, a thread count, ``max_num_seqs`` and speculative decoding on or off. The
+precisions are the model's registered imports of the same source file (``mcp model register
+--precision fp32|int8|int4``, one version each): a plan names the version whose artifact it runs,
+and the server loads that one. Each candidate runs a short bounded workload on the real engine:
+``max_num_seqs`` concurrent greedy requests with a prompt of its own (half of them copy text from
+their prompt, where speculation can pay); the figures are TTFT p99, ITL p99, aggregate output
+tokens/s and the memory the plan reserves (weights + KV pool). A quantized import's accuracy is
+measured, never assumed: its greedy choice at every position of the fp32 import's answers
+(teacher-forced, the same prompts) gives the token agreement, and drift = 1 - agreement. Gates come
+from what the contract states: ``generation`` figures, ``precision.allowed``, ``accuracy.max_drift``
+and ``resources.memory_mb`` when it sets them; an import the gates rule out is listed with the
+reason and not timed. Among the feasible candidates the objective picks: ``latency`` the lowest ITL
+p99 (then TTFT), ``throughput`` the most tokens/s, ``memory`` the least memory.
 
-Decisions are stored as catalog annotations; the served engine takes the chosen settings.
+Decisions are stored as catalog annotations; the served engine takes the chosen settings and artifact.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
-from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format, read_manifest
 
 DECISION_KIND = "generation-decision"
@@ -47,6 +50,8 @@ TASKS = (
 )
 OUTPUT_TOKENS = 32
 AGREEMENT_TOKENS = 48
+PROCESS_OVERHEAD_MB = 200.0
+"""What a memory budget keeps for the process itself and onnxruntime's buffers besides weights and KV."""
 
 
 class GenerationPlan(BaseModel):
@@ -55,10 +60,27 @@ class GenerationPlan(BaseModel):
     threads: int = Field(description="onnxruntime intra-op threads.")
     max_num_seqs: int
     speculative_tokens: int = 0
+    version: str = Field("", description="The registered version whose artifact runs; empty: the planned one.")
+    precision: str = Field("", description="That artifact's weight precision (fp32, int8, int4).")
 
-    def describe(self) -> str:
+    def settings(self) -> str:
         speculative = f", speculative {self.speculative_tokens}" if self.speculative_tokens else ""
         return f"{self.threads} thread(s), {self.max_num_seqs} sequences{speculative}"
+
+    def describe(self) -> str:
+        artifact = f"{self.precision}@{self.version}, " if self.version else ""
+        return artifact + self.settings()
+
+
+class Measured(BaseModel):
+    """A plan's figures on this machine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ttft_p99_ms: float
+    itl_p99_ms: float
+    tokens_per_s: float
+    memory_mb: float
 
 
 class GenerationEvaluation(BaseModel):
@@ -68,8 +90,31 @@ class GenerationEvaluation(BaseModel):
     ttft_p99_ms: float
     itl_p99_ms: float
     tokens_per_s: float
+    memory_mb: float | None = Field(None, description="What the plan reserves: weights + KV pool, MiB.")
     feasible: bool
     violations: list[str] = Field(default_factory=list)
+
+    def measured(self) -> Measured:
+        memory = self.memory_mb if self.memory_mb is not None else 0.0
+        return Measured(
+            ttft_p99_ms=self.ttft_p99_ms, itl_p99_ms=self.itl_p99_ms, tokens_per_s=self.tokens_per_s, memory_mb=memory
+        )
+
+
+class PrecisionVariant(BaseModel):
+    """One registered import of the model's source: its precision, measured agreement, and what rules it out."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: str
+    precision: str
+    weights_mb: float
+    agreement: float | None = Field(None, description="Greedy token agreement with the fp32 import (1 for it).")
+    rejected: list[str] = Field(default_factory=list, description="Gates it fails; empty: its plans were timed.")
+
+    @property
+    def drift(self) -> float | None:
+        return None if self.agreement is None else 1.0 - self.agreement
 
 
 class GenerationDecision(BaseModel):
@@ -81,16 +126,27 @@ class GenerationDecision(BaseModel):
     precision: str
     drift: float | None = Field(None, description="1 - greedy token agreement with the fp32 reference.")
     reference: str | None = Field(None, description="The fp32 version the drift was measured against.")
+    variants: list[PrecisionVariant] = Field(default_factory=list, description="Every import considered.")
     evaluations: list[GenerationEvaluation]
     chosen: GenerationEvaluation | None
     reason: str
     planning_s: float
+    trigger: str = Field("manual", description="manual (`mcp policy plan`) or serve (planned as `mcp serve` started).")
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def candidates(contract: InferenceContract, cpus: int | None = None) -> list[GenerationPlan]:
+    """Engine settings to time for one artifact: 1 and all cores, the contract's max_num_seqs (else 1
+    and 8), and speculation on for a lone sequence."""
     spec = contract.generation
-    cpu_count = cpus or os.cpu_count() or 1
-    threads = sorted({1, cpu_count})
+    threads = sorted({1, cpus or usable_cores()})
     seqs = [spec.max_num_seqs] if spec and spec.max_num_seqs else [1, 8]
     plans = [GenerationPlan(threads=t, max_num_seqs=s) for t in threads for s in seqs]
     plans += [GenerationPlan(threads=t, max_num_seqs=1, speculative_tokens=DEFAULT_DRAFT_TOKENS) for t in threads]
@@ -129,13 +185,19 @@ async def _workload(engine: Engine, concurrency: int) -> tuple[list[float], list
     return ttfts, gaps, sum(counts) / (time.perf_counter() - started)
 
 
-def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> tuple[float, float, float]:
-    """(TTFT p99 ms, ITL p99 ms, tokens/s) of ``plan`` on the converted model in ``folder``."""
+def weights_mb(folder: Path) -> float:
+    """The decoder's weights on disk (``.onnx`` and external ``.data`` files), MiB."""
+    return sum(f.stat().st_size for f in folder.iterdir() if f.suffix in (".onnx", ".data")) / (1 << 20)
+
+
+def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> Measured:
+    """The figures of ``plan`` on the converted model in ``folder``."""
     spec = contract.generation
     config = EngineConfig(
         threads=plan.threads,
         max_num_seqs=plan.max_num_seqs,
         max_model_len=spec.max_model_len if spec and spec.max_model_len else 1024,
+        kv_cache_mb=kv_budget_mb(contract, weights_mb(folder)),
         speculative_tokens=plan.speculative_tokens,
         prefix_cache_mb=0,  # every candidate prefills the same prompts: a cache would favour the later ones
     )
@@ -143,9 +205,11 @@ def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> 
     try:
         asyncio.run(_workload(engine, 1))  # warm-up
         ttfts, gaps, rate = asyncio.run(_workload(engine, plan.max_num_seqs))
+        kv_mb = engine.blocks.num_blocks * engine.blocks.block_size * engine.decoder.bytes_per_token / (1 << 20)
     finally:
         engine.close()
-    return _p99_ms(ttfts), _p99_ms(gaps), rate
+    memory = weights_mb(folder) + kv_mb
+    return Measured(ttft_p99_ms=_p99_ms(ttfts), itl_p99_ms=_p99_ms(gaps), tokens_per_s=rate, memory_mb=memory)
 
 
 def _p99_ms(values: Sequence[float]) -> float:
@@ -189,9 +253,18 @@ def violations(contract: InferenceContract, ttft: float, itl: float, rate: float
     return found
 
 
-def version_gates(contract: InferenceContract, precision: str, drift: float | None) -> list[str]:
-    """What rules the whole version out: a precision the contract does not allow, unmeasured or too
-    high drift (each only when the contract states it)."""
+def kv_budget_mb(contract: InferenceContract, weights: float) -> float | None:
+    """The KV pool a memory budget leaves (budget - weights - process overhead), as the server sizes
+    it; None without a budget (the engine's default: max_num_seqs x max_model_len tokens)."""
+    budget = contract.resources.memory_mb
+    return None if budget is None else budget - weights - PROCESS_OVERHEAD_MB
+
+
+def version_gates(
+    contract: InferenceContract, precision: str, drift: float | None, weights: float | None = None
+) -> list[str]:
+    """What rules a whole import out: a precision the contract does not allow, unmeasured or too high
+    drift, weights that leave no KV cache in the memory budget (each only when the contract states it)."""
     found = []
     if "precision" in contract.model_fields_set and Precision(precision) not in contract.precision.allowed:
         allowed = ", ".join(p.value for p in contract.precision.allowed)
@@ -201,6 +274,12 @@ def version_gates(contract: InferenceContract, precision: str, drift: float | No
             found.append("drift not measured: register an fp32 version of the same source (--precision fp32)")
         elif drift > contract.accuracy.max_drift:
             found.append(f"drift {drift:.3f} > {contract.accuracy.max_drift:g} (token agreement {1 - drift:.1%})")
+    kv = None if weights is None else kv_budget_mb(contract, weights)
+    if weights is not None and kv is not None and kv <= 0:
+        found.append(
+            f"weights {weights:.0f} MiB + process {PROCESS_OVERHEAD_MB:.0f} MiB leave no KV cache in "
+            f"resources.memory_mb {contract.resources.memory_mb:g}"
+        )
     return found
 
 
@@ -211,64 +290,123 @@ def choose(evaluations: list[GenerationEvaluation], objective: str) -> Generatio
     if objective == "throughput":
         return max(feasible, key=lambda e: (e.tokens_per_s, -e.itl_p99_ms))
     if objective == "memory":
-        return min(feasible, key=lambda e: (e.plan.max_num_seqs, e.itl_p99_ms))
+        return min(feasible, key=lambda e: (e.memory_mb or 0.0, e.plan.max_num_seqs, e.itl_p99_ms))
     return min(feasible, key=lambda e: (e.itl_p99_ms, e.ttft_p99_ms))
 
 
-def fp32_reference(registry: ModelRegistry, record: ModelVersion) -> ModelVersion | None:
-    """An fp32 version of the same model converted from the same source file, if one is registered."""
+def imports(registry: ModelRegistry, record: ModelVersion) -> list[ModelVersion]:
+    """``record`` and the model's other registered imports of the same source file, one per artifact
+    (versions sharing a digest are one import: the planned version stands for its own; archived
+    versions are not candidates)."""
     source = read_manifest(registry.store, record.digest).source_sha256
+    found = {record.digest: record}
     for other in registry.versions(record.name):
-        if other.version != record.version and is_llm_format(other.format):
-            manifest = read_manifest(registry.store, other.digest)
-            if manifest.info.precision.value == Precision.FP32.value and manifest.source_sha256 == source:
-                return other
-    return None
+        live = other.stage != Stage.ARCHIVED and is_llm_format(other.format)
+        same_source = live and other.digest not in found
+        if same_source and read_manifest(registry.store, other.digest).source_sha256 == source:
+            found[other.digest] = other
+    return list(found.values())
 
 
-def plan_generation(registry: ModelRegistry, record: ModelVersion) -> GenerationDecision:
-    """Measure every candidate for ``record``, choose, store the decision."""
-    started = time.perf_counter()
-    contract = record.contract or InferenceContract()
-    folder = registry.llm_folder(record)
-    precision = registry.llm_info(record).precision.value
-    reference = fp32_reference(registry, record) if precision != Precision.FP32.value else None
-    drift = None
-    if reference is not None:
-        drift = 1.0 - token_agreement(folder, registry.llm_folder(reference))
-    gates = version_gates(contract, precision, drift)
-    evaluations = []
-    for plan in candidates(contract):
-        ttft, itl, rate = measure(folder, plan, contract)
-        problems = gates + violations(contract, ttft, itl, rate)
-        evaluations.append(
-            GenerationEvaluation(
-                plan=plan,
-                ttft_p99_ms=ttft,
-                itl_p99_ms=itl,
-                tokens_per_s=rate,
-                feasible=not problems,
-                violations=problems,
+def fp32_reference(registry: ModelRegistry, record: ModelVersion) -> ModelVersion | None:
+    """An fp32 import of the same model and source file, if one is registered."""
+    return next((v for v in imports(registry, record) if _precision(registry, v) == Precision.FP32.value), None)
+
+
+def _precision(registry: ModelRegistry, record: ModelVersion) -> str:
+    return registry.llm_info(record).precision.value
+
+
+def assess(registry: ModelRegistry, record: ModelVersion, contract: InferenceContract) -> list[PrecisionVariant]:
+    """Every import of ``record``'s source, its agreement with the fp32 import measured (unless the
+    contract rules its precision out anyway) and the gates it fails."""
+    reference = fp32_reference(registry, record)
+    variants = []
+    for version in imports(registry, record):
+        precision, folder = _precision(registry, version), registry.llm_folder(version)
+        weights = weights_mb(folder)
+        agreement: float | None = None
+        if precision == Precision.FP32.value:
+            agreement = 1.0
+        elif reference is not None and not version_gates(contract, precision, 0.0):
+            agreement = token_agreement(folder, registry.llm_folder(reference))
+        drift = None if agreement is None else 1.0 - agreement
+        variants.append(
+            PrecisionVariant(
+                version=version.version,
+                precision=precision,
+                weights_mb=weights,
+                agreement=agreement,
+                rejected=version_gates(contract, precision, drift, weights),
             )
         )
+    return variants
+
+
+def evaluate(contract: InferenceContract, plan: GenerationPlan, figures: Measured) -> GenerationEvaluation:
+    """A measured plan against the contract's generation figures."""
+    problems = violations(contract, figures.ttft_p99_ms, figures.itl_p99_ms, figures.tokens_per_s)
+    return GenerationEvaluation(plan=plan, **figures.model_dump(), feasible=not problems, violations=problems)
+
+
+def judge(contract: InferenceContract, decision: GenerationDecision) -> GenerationDecision:
+    """``decision``'s measurements judged under ``contract`` (pure: no timing, no agreement measured
+    again): which imports it rules out, which plans it allows, which one its objective takes."""
+    variants = [
+        v.model_copy(update={"rejected": version_gates(contract, v.precision, v.drift, v.weights_mb)})
+        for v in decision.variants
+    ]
+    timed = {v.version for v in variants if not v.rejected}
+    evaluations = [evaluate(contract, e.plan, e.measured()) for e in decision.evaluations if e.plan.version in timed]
     chosen = choose(evaluations, contract.objective)
-    reason = (
-        f"{chosen.plan.describe()}: best {contract.objective} among {sum(e.feasible for e in evaluations)} "
-        f"feasible of {len(evaluations)}"
-        if chosen
-        else "no candidate meets the contract: " + "; ".join(sorted({v for e in evaluations for v in e.violations}))
-    )
+    update = {"variants": variants, "evaluations": evaluations, "chosen": chosen}
+    return decision.model_copy(update=update | {"reason": _reason(chosen, evaluations, variants, contract.objective)})
+
+
+def _reason(
+    chosen: GenerationEvaluation | None,
+    evaluations: list[GenerationEvaluation],
+    variants: list[PrecisionVariant],
+    objective: str,
+) -> str:
+    if chosen is not None:
+        feasible = sum(e.feasible for e in evaluations)
+        return f"best {objective} among {feasible} feasible of {len(evaluations)}"
+    misses = {v for e in evaluations for v in e.violations} | {
+        f"{v.precision}@{v.version}: {r}" for v in variants for r in v.rejected
+    }
+    return "no candidate meets the contract: " + "; ".join(sorted(misses))
+
+
+def plan_generation(registry: ModelRegistry, record: ModelVersion, trigger: str = "manual") -> GenerationDecision:
+    """Measure every candidate of every admissible import of ``record``'s source, choose, store the decision."""
+    started = time.perf_counter()
+    contract = record.contract or InferenceContract()
+    variants = assess(registry, record, contract)
+    evaluations = []
+    for variant in variants:
+        if variant.rejected:
+            continue
+        folder = registry.llm_folder(registry.resolve(record.name, variant.version))
+        for settings in candidates(contract):
+            plan = settings.model_copy(update={"version": variant.version, "precision": variant.precision})
+            evaluations.append(evaluate(contract, plan, measure(folder, plan, contract)))
+    chosen = choose(evaluations, contract.objective)
+    planned = variants[0]  # imports() lists the planned version first
+    reference = fp32_reference(registry, record)
     decision = GenerationDecision(
         model=record.name,
         version=record.version,
         time=datetime.now(UTC),
-        precision=precision,
-        drift=drift,
-        reference=reference.ref if reference else None,
+        precision=planned.precision,
+        drift=planned.drift if planned.precision != Precision.FP32.value else None,
+        reference=reference.ref if reference is not None and planned.precision != Precision.FP32.value else None,
+        variants=variants,
         evaluations=evaluations,
         chosen=chosen,
-        reason=reason,
+        reason=_reason(chosen, evaluations, variants, contract.objective),
         planning_s=time.perf_counter() - started,
+        trigger=trigger,
     )
     registry.catalog.annotate(
         record.name, record.version, DECISION_KIND, decision.model_dump(mode="json"), decision.time
@@ -294,3 +432,15 @@ def last_decision(registry: ModelRegistry, record: ModelVersion) -> GenerationDe
     if not found:
         raise NotFoundError(f"{record.ref} has no generation plan; run `mcp policy plan --model {record.name}`")
     return found[-1]
+
+
+def ensure_generation_plan(registry: ModelRegistry, record: ModelVersion) -> tuple[GenerationDecision | None, bool]:
+    """The decision the server runs ``record`` with, and whether it was measured just now: None for a
+    model whose contract has no ``generation`` section (the engine's settings stand); the latest
+    decision that found a plan; else one measured now (trigger ``serve``)."""
+    if record.contract is None or record.contract.generation is None:
+        return None, False
+    for decision in reversed(decisions(registry, record.name, record.version)):
+        if decision.chosen is not None:
+            return decision, False
+    return plan_generation(registry, record, trigger="serve"), True

@@ -10,16 +10,13 @@ from pathlib import Path
 from mcp2026ai.errors import ContractError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
-from mcp2026ai.generation.planning import GenerationPlan, chosen_plan
+from mcp2026ai.generation.planning import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
 from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
-
-PROCESS_OVERHEAD_MB = 200.0
-"""What a memory budget keeps for the process itself and onnxruntime's buffers besides weights and KV."""
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
@@ -28,14 +25,24 @@ def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> E
     budget = record.contract.resources.memory_mb if record.contract else None
     if config.kv_cache_mb is not None or budget is None:
         return config
-    weights_mb = sum(f.stat().st_size for f in folder.iterdir() if f.suffix in (".onnx", ".data")) / (1 << 20)
-    kv_mb = budget - weights_mb - PROCESS_OVERHEAD_MB
+    weights = weights_mb(folder)
+    kv_mb = budget - weights - PROCESS_OVERHEAD_MB
     if kv_mb <= 0:
         raise ContractError(
-            f"{record.ref}: resources.memory_mb {budget:g} leaves no KV cache: the weights take {weights_mb:.0f} MiB "
+            f"{record.ref}: resources.memory_mb {budget:g} leaves no KV cache: the weights take {weights:.0f} MiB "
             f"and the process about {PROCESS_OVERHEAD_MB:.0f}"
         )
     return config.model_copy(update={"kv_cache_mb": kv_mb})
+
+
+def contract_config(config: EngineConfig, record: ModelVersion) -> EngineConfig:
+    """``config`` with the limits the contract's ``generation`` section states (max_model_len,
+    max_num_seqs): the model's promise wins over the server's defaults."""
+    spec = record.contract.generation if record.contract else None
+    if spec is None:
+        return config
+    update = {key: value for key in ("max_model_len", "max_num_seqs") if (value := getattr(spec, key)) is not None}
+    return config.model_copy(update=update)
 
 
 def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineConfig:
@@ -71,8 +78,9 @@ class GenerationModels:
 
     async def load(self, name: str) -> ModelVersion:
         record = self.registry.resolve(name)
-        folder = await asyncio.to_thread(self.registry.llm_folder, record)
-        config = planned_config(engine_config(self.config, record, folder), chosen_plan(self.registry, record))
+        plan, artifact = self.planned_artifact(record)
+        folder = await asyncio.to_thread(self.registry.llm_folder, artifact)  # the plan's precision
+        config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         engine = await asyncio.to_thread(build_engine, name, folder, config)
         self._served[name] = ServedLLM(record, engine, time.time())
         stored = stored_config(self.registry, record)
@@ -81,6 +89,17 @@ class GenerationModels:
         else:
             self._defaults[name] = GenerationDefaults()
         return record
+
+    def planned_artifact(self, record: ModelVersion) -> tuple[GenerationPlan | None, ModelVersion]:
+        """The stored plan and the import it runs (another precision's version of the same source, or
+        ``record`` itself); a plan whose import was deleted since is not used."""
+        plan = chosen_plan(self.registry, record)
+        if plan is None or not plan.version or plan.version == record.version:
+            return plan, record
+        try:
+            return plan, self.registry.resolve(record.name, plan.version)
+        except NotFoundError:
+            return None, record
 
     def defaults(self, name: str) -> GenerationDefaults:
         """The model's generation defaults (its stored ``mcp-config.yaml``, or the latest applied)."""

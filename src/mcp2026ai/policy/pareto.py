@@ -8,11 +8,14 @@ among plans within measurement noise of each other, the cheapest, which may sit 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from mcp2026ai.policy.selection import Evaluation, fmt, typical_ms, within_noise
+
+T = TypeVar("T")
 
 
 class ParetoPoint(BaseModel):
@@ -37,17 +40,33 @@ def _coordinates(evaluation: Evaluation) -> tuple[float, float, float]:
     return evaluation.expected_p99_ms, -figures.throughput_rps, memory
 
 
+def dominates_at(mine: Sequence[float], theirs: Sequence[float]) -> bool:
+    """Whether coordinates ``mine`` are at least as good as ``theirs`` on every axis and better on one
+    (every axis to be minimised: negate one to be maximised)."""
+    return all(x <= y for x, y in zip(mine, theirs, strict=True)) and tuple(mine) != tuple(theirs)
+
+
+def nondominated(items: Sequence[T], coordinates: Callable[[T], Sequence[float]]) -> list[T]:
+    """The items no other item dominates on ``coordinates``, in coordinate order (the first axis first).
+    The tensor plans' front below and the language models' generation plans share it."""
+    points = [(item, tuple(coordinates(item))) for item in items]
+    front = [
+        (item, mine)
+        for item, mine in points
+        if not any(dominates_at(theirs, mine) for other, theirs in points if other is not item)
+    ]
+    return [item for item, _ in sorted(front, key=lambda pair: pair[1])]
+
+
 def dominates(a: Evaluation, b: Evaluation) -> bool:
     """Whether ``a`` is at least as good as ``b`` on every axis and better on one (all to be minimised)."""
-    mine, theirs = _coordinates(a), _coordinates(b)
-    return all(x <= y for x, y in zip(mine, theirs, strict=True)) and mine != theirs
+    return dominates_at(_coordinates(a), _coordinates(b))
 
 
 def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
     """The measured evaluations no other measured one dominates, fastest first."""
     measured = [e for e in evaluations if e.figures is not None and e.expected_p99_ms is not None]
-    front = [e for e in measured if not any(dominates(other, e) for other in measured if other is not e)]
-    return sorted(front, key=_coordinates)
+    return nondominated(measured, _coordinates)
 
 
 def why_not(objective: str, evaluation: Evaluation, chosen: Evaluation | None) -> str:

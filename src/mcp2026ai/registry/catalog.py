@@ -222,7 +222,8 @@ def _to_row(record: ModelVersion) -> tuple[object, ...]:
         record.format,
         record.digest,
         json.dumps(data["signature"]),
-        json.dumps(data["contract"]) if record.contract else None,
+        # what the contract states, not its defaults: "only when the contract states it" survives a reload
+        json.dumps(record.contract.model_dump(mode="json", exclude_unset=True)) if record.contract else None,
         json.dumps(record.tags, sort_keys=True),
         json.dumps(data["preprocessing"]) if record.preprocessing else None,
         record.parent,

@@ -18,7 +18,9 @@ from mcp2026ai.generation.planning import (
     version_gates,
     violations,
 )
-from mcp2026ai.generation.service import planned_config
+from mcp2026ai.generation.service import contract_config, planned_config
+from mcp2026ai.ir import Signature
+from mcp2026ai.registry import ModelVersion, Stage
 from tests.support.cli import run_main
 from tests.support.llm import LLM_CACHE, register_smollm2
 
@@ -65,6 +67,8 @@ def test_the_objective_picks_among_feasible_plans() -> None:
     assert choose(found, "throughput") == found[1]
     assert choose(found, "memory") == found[0]
     assert choose([found[2]], "latency") is None
+    fp32, int4 = (evaluation(1, 1, 50, 8, 100).model_copy(update={"memory_mb": mb}) for mb in (540.0, 95.0))
+    assert choose([fp32, int4], "memory") == int4  # the memory objective: the fewest MiB reserved
 
 
 def test_a_stored_plan_sets_the_engine() -> None:
@@ -74,11 +78,27 @@ def test_a_stored_plan_sets_the_engine() -> None:
     assert planned_config(EngineConfig(), None) == EngineConfig()
 
 
+def test_the_contract_limits_set_the_engine() -> None:
+    record = ModelVersion(
+        name="m",
+        version="1.0.0",
+        stage=Stage.DEV,
+        format="gguf",
+        digest="ab" * 32,
+        signature=Signature(inputs=[], outputs=[]),
+        contract=parse_contract({"generation": {"max_model_len": 256}}),
+    )
+    config = contract_config(EngineConfig(max_num_seqs=8, max_model_len=2048), record)
+    assert (config.max_model_len, config.max_num_seqs) == (256, 8)
+    assert contract_config(EngineConfig(), record.model_copy(update={"contract": None})) == EngineConfig()
+
+
 def test_plan_a_real_model_with_a_measured_accuracy_gate(
     tmp_path: Path,
     smollm2_gguf: Path,
     smollm2_int4: Path,
     smollm2_fp32: Path,
+    one_core: None,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

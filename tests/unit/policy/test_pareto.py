@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.policy.candidates import Candidate, Variant
-from mcp2026ai.policy.pareto import dominates, pareto_front, pareto_points
+from mcp2026ai.policy.pareto import dominates, nondominated, pareto_front, pareto_points
 from mcp2026ai.policy.profiler import Figures, Measurement
 from mcp2026ai.policy.selection import Evaluation, evaluate_all, select_plan
 from mcp2026ai.runtime.plan import Plan
@@ -66,3 +66,11 @@ def test_each_point_says_why_it_was_or_was_not_taken() -> None:
     assert chosen is not None and chosen.candidate == candidate(1, 1, "openvino")
     points = {p.evaluation.candidate: p for p in pareto_points("memory", all_of_them, chosen)}
     assert points[candidate(2, 1)].why == "40 MiB > 12"
+
+
+def test_the_generic_front_takes_any_coordinates() -> None:
+    """The front the language models' generation plans share: any items, any number of minimised axes."""
+    points = {"fast": (1.0, 9.0, 5.0), "small": (5.0, 9.0, 1.0), "slow": (2.0, 9.0, 6.0), "twin": (1.0, 9.0, 5.0)}
+    front = nondominated(list(points), lambda name: points[name])
+    assert front == ["fast", "twin", "small"]  # "slow" is beaten by "fast" on every axis; equal points both stay
+    assert nondominated([], lambda name: (0.0,)) == []

@@ -38,6 +38,17 @@ def test_insert_get_round_trip_every_field(tmp_path: Path) -> None:
     assert Catalog(tmp_path / "db" / "registry.db").get("m", "1.0.0") == full, "persists across instances"
 
 
+def test_a_stored_contract_keeps_what_it_states(tmp_path: Path) -> None:
+    """Gates that apply "only when the contract states it" (generation planning, adaptive batching)
+    see the same stated sections after a reload, not every default."""
+    catalog = Catalog(tmp_path / "registry.db")
+    catalog.insert(record(contract=InferenceContract.model_validate({"generation": {"max_num_seqs": 2}})))
+    contract = catalog.get("m", "1.0.0").contract
+    assert contract is not None and contract.model_fields_set == {"generation"}
+    assert contract.generation is not None and contract.generation.model_fields_set == {"max_num_seqs"}
+    assert contract.accuracy.max_drift == InferenceContract().accuracy.max_drift
+
+
 def test_duplicate_version(tmp_path: Path) -> None:
     catalog = Catalog(tmp_path / "registry.db")
     catalog.insert(record())
