@@ -7,7 +7,10 @@ rejection share, server memory.
    X-SLA-Class header) each offer ``--load / 3`` times that capacity for ``--seconds``, with up to
    ``--connections / 3`` requests (connections) in flight each.
 3. The table: goodput (answered 200 per second) against capacity, each class's p99 and share of
-   refusals, and the server's resident memory before, at its peak, and after.
+   refusals, the server's resident memory before, at its peak, and after, and the CPU time of the
+   server's event loop (its main thread: HTTP parsing, admission, JSON, refusals; the model runs on
+   other threads) over the overload phase per request sent, a figure that other load on the
+   machine moves much less than the rates.
 
     .venv/bin/python benchmarks/overload.py [--load 4] [--connections 3000] [--seconds 10]
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -43,6 +47,13 @@ def rss_mib(pid: int, field: str = "VmRSS") -> float:
     text = Path(f"/proc/{pid}/status").read_text()
     match = re.search(rf"^{field}:\s+(\d+) kB", text, re.M)
     return int(match.group(1)) / 1024 if match else 0.0
+
+
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU time so far of a process, or of one of its threads (/proc stat fields 14, 15)."""
+    stat = Path(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_server(home: Path, model: Path, port: int) -> subprocess.Popen[str]:
@@ -87,6 +98,7 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     capacity_report = report(bench(args.port, "-c", "16", "--duration", "5", "-n", "1000000", *shape))
     capacity = float(capacity_report["throughput_rps"])  # type: ignore[arg-type]
     rss_before = rss_mib(server.pid)
+    cpu_before = cpu_seconds(server.pid), cpu_seconds(server.pid, thread=server.pid)
     per_class_rate = capacity * args.load / len(CLASSES)
     per_class_flight = max(1, args.connections // len(CLASSES))
     started = time.monotonic()
@@ -104,8 +116,13 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
         peak = max(peak, rss_mib(server.pid))
         time.sleep(0.2)
     elapsed = time.monotonic() - started
+    cpu = cpu_seconds(server.pid) - cpu_before[0], cpu_seconds(server.pid, thread=server.pid) - cpu_before[1]
     reports = {cls: report(client) for cls, client in clients.items()}
     print_table(capacity, args, reports, elapsed, rss_before, peak, rss_mib(server.pid))
+    sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
+    per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
+    print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
+    print(f"its event loop (main thread): {cpu[1]:.1f} s, {per_request[1]:.0f} us per request sent")
 
 
 def print_table(

@@ -13,7 +13,7 @@ from mcp2026ai.generation.service import GenerationModels
 from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
-from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry import ModelRegistry, ModelVersion, audit_trail
 from mcp2026ai.registry.leftovers import remove_leftovers
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
@@ -33,8 +33,20 @@ def register_paths(registry: ModelRegistry, paths: list[Path]) -> dict[str, Path
     return {registry.register_or_reuse(path.stem, path).name: path.resolve() for path in paths}
 
 
+def repair_audit_trail(registry: ModelRegistry) -> None:
+    """Record the ``model.register`` entries killed registrations owed (their intents), marked
+    ``recovered``. Versions registered with no audit log at all are left to ``mcp audit verify``."""
+    if registry.audit is None:
+        return
+    for entry in audit_trail.recover(registry.catalog, registry.audit):
+        log.warning("audit log: recorded the missing %s entry of %s", entry["action"], entry["target"])
+
+
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
-    """The data plane; language models among ``names`` go to generation engines, the rest to ServedModels."""
+    """The data plane; language models among ``names`` go to generation engines, the rest to ServedModels.
+    Versions the server registers (hot reload, ``file:`` loads) are recorded in the configured audit log."""
+    if registry.audit is None:
+        registry.audit = config.security.audit()
     planner = PolicyOrchestrator(registry, runtime=config.runtime) if config.plan_with_policy else None
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner, config.runtime)
     models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
@@ -92,6 +104,7 @@ async def run_server(
     """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
     await asyncio.to_thread(remove_leftovers, registry)  # what a killed registration left, if any
     plane = build_plane(registry, names, config)
+    await asyncio.to_thread(repair_audit_trail, registry)
     loaded = await load_models(plane, names)
     freeze_startup_heap()
     replanner = None

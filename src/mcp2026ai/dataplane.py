@@ -201,7 +201,7 @@ class DataPlane:
         given; recorded in the audit log, refusals and failures included."""
         try:
             override = _load_override(name, parameters or {})
-            version = await self._register_files(name, parameters or {})
+            version = await self._register_files(name, parameters or {}, actor)
             served = await self.models.load(name, version, override=override)
         except MCPError as exc:
             await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
@@ -209,7 +209,7 @@ class DataPlane:
         outcome = {"result": "ok", "digest": served.record.digest}
         await self._record("model.load", actor, served.record.ref, {**(details or {}), **outcome})
 
-    async def _register_files(self, name: str, parameters: dict[str, Any]) -> str | None:
+    async def _register_files(self, name: str, parameters: dict[str, Any], actor: str) -> str | None:
         """A model file sent with ``load`` (Triton's ``file:<version>/model.onnx`` parameter, base64 over
         HTTP, bytes over gRPC) is registered like any model file (the same content is the same version)
         and that version is loaded; None when the load names no file."""
@@ -229,7 +229,9 @@ class DataPlane:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".load-", suffix=".onnx") as handle:
             handle.write(data)
             handle.flush()
-            record = await asyncio.to_thread(self.models.registry.register_or_reuse, name, Path(handle.name))
+            register = self.models.registry.register_or_reuse
+            source = {"source": "load request file: parameter"}
+            record = await asyncio.to_thread(register, name, Path(handle.name), actor, source)
         return record.version
 
     async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
@@ -268,7 +270,11 @@ class DataPlane:
             sla_class = parse_sla_class(requested_class)
         except MCPError:
             return  # infer() answers an unknown model or class with the right error
-        served.executor.check_admission(sla_class)
+        try:
+            served.executor.check_admission(sla_class)
+        except MCPError as exc:
+            exc.sla_class = sla_class.value  # the edges label the refusal's metrics with it
+            raise
 
     async def infer(self, request: InferenceRequest) -> InferenceResponse:
         """Route (pinned version, header, canary weight, breakers), run, observe, maybe mirror.

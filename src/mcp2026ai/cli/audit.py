@@ -9,7 +9,8 @@ import typer
 
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import IntegrityError, InvalidArgumentError
+from mcp2026ai.registry import audit_trail
 from mcp2026ai.security import AuditLog
 
 app = typer.Typer(help="The append-only audit log of management actions.", no_args_is_help=True)
@@ -21,14 +22,46 @@ def _log(path: Path | None) -> AuditLog:
     return AuditLog(path or context.security_paths().audit_log)
 
 
+_SHOWN = 10
+
+
 @app.command()
-def verify(path: PathOption = None) -> None:
-    """Check the hash chain; exits 2 naming the first broken line."""
+def verify(
+    path: PathOption = None,
+    repair: Annotated[
+        bool, typer.Option(help="Record the missing model.register entries (marked recovered) instead of failing.")
+    ] = False,
+) -> None:
+    """Check the hash chain, and that every registered model version has its model.register entry;
+    exits 2 naming the first broken line or the versions without an entry."""
     log = _log(path)
     report = log.verify()
     if not report.ok:
         raise InvalidArgumentError(f"{log.path}: audit chain broken at {report.reason}")
+    if _is_registry_log(log):
+        registry = context.registry()
+        if repair:
+            for entry in audit_trail.repair(registry.catalog, log):
+                console.print(f"recorded the missing model.register entry of {entry['target']}", highlight=False)
+            report = log.verify()
+        _check_registrations(log, audit_trail.unaudited_versions(registry.catalog, log))
     console.print(f"{log.path}: ok, {report.entries} entries, head {report.head_hash}", highlight=False)
+
+
+def _is_registry_log(log: AuditLog) -> bool:
+    """Registrations are cross-checked against the registry's own audit log only."""
+    return log.path.resolve() == context.security_paths().audit_log.resolve()
+
+
+def _check_registrations(log: AuditLog, missing: list[audit_trail.Unaudited]) -> None:
+    if not missing:
+        return
+    named = ", ".join(item.describe() for item in missing[:_SHOWN])
+    more = f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else ""
+    raise IntegrityError(
+        f"{log.path}: chain ok, but {len(missing)} registered model version(s) have no model.register entry: "
+        f"{named}{more}; `mcp audit verify --repair` records them as recovered"
+    )
 
 
 @app.command()

@@ -19,8 +19,10 @@ def settings() -> Settings:
 
 
 def registry() -> ModelRegistry:
-    """The registry; new artifacts are encrypted at rest when an artifact key is configured."""
-    return ModelRegistry(settings().home, cipher_from_settings(settings()))
+    """The registry; new artifacts are encrypted at rest when an artifact key is configured, and every
+    registration is recorded in the audit log as by this user."""
+    audit_log = AuditLog(security_paths().audit_log)
+    return ModelRegistry(settings().home, cipher_from_settings(settings()), audit=audit_log, actor=actor())
 
 
 def security_paths() -> SecurityPaths:

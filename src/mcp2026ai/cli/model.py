@@ -100,7 +100,6 @@ def register(
     )
     if plan:
         _plan_or_withdraw(registry, record)
-    context.audit("model.register", record.ref, {"digest": record.digest, "source": str(path)})
     if serving is not None:
         _store_serving_config(registry, record, serving, config)  # type: ignore[arg-type]
     if as_json:
@@ -251,7 +250,8 @@ def _plan_or_withdraw(registry: ModelRegistry, record: ModelVersion) -> None:
 
     try:
         decision = PolicyOrchestrator(registry).plan_for(record, "register")
-    except MCPError:
+    except MCPError as exc:
         registry.remove(record.name, record.version)
+        context.audit("model.rm", record.ref, {"digest": record.digest, "reason": str(exc)[:200]})
         raise
     console.print(f"plan: {decision.reason}", highlight=False)

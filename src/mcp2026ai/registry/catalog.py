@@ -7,8 +7,10 @@ import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from mcp2026ai.errors import AlreadyExistsError, NotFoundError
 from mcp2026ai.registry.records import ModelVersion, Stage
@@ -37,10 +39,41 @@ CREATE TABLE IF NOT EXISTS annotations (
     payload    TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS annotations_by_version ON annotations (name, version, kind);
+CREATE TABLE IF NOT EXISTS pending_audit (
+    id         TEXT PRIMARY KEY,
+    action     TEXT NOT NULL,
+    actor      TEXT NOT NULL,
+    target     TEXT NOT NULL,
+    details    TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 _UNIQUE_NUMBERS = "CREATE UNIQUE INDEX IF NOT EXISTS model_numbers ON model_versions (name, number)"
 
 log = logging.getLogger(__name__)
+_PENDING_COLUMNS = "id, action, actor, target, details, created_at"
+
+
+@dataclass(frozen=True)
+class AuditIntent:
+    """An audit entry owed for a catalog change, written in the change's own transaction (an outbox
+    row): if the process dies before the entry reaches the audit log, the row survives and the
+    entry is recovered from it (see :mod:`mcp2026ai.registry.audit_trail`)."""
+
+    id: str
+    action: str
+    actor: str
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PendingAudit:
+    """An :class:`AuditIntent` not yet cleared, with the target its change gave it."""
+
+    intent: AuditIntent
+    target: str
+    created_at: datetime
+
 
 _COLUMNS = "name, version, number, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
 
@@ -69,19 +102,41 @@ class Catalog:
         finally:
             db.close()
 
-    def insert(self, record: ModelVersion) -> ModelVersion:
+    def insert(self, record: ModelVersion, intent: AuditIntent | None = None) -> ModelVersion:
         """Store a new version; its Triton-style integer alias (1, 2, 3, ...) is the next free one for
         its name, chosen inside the insert's own write transaction so concurrent registrations of one
-        name (other processes included) never share an alias. Returns the record with its number."""
+        name (other processes included) never share an alias. ``intent`` (the audit entry owed for
+        the registration) is stored in the same transaction. Returns the record with its number."""
         try:
             with self._connect() as db:
                 db.execute("BEGIN IMMEDIATE")
                 row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (record.name,)).fetchone()
                 record = record.model_copy(update={"number": int(row[0] or 0) + 1})
                 db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _to_row(record))
+                if intent is not None:
+                    db.execute(
+                        f"INSERT INTO pending_audit ({_PENDING_COLUMNS}) VALUES (?,?,?,?,?,?)",
+                        (intent.id, intent.action, intent.actor, record.ref, json.dumps(intent.details), _now()),
+                    )
         except sqlite3.IntegrityError:
             raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}") from None
         return record
+
+    def pending_audits(self) -> list[PendingAudit]:
+        """Audit entries owed by catalog changes whose writer has not (yet) cleared them, oldest first."""
+        with self._connect() as db:
+            rows = db.execute(f"SELECT {_PENDING_COLUMNS} FROM pending_audit ORDER BY created_at").fetchall()
+        return [
+            PendingAudit(
+                AuditIntent(row[0], row[1], row[2], json.loads(row[4])), row[3], datetime.fromisoformat(row[5])
+            )
+            for row in rows
+        ]
+
+    def clear_audit(self, intent_id: str) -> None:
+        """The intent's entry is in the audit log: forget it."""
+        with self._connect() as db:
+            db.execute("DELETE FROM pending_audit WHERE id = ?", (intent_id,))
 
     def get_by_number(self, name: str, number: int) -> ModelVersion:
         return self._one(name, "number", number)
@@ -151,6 +206,10 @@ class Catalog:
         with self._connect() as db:
             rows = db.execute(query + " ORDER BY rowid", args).fetchall()
         return [(row[0], datetime.fromisoformat(row[1]), json.loads(row[2])) for row in rows]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
 
 
 def _to_row(record: ModelVersion) -> tuple[object, ...]:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import re
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_digest
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
-from mcp2026ai.registry.catalog import Catalog
+from mcp2026ai.registry.audit_trail import REGISTER_ACTION, recover_pending
+from mcp2026ai.registry.catalog import AuditIntent, Catalog
 from mcp2026ai.registry.llm_bundle import (
     MANIFEST_SUFFIX,
     TEXT_SIGNATURE,
@@ -26,11 +28,15 @@ from mcp2026ai.registry.llm_bundle import (
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
+from mcp2026ai.security.audit import AuditLog
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+REGISTRY_ACTOR = "system"
+"""Who a registration is recorded as when the caller does not say (``mcp`` commands say ``cli:<user>``)."""
 
 _AUTOMATIC_VERSION_TRIES = 20
 """Registrations of one name racing for the next automatic version: each retry takes the next one."""
@@ -48,10 +54,21 @@ def validate_model_name(name: str) -> str:
 class ModelRegistry:
     """Facade over the artifact store and the SQLite catalog under ``home``."""
 
-    def __init__(self, home: Path, cipher: ArtifactCipher | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        cipher: ArtifactCipher | None = None,
+        audit: AuditLog | None = None,
+        actor: str = REGISTRY_ACTOR,
+    ) -> None:
         self.home = home
         self.store = ArtifactStore(home / "artifacts", cipher)
         self.catalog = Catalog(home / "registry.db")
+        self.audit = audit
+        """Where each registration is recorded (``model.register``), atomically with its catalog row
+        (see :mod:`mcp2026ai.registry.audit_trail`); None: not recorded."""
+        self.actor = actor
+        """Who registrations are recorded as when ``register`` is not told."""
 
     def register(
         self,
@@ -65,7 +82,12 @@ class ModelRegistry:
         preprocessing: Preprocessing | None = None,
         parent: str | None = None,
         precision: LLMPrecision | None = None,
+        actor: str | None = None,
+        audit_details: dict[str, Any] | None = None,
     ) -> ModelVersion:
+        """Import ``path`` as a new version; with an audit log, its ``model.register`` entry (by
+        ``actor``, else :attr:`actor`; ``audit_details`` added to the digest and source) is written
+        with the catalog row, all or nothing across a crash."""
         validate_model_name(name)
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
         if is_llm_source(Path(path)):
@@ -91,15 +113,38 @@ class ModelRegistry:
             parent=parent,
             created_at=datetime.now(UTC),
         )
+        details = {
+            "digest": digest,
+            "source": str(path),
+            **({"parent": parent} if parent else {}),
+            **(audit_details or {}),
+        }
+        return self._catalogue(
+            record, not version, AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details)
+        )
+
+    def _catalogue(self, record: ModelVersion, automatic: bool, intent: AuditIntent) -> ModelVersion:
+        """Insert the version; with an audit log, its entry too, all or nothing across a crash: the intent
+        goes in with the row, the entry follows, the intent is cleared (all under the log's lock)."""
+        if self.audit is None:
+            return self._insert(record, automatic)
+        with self.audit.holding() as append:
+            recover_pending(self.catalog, self.audit, append)  # what a killed registration owes first
+            record = self._insert(record, automatic, intent)
+            append(intent.action, intent.actor, record.ref, {**intent.details, "intent": intent.id})
+            self.catalog.clear_audit(intent.id)
+        return record
+
+    def _insert(self, record: ModelVersion, automatic: bool, intent: AuditIntent | None = None) -> ModelVersion:
         for _ in range(_AUTOMATIC_VERSION_TRIES):
             try:
-                return self.catalog.insert(record)
+                return self.catalog.insert(record, intent)
             except AlreadyExistsError:
-                if version:  # the caller's own version is taken: say so
+                if not automatic:  # the caller's own version is taken: say so
                     raise
             # another registration of this name took the automatic version meanwhile: take the next
-            record = record.model_copy(update={"version": self._new_version(name, None)})
-        raise AlreadyExistsError(f"model {name!r}: too many concurrent registrations; try again")
+            record = record.model_copy(update={"version": self._new_version(record.name, None)})
+        raise AlreadyExistsError(f"model {record.name!r}: too many concurrent registrations; try again")
 
     def _new_version(self, name: str, version: str | None) -> str:
         """The requested version (refused if taken), else the next minor after the highest."""
@@ -109,8 +154,11 @@ class ModelRegistry:
             raise AlreadyExistsError(f"model {name!r} already has version {chosen}")
         return chosen
 
-    def register_or_reuse(self, name: str, path: Path) -> ModelVersion:
-        """The existing version of ``name`` with the same content, else a new registration."""
+    def register_or_reuse(
+        self, name: str, path: Path, actor: str | None = None, audit_details: dict[str, Any] | None = None
+    ) -> ModelVersion:
+        """The existing version of ``name`` with the same content, else a new registration (recorded
+        as by ``actor`` with ``audit_details``, as in :meth:`register`)."""
         from mcp2026ai.registry.store import sha256_of
 
         if is_llm_source(Path(path)):  # a language model's version digest is its manifest's: match the source
@@ -118,12 +166,12 @@ class ModelRegistry:
             for record in self.catalog.versions(name):
                 if is_llm_format(record.format) and read_manifest(self.store, record.digest).source_sha256 == source:
                     return record
-            return self.register(name, path)
+            return self.register(name, path, actor=actor, audit_details=audit_details)
         digest = sha256_of(Path(path)) if Path(path).is_file() else None
         for record in self.catalog.versions(name):
             if record.digest == digest:
                 return record
-        return self.register(name, path)
+        return self.register(name, path, actor=actor, audit_details=audit_details)
 
     def versions(self, name: str | None = None) -> list[ModelVersion]:
         records = self.catalog.versions(name)

@@ -8,11 +8,19 @@ land on best-effort traffic, and the deadline classes are refused only when no b
 is left to shed, and for a moment after (``SHED_HOLD_S``) new best-effort requests are refused on
 arrival, so that the deadline classes take the capacity best-effort had.
 
-The expected wait is the backlog ahead (queued rows) at the rate the backend has been draining
-rows, measured over recent batches (:class:`DrainRate`).
+The expected time to an answer is the backlog ahead (queued rows, the request's own included) at
+the rate the backend has been draining rows, in whole batches (a batch of one row costs about as
+much as a full one), after what is left of the running batch when every slot is busy (its start
+plus the measured batch time); rate and batch time are measured over recent batches
+(:class:`DrainRate`). A deadline class is admitted only when it
+would be *answered* within its deadline, not merely started: the client's latency is what the
+deadline promises (a request admitted that then waits past its deadline before starting is still
+refused then, 503).
 """
 
 from __future__ import annotations
+
+import math
 
 from mcp2026ai.contract import SLAClass
 
@@ -29,12 +37,25 @@ class DrainRate:
     def __init__(self, concurrent_batches: int = 1) -> None:
         self.concurrent_batches = concurrent_batches
         self.rows_per_s: float | None = None
+        self.batch_s: float | None = None
+        """Seconds one batch takes, smoothed."""
 
     def observe(self, rows: int, seconds: float) -> None:
         if rows <= 0 or seconds <= 0:
             return
         rate = rows / seconds * self.concurrent_batches
         self.rows_per_s = rate if self.rows_per_s is None else self.rows_per_s + _SMOOTHING * (rate - self.rows_per_s)
+        self.batch_s = seconds if self.batch_s is None else self.batch_s + _SMOOTHING * (seconds - self.batch_s)
+
+    def seconds_to_answer(self, rows_ahead: float, merge_rows: int, slot_free_in_s: float = 0.0) -> float:
+        """How long until a request is answered when ``rows_ahead`` rows (its own included) are dispatched
+        before or with it, starting once a batch slot is free (in ``slot_free_in_s``): they drain at
+        the measured rate, but in whole batches of at most ``merge_rows``, each taking at least a
+        measured batch time. 0 before the first batch (nothing known: admit)."""
+        if not self.rows_per_s or self.batch_s is None:
+            return 0.0
+        batches = math.ceil(rows_ahead / merge_rows - 1e-9)
+        return slot_free_in_s + max(rows_ahead / self.rows_per_s, batches * self.batch_s / self.concurrent_batches)
 
     def seconds_for(self, rows: int) -> float:
         """How long ``rows`` queued rows take to drain; 0 before the first batch (nothing known: admit)."""

@@ -85,6 +85,8 @@ class BatchingExecutor:
         self._pool: ThreadPoolExecutor | None = None
         self._placement = ExecutionPlacement(self.config.inline_below_ms)
         self._rate = DrainRate(self.config.max_concurrent_batches)
+        self._running_since: dict[int, float] = {}
+        """When each running batch started (batch id -> clock)."""
         self._at_risk_since = -math.inf
         self._accepting = False
         self._closing = False
@@ -179,8 +181,19 @@ class BatchingExecutor:
         if sla_class is SHEDDABLE:
             return not self._queues.is_full(sla_class) and not self._shedding(self._clock())
         deadline_ms = self.config.classes[sla_class].deadline_ms
-        ahead = self._queues.rows_ahead(sla_class, 1, excluding=SHEDDABLE)
-        return deadline_ms is None or self._rate.seconds_for(round(ahead)) <= deadline_ms / 1000
+        return deadline_ms is None or self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE) <= deadline_ms / 1000
+
+    def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
+        """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
+        ahead = self._queues.rows_ahead(sla_class, rows, excluding=excluding)
+        return self._rate.seconds_to_answer(ahead, self.config.merge_rows, self._slot_free_in_s())
+
+    def _slot_free_in_s(self) -> float:
+        """0 while a batch slot is free; else how long, by the measured batch time, until the running
+        batch that started first ends (0 once it has run that long)."""
+        if len(self._running_since) < self.config.max_concurrent_batches or self._rate.batch_s is None:
+            return 0.0
+        return max(0.0, min(self._running_since.values()) + self._rate.batch_s - self._clock())
 
     def _shedding(self, now: float) -> bool:
         """Whether best-effort is being refused: a deadline class was at risk within SHED_HOLD_S."""
@@ -191,7 +204,7 @@ class BatchingExecutor:
         refuse it if it still would (it would only expire in the queue)."""
 
         def too_late() -> bool:
-            return self._rate.seconds_for(round(self._queues.rows_ahead(sla_class, rows))) > budget_s
+            return self._seconds_to_answer(sla_class, rows) > budget_s
 
         if sla_class is not SHEDDABLE and too_late():
             # Best-effort gives way: what is queued is answered 429 now (its fair share would keep
@@ -199,9 +212,10 @@ class BatchingExecutor:
             self._at_risk_since = self._clock()
             self._shed_best_effort(lambda: True)
         if too_late():
-            waited = self._rate.seconds_for(round(self._queues.rows_ahead(sla_class, rows))) * 1000
+            answered_ms = self._seconds_to_answer(sla_class, rows) * 1000
             raise OverloadedError(
-                f"{sla_class.value} request would wait about {waited:.0f} ms, past its deadline; retry later",
+                f"{sla_class.value} request would be answered in about {answered_ms:.0f} ms, past its deadline; "
+                "retry later",
                 self.config.retry_after_s,
             )
 
@@ -351,6 +365,7 @@ class BatchingExecutor:
             pending.batch_id, pending.batch_size = batch_id, len(batch)
         try:
             now = self._clock()
+            self._running_since[batch_id] = now
             self._telemetry.dispatched(batch, now)
             if self.stats is not None:
                 self.stats.record_queue(len(batch), int(sum(now - p.enqueued_at for p in batch) * 1e9))
@@ -367,6 +382,7 @@ class BatchingExecutor:
                 if not pending.future.done():
                     pending.future.set_result(outputs)
         finally:
+            self._running_since.pop(batch_id, None)
             self._observe_latency(batch)
             self._slots.release()
             self._wakeup.set()

@@ -13,6 +13,8 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +25,9 @@ from mcp2026ai.security.files import locked
 GENESIS_HASH = "0" * 64
 _FIELDS = ("seq", "time", "action", "actor", "target", "details", "prev_hash", "hash")
 _TAIL_BYTES = 1 << 16
+
+Appender = Callable[[str, str, str, dict[str, Any] | None], dict[str, Any]]
+"""``append(action, actor, target, details)``: one entry, written while :meth:`AuditLog.holding` holds the locks."""
 
 
 def canonical(entry: dict[str, Any]) -> bytes:
@@ -57,23 +62,36 @@ class AuditLog:
 
     def record(self, action: str, actor: str, target: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
         """Append one entry and return it."""
+        with self.holding() as append:
+            return append(action, actor, target, details)
+
+    @contextmanager
+    def holding(self) -> Iterator[Appender]:
+        """Hold the log's locks (thread and file) for a while and yield an append function that works
+        under them: what another writer does in between (a registration's catalog insert, say) can
+        then never interleave with this writer's check-then-append."""
         with self._lock, locked(self.path):
-            seq, prev_hash, newline_needed = self._tail()
-            entry: dict[str, Any] = {
-                "seq": seq + 1,
-                "time": datetime.now(UTC).isoformat(timespec="microseconds"),
-                "action": action,
-                "actor": actor,
-                "target": target,
-                "details": details or {},
-                "prev_hash": prev_hash,
-            }
-            entry["hash"] = entry_hash(entry)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "ab") as handle:
-                handle.write((b"\n" if newline_needed else b"") + canonical(entry) + b"\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            yield self._append_locked
+
+    def _append_locked(
+        self, action: str, actor: str, target: str, details: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        seq, prev_hash, newline_needed = self._tail()
+        entry: dict[str, Any] = {
+            "seq": seq + 1,
+            "time": datetime.now(UTC).isoformat(timespec="microseconds"),
+            "action": action,
+            "actor": actor,
+            "target": target,
+            "details": details or {},
+            "prev_hash": prev_hash,
+        }
+        entry["hash"] = entry_hash(entry)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "ab") as handle:
+            handle.write((b"\n" if newline_needed else b"") + canonical(entry) + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
         return entry
 
     def entries(self) -> list[dict[str, Any]]:

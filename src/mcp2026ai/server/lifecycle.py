@@ -26,6 +26,7 @@ from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_app
+from mcp2026ai.server.http.early import EarlyRefusal
 from mcp2026ai.server.http.protocol import http_protocol
 from mcp2026ai.server.statistics import ServerStatistics
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
@@ -123,9 +124,12 @@ class InferenceServer:
             log_level=self.config.log_level,
             lifespan="off",
             access_log=False,
+            # v2 error JSON for malformed requests; a connection cap; refusals answered from the headers
             http=http_protocol(
-                self.config.max_connections, self.config.header_timeout_s
-            ),  # v2 error JSON for malformed requests; a connection cap
+                self.config.max_connections,
+                self.config.header_timeout_s,
+                EarlyRefusal(self.plane, self.config.security.authenticator()),
+            ),
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=30,
             # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name

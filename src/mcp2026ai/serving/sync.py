@@ -26,6 +26,9 @@ from mcp2026ai.serving.replanning import ReplanSupervisor
 
 log = logging.getLogger(__name__)
 
+HOT_RELOAD_ACTOR = "system:hot-reload"
+"""Who the audit log names for a version registered because a watched model file changed."""
+
 
 class ServingSync:
     """Reconciles ``models`` with the registry and ``traffic``'s rollouts; calls ``tick`` every second
@@ -102,7 +105,7 @@ class ServingSync:
                 continue
             digest = sha256_of(path)
             if self._digests.get(name) not in (None, digest):
-                record = registry.register_or_reuse(name, path)
+                record = registry.register_or_reuse(name, path, actor=HOT_RELOAD_ACTOR)
                 log.info("model file %s changed: registered %s", path, record.ref)
             self._digests[name] = digest
 

@@ -26,9 +26,10 @@ from mcp2026ai.deploy.kubernetes.validate import validate_rendered
 from mcp2026ai.deploy.kubernetes.wheel import provide_wheel
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
-from mcp2026ai.registry import ModelRegistry, Preprocessing
+from mcp2026ai.registry import ModelRegistry, Preprocessing, audit_trail
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.store import RolloutStore
+from mcp2026ai.security import AuditLog
 from mcp2026ai.security.encryption import ArtifactCipher
 from tests.support.cli import CONTRACT
 from tests.unit.deploy.k8s_checks import crd_schema, errors, kserve_validator, load, openapi_validator, validate_builtin
@@ -215,6 +216,8 @@ def test_the_registry_export_holds_the_version_alone(rendered: Rendered, registr
     assert exported.artifact_path(record).read_bytes() == bundled_model_path("ocr-cls").read_bytes()
     contract = yaml.safe_load((rendered.out / "registry/contract.yaml").read_text())
     assert InferenceContract.model_validate(contract) == original.contract
+    log = AuditLog(rendered.out / "registry" / "audit.jsonl")  # the image's `mcp audit verify` passes
+    assert log.verify().ok and audit_trail.unaudited_versions(exported.catalog, log) == []
 
 
 def test_the_dockerfile_is_multi_stage_and_non_root(rendered: Rendered) -> None:

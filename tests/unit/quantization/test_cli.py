@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from mcp2026ai.cli.main import app, main
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.security import AuditLog
 
 runner = CliRunner()
 
@@ -28,6 +29,9 @@ def test_quantize_then_verify_passes_and_stores_the_result(
     code, output = _mcp("quantize", "--name", "ocr-cls", "--scheme", "fp16")
     assert code == 0, output
     assert "registered ocr-cls:1.1.0 (fp16 from ocr-cls:1.0.0" in output.replace("\n", " ")
+    [entry] = [e for e in AuditLog(registry.home / "audit.jsonl").entries() if e["action"] == "model.register"]
+    assert entry["target"] == "ocr-cls:1.1.0" and entry["details"]["parent"] == "ocr-cls:1.0.0"
+    assert entry["actor"].startswith("cli:")
     code, output = _mcp("verify", "--name", "ocr-cls", "--version", "1.1.0", "--data", str(ocr_data["val"]), "--json")
     assert code == 0, output
     result = json.loads(output)

@@ -14,6 +14,16 @@ A request whose line and headers have not all arrived ``header_timeout_s`` after
 opened (or after its first byte, on a kept-alive connection) gets a 408 JSON and the connection is
 closed: slow-header clients cannot hold connections (and so the connection cap) for ever.
 
+A request that :class:`~mcp2026ai.server.http.early.EarlyRefusal` refuses from its line and headers
+(an inference request its SLA class queue would not take) is answered here, when its headers are
+complete, instead of starting an ASGI task: its body is discarded as it arrives and the connection
+stays open (closed when the client asked for ``Expect: 100-continue``: it may never send the body).
+
+uvicorn writes a response's head and its body with two sends: with TCP_NODELAY two segments, two
+wake-ups of the client. Each request's writes go through :class:`CoalescingWriter`, which holds a
+write until the next one (the body follows its head in the same event-loop step) and sends both at
+once; whatever is held goes out at the end of the step.
+
 On shutdown an idle keep-alive connection is not cut at once, as uvicorn does: a client may have
 sent its next request already and would see a reset instead of an answer. It stays open
 :data:`DRAIN_LINGER_S`; a request arriving on it is answered (the draining data plane refuses
@@ -23,17 +33,78 @@ inference with a 503) with ``Connection: close``, so the client reconnects and i
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable
 
 import orjson
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn._types import ASGI3Application
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
+
+from mcp2026ai.server.http.early import EarlyAnswer
+
+EarlyCheck = Callable[[str, str, Iterable[tuple[bytes, bytes]]], EarlyAnswer | None]
+"""``check(method, path, headers)``: an answer to send before the app sees the request, or None."""
+
+COALESCE_BYTES = 1 << 16
+"""Writes larger than this are not copied together (a large body costs more to copy than a send)."""
 
 DRAIN_LINGER_S = 1.0
 """How long an idle connection stays open once shutdown begins (requests on it are answered, then it closes)."""
 
 
+class CoalescingWriter(asyncio.Transport):
+    """The transport a request's cycle writes to: each write is held until the next one or the end of
+    the event-loop step, and two writes that meet go out in one send. Everything else is the socket
+    transport's."""
+
+    __slots__ = ("_held", "_pending", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        super().__init__()
+        self.transport = transport
+        self._held: bytes | None = None
+        self._pending: asyncio.Handle | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        data = bytes(data)
+        held = self._held
+        if held is None:
+            self._held = data
+            self._pending = asyncio.get_running_loop().call_soon(self.flush)
+            return
+        self._release()
+        if len(held) + len(data) <= COALESCE_BYTES:
+            self.transport.write(held + data)
+        else:
+            self.transport.write(held)
+            self.transport.write(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._release()
+            self.transport.write(held)
+
+    def _release(self) -> None:
+        self._held = None
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return self.transport.get_extra_info(name, default)
+
+
 class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     max_connections: int | None = None
     header_timeout_s: float | None = None
+    early_check: EarlyCheck | None = None
     _over_limit = False
     _draining = False
     _header_timer: asyncio.TimerHandle | None = None
@@ -93,6 +164,28 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
             return
         super().data_received(data)
 
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        """Answer now what :attr:`early_check` refuses; start the app for everything else (uvicorn
+        >= 0.45 starts every request's task here, pipelined ones included)."""
+        check = type(self).early_check
+        answer = None if check is None else check(cycle.scope["method"], cycle.scope["path"], cycle.scope["headers"])
+        if answer is None:
+            cycle.transport = CoalescingWriter(cycle.transport)
+            super()._start_asgi_task(cycle, app)
+            return
+        if self._draining or cycle.waiting_for_100_continue:
+            cycle.keep_alive = False
+        head = [STATUS_LINE[answer.status]]
+        for name, value in self.server_state.default_headers:
+            head.extend([name, b": ", value, b"\r\n"])
+        head += [answer.head, b"" if cycle.keep_alive else b"connection: close\r\n", b"\r\n", answer.body]
+        self.transport.write(b"".join(head))
+        cycle.response_started = cycle.response_complete = True  # the parser now discards the body
+        cycle.message_event.set()
+        if not cycle.keep_alive:
+            self.transport.close()
+        self.on_response_complete()
+
     def send_400_response(self, msg: str) -> None:
         self._send_error(400, msg)
 
@@ -113,8 +206,8 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
 
 
 def http_protocol(
-    max_connections: int | None, header_timeout_s: float | None = None
+    max_connections: int | None, header_timeout_s: float | None = None, early_check: EarlyCheck | None = None
 ) -> type[JsonErrorHttpToolsProtocol]:
     """The protocol class for one server (uvicorn instantiates it per connection)."""
-    limits = {"max_connections": max_connections, "header_timeout_s": header_timeout_s}
+    limits = {"max_connections": max_connections, "header_timeout_s": header_timeout_s, "early_check": early_check}
     return type("LimitedHttpToolsProtocol", (JsonErrorHttpToolsProtocol,), limits)
