@@ -24,6 +24,13 @@ def load_average() -> float:
         return 0.0
 
 
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 class LoadProbe:
     """Says whether the CPUs are contended, from the load average, with hysteresis."""
 
@@ -38,7 +45,7 @@ class LoadProbe:
     ) -> None:
         if leave_below > enter_above:
             raise ValueError(f"leave_below ({leave_below}) must not exceed enter_above ({enter_above})")
-        self.cores = cores or os.cpu_count() or 1
+        self.cores = cores or usable_cores()
         self.enter = self.cores + enter_above
         self.leave = self.cores + leave_below
         self.period_s = period_s

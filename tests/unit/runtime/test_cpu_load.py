@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp2026ai.runtime.cpu_load import LoadProbe, load_average
+from mcp2026ai.runtime.cpu_load import LoadProbe, load_average, usable_cores
 
 
 class Readings:
@@ -45,3 +45,7 @@ def test_marks_must_be_ordered() -> None:
 
 def test_the_real_load_average_is_a_number() -> None:
     assert load_average() >= 0.0
+
+
+def test_the_default_core_count_is_what_this_process_may_use() -> None:
+    assert LoadProbe().cores == usable_cores() >= 1
