@@ -245,3 +245,29 @@ def test_ties_go_to_fewer_threads() -> None:
     c = contract()
     table = {candidate(threads=2): figures(p99=3.0, rps=300), candidate(threads=1): figures(p99=3.0, rps=300)}
     assert choose(c, table) == candidate(threads=1)
+
+
+def _instances(threads: int, count: int) -> Candidate:
+    return Candidate(plan=Plan(intra_op_threads=threads, instances=count), variant=FP32)
+
+
+def test_among_plans_as_fast_alone_the_one_serving_more_rows_wins() -> None:
+    """ResNet-50 under outside load: one thread ties two for a lone request; the two-instance plan ties
+    too and serves twice the rows per second: it is the one to serve concurrent clients with."""
+    one, two, split = candidate(threads=1), candidate(threads=2), _instances(1, 2)
+    table = {
+        one: figures(60.0, 25.0, p50=40.0, fastest=30.0),
+        two: figures(61.0, 25.5, p50=40.5, fastest=30.5),
+        split: figures(62.0, 50.0, p50=41.0, fastest=31.0),
+    }
+    c = contract(latency={"p99_ms": 1000})
+    chosen = select_plan(c, evaluate_all(c, list(table), table))
+    assert chosen is not None and chosen.candidate == split
+
+
+def test_instances_count_as_threads_when_everything_ties() -> None:
+    one, split = candidate(threads=1), _instances(1, 2)
+    table = {one: figures(10.0, 100.0, p50=5.0, fastest=4.0), split: figures(10.0, 104.0, p50=5.0, fastest=4.0)}
+    c = contract(latency={"p99_ms": 1000})
+    chosen = select_plan(c, evaluate_all(c, list(table), table))
+    assert chosen is not None and chosen.candidate == one  # two busy threads for 4 % more rows: not worth it
