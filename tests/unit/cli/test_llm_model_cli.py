@@ -29,9 +29,9 @@ def test_register_and_show_print_the_language_model(cli: Invoke, smollm2_gguf: P
     assert document["llm"]["context_length"] == 8192
 
 
-def test_int8_is_not_offered(cli: Invoke, smollm2_gguf: Path) -> None:
-    result = cli("model", "register", "--name", "x", "--path", smollm2_gguf, "--precision", "int8")
-    assert result.exit_code == 2 and "'int8' is not one of 'int4', 'fp32'" in result.output
+def test_an_unknown_precision_is_refused_with_those_offered(cli: Invoke, smollm2_gguf: Path) -> None:
+    result = cli("model", "register", "--name", "x", "--path", smollm2_gguf, "--precision", "int2")
+    assert result.exit_code == 2 and "'int2' is not one of 'int4', 'int8', 'fp32'" in result.output
 
 
 def test_generate_streams_the_answer(cli: Invoke, smollm2_gguf: Path) -> None:
