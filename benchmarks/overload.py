@@ -16,6 +16,8 @@ rejection share, server memory.
 
 The clients share the machine with the server (2 cores here): their CPU is load too, so goodput is
 quoted against the capacity measured with the same client, and the run is bounded in time.
+``--split-cores`` pins the server to half of the CPUs and every client (the capacity one too) to
+the other half, as if the clients ran on other machines.
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def split_cpus() -> tuple[set[int], set[int]]:
+    """This process's CPUs in two halves: the server's and the clients'."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--split-cores needs at least 2 CPUs")
+    half = len(cpus) // 2
+    return set(cpus[:half]), set(cpus[half:])
+
+
 def start_server(home: Path, model: Path, port: int) -> subprocess.Popen[str]:
     contract = home.parent / "contract.yaml"
     contract.write_text(CONTRACT)
@@ -82,10 +93,23 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--depth", type=int, default=200, help="Matmuls per batch (the model's cost).")
     parser.add_argument("--port", type=int, default=18600)
+    parser.add_argument(
+        "--split-cores",
+        action="store_true",
+        help="Server on the first half of this process's CPUs, the clients on the other half (capacity too): "
+        "the clients' own CPU then leaves the server's alone, as with clients on other machines.",
+    )
     args = parser.parse_args()
+    server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
         root = Path(folder)
-        server = start_server(root / "home", chained_matmul_model(root / "heavy.onnx", depth=args.depth), args.port)
+        model = chained_matmul_model(root / "heavy.onnx", depth=args.depth)
+        if server_cpus is not None:
+            os.sched_setaffinity(0, server_cpus)  # the server inherits it ...
+        server = start_server(root / "home", model, args.port)
+        if client_cpus is not None:
+            os.sched_setaffinity(0, client_cpus)  # ... and the clients this
+            print(f"server on CPUs {sorted(server_cpus or [])}, clients on CPUs {sorted(client_cpus)}")
         try:
             run(server, args)
         finally:

@@ -11,6 +11,7 @@ import onnxruntime as ort
 from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
@@ -24,7 +25,7 @@ _OPTIMIZATION_LEVELS = {
 
 def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort.SessionOptions:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = plan.intra_op_threads
+    options.intra_op_num_threads = confine(options, plan.intra_op_threads)
     options.inter_op_num_threads = plan.inter_op_threads
     options.graph_optimization_level = _OPTIMIZATION_LEVELS[plan.graph_optimization]
     options.log_severity_level = 3

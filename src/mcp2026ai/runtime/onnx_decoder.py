@@ -24,6 +24,7 @@ import onnxruntime as ort
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir.llm_convert import NUM_LOGITS
 from mcp2026ai.ir.llm_info import LLMInfo
+from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.cpu_load import LoadProbe
 
 PLATFORM = "onnxruntime_decoder"
@@ -89,7 +90,7 @@ class OnnxDecoder:
     def _session(self, config: Mapping[str, str], profile_prefix: Path | None = None) -> ort.InferenceSession:
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        options.intra_op_num_threads = self._threads
+        options.intra_op_num_threads = confine(options, self._threads)
         for key, value in config.items():
             options.add_session_config_entry(key, value)
         if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/decode_step.py --profile)
