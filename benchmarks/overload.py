@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +57,17 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     stat = Path(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat")
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def answered_ok(port: int) -> float:
+    """The server's own count of inference requests answered 200 so far (``mcp_requests_total``)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("mcp_requests_total{") and 'code="200"' in line
+    )
 
 
 def split_cpus() -> tuple[set[int], set[int]]:
@@ -136,13 +148,22 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
         for cls in CLASSES
     }
     peak = rss_before
+    ok_before, ok_in_window = answered_ok(args.port), None
     while any(client.poll() is None for client in clients.values()):
         peak = max(peak, rss_mib(server.pid))
+        if ok_in_window is None and time.monotonic() - started >= args.seconds:
+            ok_in_window = answered_ok(args.port) - ok_before
         time.sleep(0.2)
     elapsed = time.monotonic() - started
     cpu = cpu_seconds(server.pid) - cpu_before[0], cpu_seconds(server.pid, thread=server.pid) - cpu_before[1]
     reports = {cls: report(client) for cls, client in clients.items()}
     print_table(capacity, args, reports, elapsed, rss_before, peak, rss_mib(server.pid))
+    if ok_in_window is not None:
+        window = ok_in_window / args.seconds
+        print(
+            f"\nserver-side goodput while the load was offered (its 200s over the first {args.seconds:g} s): "
+            f"{window:.0f} req/s = {window / capacity:.2f} x capacity"
+        )
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
