@@ -59,15 +59,22 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def answered_ok(port: int) -> float:
-    """The server's own count of inference requests answered 200 so far (``mcp_requests_total``)."""
+def server_counts(port: int) -> dict[str, float]:
+    """From the server's /metrics: requests answered 200 so far (``ok``), and latency-critical requests
+    timed in the server (decode to encode: ``lc``) and those of them done within 50 ms (``lc_50ms``)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("mcp_requests_total{") and 'code="200"' in line
-    )
+    counts = {"ok": 0.0, "lc": 0.0, "lc_50ms": 0.0}
+    for line in text.splitlines():
+        value = float(line.rsplit(" ", 1)[1]) if line[:1] != "#" and " " in line else 0.0
+        if line.startswith("mcp_requests_total{") and 'code="200"' in line:
+            counts["ok"] += value
+        elif line.startswith("mcp_request_duration_seconds_") and 'sla_class="latency-critical"' in line:
+            if line.startswith("mcp_request_duration_seconds_count{"):
+                counts["lc"] += value
+            elif 'le="0.05"' in line:
+                counts["lc_50ms"] += value
+    return counts
 
 
 def split_cpus() -> tuple[set[int], set[int]]:
@@ -148,12 +155,13 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
         for cls in CLASSES
     }
     peak = rss_before
-    ok_before, ok_in_window = answered_ok(args.port), None
+    counts_before, ok_in_window = server_counts(args.port), None
     while any(client.poll() is None for client in clients.values()):
         peak = max(peak, rss_mib(server.pid))
         if ok_in_window is None and time.monotonic() - started >= args.seconds:
-            ok_in_window = answered_ok(args.port) - ok_before
+            ok_in_window = server_counts(args.port)["ok"] - counts_before["ok"]
         time.sleep(0.2)
+    counts = {key: value - counts_before[key] for key, value in server_counts(args.port).items()}
     elapsed = time.monotonic() - started
     cpu = cpu_seconds(server.pid) - cpu_before[0], cpu_seconds(server.pid, thread=server.pid) - cpu_before[1]
     reports = {cls: report(client) for cls, client in clients.items()}
@@ -163,6 +171,12 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
         print(
             f"\nserver-side goodput while the load was offered (its 200s over the first {args.seconds:g} s): "
             f"{window:.0f} req/s = {window / capacity:.2f} x capacity"
+        )
+    if counts["lc"]:
+        within = counts["lc_50ms"] / counts["lc"]
+        print(
+            f"latency-critical in the server (decode to encode): {counts['lc_50ms']:.0f} of {counts['lc']:.0f} "
+            f"within 50 ms ({within:.1%})"
         )
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
