@@ -25,6 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,7 +281,10 @@ class Profiler:
         if instances > 1:
             busy_runs = self._share(budget.batch_runs, index)
             for size in [1, *slot.batches] if busy_runs else []:
-                slot.busy[size] = self._time_busy(session.backend, size, instances, busy_runs, phase_s, share_ends)
+                try:
+                    slot.busy[size] = self._time_busy(session.backend, size, instances, busy_runs, phase_s, share_ends)
+                except MCPError as exc:
+                    session.notes[size] = f"failed at batch {size} with {instances} instances busy: {exc}"
         slot.load = self.load_meter.since(mark)
         if first and session.memory_mb is not None:
             session.memory_mb = round(session.memory_mb + (meter.peak_mb() or 0.0), 2)
@@ -412,11 +416,9 @@ class Profiler:
                 backend.infer(inputs)
                 own.append(self.clock() - began)
 
-        threads = [threading.Thread(target=instance, args=(own,), daemon=True) for own in times]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        with ThreadPoolExecutor(max_workers=instances, thread_name_prefix="mcp-profile") as pool:
+            for running in [pool.submit(instance, own) for own in times]:
+                running.result()  # an instance's failure is the plan's: raised here, not lost in its thread
         return [run for own in times for run in own]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from mcp2026ai.contract import InferenceContract
+from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.policy.candidates import Candidate, Variant, enumerate_candidates
 from mcp2026ai.policy.memory import MemoryMeter
@@ -181,3 +182,30 @@ def test_a_multi_instance_plan_is_timed_with_every_instance_busy(registry: Model
     assert busy_ms is not None and busy_ms >= 2.0
     assert figures.throughput_rps > 1000 / figures.p50_ms  # two rows at a time count, not one
     assert any(r.batch_p50_ms is not None for r in figures.rounds)
+
+
+def test_a_plan_failing_with_its_instances_busy_is_reported_not_lost(registry: ModelRegistry, mlp_path: Path) -> None:
+    contract = InferenceContract.model_validate({"batching": {"max_batch_size": 1}})
+    record = registry.register("mlp", mlp_path, contract=contract)
+    split = Candidate(plan=Plan(intra_op_threads=1, instances=2), variant=Variant(version="1", digest=record.digest))
+    probe = _ConcurrencyProbe()
+
+    def factory(model: Path | bytes, signature: Signature, plan: Plan, **kwargs: object) -> Backend:
+        backend = probe.factory(model, signature, plan)  # counts the runs in flight while each sleeps 2 ms
+        counted = backend.infer
+
+        def infer(inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+            with probe.lock:
+                alone = probe.running == 0
+            result = counted(inputs, outputs)
+            if not alone:
+                raise InferenceFailedError("not safe to run concurrently")
+            return result
+
+        backend.infer = infer  # type: ignore[method-assign]
+        return backend
+
+    path = registry.store.path_for(record.digest)
+    measurement = Profiler(lambda v: path, record.signature, TIGHT, backend_factory=factory)([split])[split]
+    assert measurement.figures is None
+    assert "failed at batch 1 with 2 instances busy: not safe to run concurrently" in measurement.note
