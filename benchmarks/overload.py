@@ -60,20 +60,24 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
 
 
 def server_counts(port: int) -> dict[str, float]:
-    """From the server's /metrics: requests answered 200 so far (``ok``), and latency-critical requests
-    timed in the server (decode to encode: ``lc``) and those of them done within 50 ms (``lc_50ms``)."""
+    """From the server's /metrics: requests answered 200 so far (``ok``), latency-critical requests timed
+    in the server (decode to encode: ``lc``) and those of them done within 50 ms (``lc_50ms``), and the
+    same for throughput-guaranteed ones within 2 s (``tg``, ``tg_2s``)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
-    counts = {"ok": 0.0, "lc": 0.0, "lc_50ms": 0.0}
+    counts = {"ok": 0.0, "lc": 0.0, "lc_50ms": 0.0, "tg": 0.0, "tg_2s": 0.0}
+    deadlines = {"latency-critical": ("lc", "0.05", "lc_50ms"), "throughput-guaranteed": ("tg", "2.0", "tg_2s")}
     for line in text.splitlines():
         value = float(line.rsplit(" ", 1)[1]) if line[:1] != "#" and " " in line else 0.0
         if line.startswith("mcp_requests_total{") and 'code="200"' in line:
             counts["ok"] += value
-        elif line.startswith("mcp_request_duration_seconds_") and 'sla_class="latency-critical"' in line:
+        for sla_class, (total, bound, within) in deadlines.items():
+            if not line.startswith("mcp_request_duration_seconds_") or f'sla_class="{sla_class}"' not in line:
+                continue
             if line.startswith("mcp_request_duration_seconds_count{"):
-                counts["lc"] += value
-            elif 'le="0.05"' in line:
-                counts["lc_50ms"] += value
+                counts[total] += value
+            elif f'le="{bound}"' in line:
+                counts[within] += value
     return counts
 
 
@@ -172,12 +176,15 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             f"\nserver-side goodput while the load was offered (its 200s over the first {args.seconds:g} s): "
             f"{window:.0f} req/s = {window / capacity:.2f} x capacity"
         )
-    if counts["lc"]:
-        within = counts["lc_50ms"] / counts["lc"]
-        print(
-            f"latency-critical in the server (decode to encode): {counts['lc_50ms']:.0f} of {counts['lc']:.0f} "
-            f"within 50 ms ({within:.1%})"
-        )
+    for name, total, within, bound in (
+        ("latency-critical", "lc", "lc_50ms", "50 ms"),
+        ("throughput-guaranteed", "tg", "tg_2s", "2 s"),
+    ):
+        if counts[total]:
+            print(
+                f"{name} in the server (decode to encode, refusals included): {counts[within]:.0f} of "
+                f"{counts[total]:.0f} within {bound} ({counts[within] / counts[total]:.1%})"
+            )
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
