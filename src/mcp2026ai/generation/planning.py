@@ -21,7 +21,6 @@ Decisions are stored as catalog annotations; the served engine takes the chosen 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format, read_manifest
+from mcp2026ai.runtime.cpu_affinity import usable_cores
 
 DECISION_KIND = "generation-decision"
 PROMPT_TEXT = (
@@ -132,14 +132,6 @@ class GenerationDecision(BaseModel):
     reason: str
     planning_s: float
     trigger: str = Field("manual", description="manual (`mcp policy plan`) or serve (planned as `mcp serve` started).")
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (its affinity), else the machine's."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def candidates(contract: InferenceContract, cpus: int | None = None) -> list[GenerationPlan]:

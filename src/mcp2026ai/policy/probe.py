@@ -17,6 +17,7 @@ import onnxruntime as ort
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.runtime.catalog import installed_runtimes
+from mcp2026ai.runtime.cpu_affinity import usable_cores
 from mcp2026ai.runtime.plan import DEFAULT_RUNTIME, ORT_PROVIDER_NAMES, Provider
 
 # CPU features that change which kernels onnxruntime (MLAS) can use.
@@ -181,13 +182,6 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def probe_hardware(

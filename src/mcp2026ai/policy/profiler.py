@@ -21,7 +21,6 @@ reported as not measured.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +43,7 @@ from mcp2026ai.quantization.drift import compare
 from mcp2026ai.registry import Preprocessing
 from mcp2026ai.runtime.base import Backend, BackendClass
 from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.cpu_affinity import usable_cores
 from mcp2026ai.runtime.plan import Plan
 
 DRIFT_SAMPLES = 4
@@ -107,13 +107,6 @@ class _Session:
         return [size for size in self.sizes if size > 1 and size not in self.notes]
 
 
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 class Profiler:
     """Measures candidates of one model; ``model_path`` maps a variant to its ONNX file, ``signature`` to
     its signature (one signature for all, or a callable: an FP16 variant may take FP16 inputs)."""
@@ -141,7 +134,7 @@ class Profiler:
         self.latency_limit_ms = latency_limit_ms
         self.load_meter: LoadMeter = load_meter or CpuLoadMeter()
         self.sleep = sleep
-        self.cores = cores or _usable_cores()
+        self.cores = cores or usable_cores()
         self.backend_factory = backend_factory
         self._fp32_outputs: dict[str, list[dict[str, np.ndarray]]] = {}
         """FP32 onnxruntime's outputs on the drift inputs, per variant digest (computed once)."""
@@ -405,13 +398,12 @@ class Profiler:
         busy."""
         inputs = synthetic_inputs(backend.signature, batch, self.shapes, self.preprocessing)
         stop = min(self.clock() + seconds, hard_stop)
-        per_instance = max_runs
         start = threading.Barrier(instances)
         times: list[list[float]] = [[] for _ in range(instances)]
 
         def instance(own: list[float]) -> None:
             start.wait()
-            while len(own) < per_instance and (not own or self.clock() < stop):
+            while len(own) < max_runs and (not own or self.clock() < stop):
                 began = self.clock()
                 backend.infer(inputs)
                 own.append(self.clock() - began)

@@ -202,8 +202,7 @@ def rank_key(objective: str, evaluation: Evaluation) -> tuple[float, ...]:
     """
     figures = evaluation.figures
     assert figures is not None and evaluation.expected_p99_ms is not None
-    plan, drift = evaluation.plan, evaluation.candidate.variant.drift or 0.0
-    tail = (float(plan.intra_op_threads * plan.instances), float(plan.max_batch_size), drift)
+    tail = cost_key(evaluation)
     memory = figures.memory_mb if figures.memory_mb is not None else float("inf")
     if objective == "throughput":
         return (-figures.throughput_rps, evaluation.expected_p99_ms, *tail)
@@ -316,12 +315,7 @@ def widest_useful_batch(chosen: Evaluation, close: Sequence[Evaluation]) -> Eval
         and (e is chosen or work_conserving(e.plan))
         and e.figures is not None
     ]
-    top = max(same, key=lambda e: e.figures.throughput_rps if e.figures else 0.0)
-    floor = (top.figures.throughput_rps if top.figures else 0.0) * (1 - NOISE_RELATIVE)
-    return min(
-        (e for e in same if e.figures is not None and e.figures.throughput_rps >= floor),
-        key=lambda e: e.plan.max_batch_size,
-    )
+    return min(most_throughput(same), key=lambda e: e.plan.max_batch_size)
 
 
 def most_throughput(evaluations: Sequence[Evaluation]) -> list[Evaluation]:

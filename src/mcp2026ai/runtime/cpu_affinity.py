@@ -16,6 +16,14 @@ import onnxruntime as ort
 AFFINITY_ENTRY = "session.intra_op_thread_affinities"
 
 
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask), else the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity masks on this platform
+        return os.cpu_count() or 1
+
+
 def confined_cpus() -> list[int] | None:
     """The CPUs this process may run on, when they are fewer than the machine's; None otherwise."""
     try:

@@ -15,6 +15,8 @@ import os
 import time
 from collections.abc import Callable
 
+from mcp2026ai.runtime.cpu_affinity import usable_cores
+
 
 def load_average() -> float:
     """The 1-minute load average (0.0 where the platform has none)."""
@@ -22,13 +24,6 @@ def load_average() -> float:
         return os.getloadavg()[0]
     except OSError:
         return 0.0
-
-
-def usable_cores() -> int:
-    """CPUs this process may run on (its affinity mask where the platform has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
 
 
 class LoadProbe:

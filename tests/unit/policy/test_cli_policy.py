@@ -13,9 +13,9 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.main import main
 from mcp2026ai.contract import InferenceContract
 from mcp2026ai.policy.candidates import instance_splits, thread_counts
-from mcp2026ai.policy.probe import usable_cores
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.runtime.catalog import installed_runtimes
+from mcp2026ai.runtime.cpu_affinity import usable_cores
 
 FAST = ["--seconds-per-plan", "0.02", "--total-seconds", "5"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp2026ai.runtime.cpu_load import LoadProbe, load_average, usable_cores
+from mcp2026ai.runtime.cpu_affinity import usable_cores
+from mcp2026ai.runtime.cpu_load import LoadProbe, load_average
 
 
 class Readings:
