@@ -193,7 +193,9 @@ class BatchingExecutor:
 
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
-        ahead = self._queues.rows_ahead(sla_class, rows, excluding=excluding, now=self._clock())
+        ahead = self._queues.rows_ahead(
+            sla_class, rows, excluding=excluding, now=self._clock(), drain_rows_per_s=self._rate.rows_per_s
+        )
         return self._rate.seconds_to_answer(ahead, self.config.merge_rows, self._slot_free_in_s())
 
     def _slot_free_in_s(self) -> float:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import math
 from collections import deque
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,12 +23,10 @@ import numpy as np
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import OverloadedError
 from mcp2026ai.scheduling.config import ClassPolicy
+from mcp2026ai.scheduling.demand import RecentArrivals
 
 _RANK = {cls: rank for rank, cls in enumerate(SLAClass)}
 _SEQUENCE = count()
-COMPETING_FOR_S = 1.0
-"""A class that queued a request this recently still competes for the drain rate (its queue may be
-empty for a moment between arrivals while it keeps taking its share)."""
 
 
 @dataclass(eq=False)
@@ -76,7 +73,7 @@ class ClassQueues:
         self._virtual_time = 0.0
         self._retry_after_s = retry_after_s
         self._rows: dict[SLAClass, int] = dict.fromkeys(self._policies, 0)
-        self._last_arrival: dict[SLAClass, float] = dict.fromkeys(self._policies, -math.inf)
+        self._arrivals = RecentArrivals(self._policies)
 
     def push(self, pending: Pending) -> None:
         """Queue ``pending`` and give it its fair-queueing tag, or raise OverloadedError if its class is full."""
@@ -92,7 +89,7 @@ class ClassQueues:
         self._last_tag[cls] = pending.tag
         queue.append(pending)
         self._rows[cls] += pending.rows
-        self._last_arrival[cls] = max(self._last_arrival[cls], pending.enqueued_at)
+        self._arrivals.record(cls, pending.enqueued_at, pending.rows)
 
     def is_full(self, cls: SLAClass) -> bool:
         return len(self._queues[cls]) >= self._policies[cls].capacity
@@ -102,15 +99,20 @@ class ClassQueues:
         return self._rows[cls] if cls is not None else sum(self._rows.values())
 
     def rows_ahead(
-        self, cls: SLAClass, rows: int, excluding: SLAClass | None = None, now: float | None = None
+        self,
+        cls: SLAClass,
+        rows: int,
+        excluding: SLAClass | None = None,
+        now: float | None = None,
+        drain_rows_per_s: float | None = None,
     ) -> float:
         """Rows that would be dispatched before a new request of ``cls`` with ``rows`` rows (its own
         included), by the fluid view of the fair queueing: while virtual time moves from now to the
         new request's tag, class D gets ``weight_D`` rows per unit, up to what it has queued (its own
         class: everything queued). That counts only what the other classes have queued *now*; while
         they keep arriving, a class drains only at its guaranteed share of the rate, so its own rows
-        divided by that share are a floor (:meth:`guaranteed_share`, with arrivals seen up to ``now``).
-        ``excluding`` leaves one class out (the one that would be shed)."""
+        divided by that share are a floor (:meth:`guaranteed_share`, with arrivals seen up to ``now``
+        against ``drain_rows_per_s``). ``excluding`` leaves one class out (the one that would be shed)."""
         policy = self._policies[cls]
         finish = max(self._virtual_time, self._last_tag[cls]) + max(rows, 1) / policy.weight
         span = finish - self._virtual_time
@@ -120,21 +122,35 @@ class ClassQueues:
                 continue
             ahead += queued if other is cls else min(queued, self._policies[other].weight * span)
         own = self._rows[cls] + rows
-        return max(ahead + rows, own / self.guaranteed_share(cls, excluding, now))
+        return max(ahead + rows, own / self.guaranteed_share(cls, excluding, now, drain_rows_per_s))
 
-    def guaranteed_share(self, cls: SLAClass, excluding: SLAClass | None = None, now: float | None = None) -> float:
-        """The share of the rows dispatched that fair queueing guarantees ``cls`` against the classes
-        competing now: those with rows queued or, given ``now``, a request queued within
-        :data:`COMPETING_FOR_S` (``excluding`` never counts)."""
+    def guaranteed_share(
+        self,
+        cls: SLAClass,
+        excluding: SLAClass | None = None,
+        now: float | None = None,
+        drain_rows_per_s: float | None = None,
+    ) -> float:
+        """The share of the rows dispatched that ``cls`` can count on while the others keep arriving.
+
+        Fair queueing guarantees it its weight's share against the classes competing now: those
+        with rows queued or, given ``now``, rows queued within :data:`.demand.WINDOW_S`
+        (``excluding`` never counts). Given the rate rows drain at, it also gets whatever the
+        others' recent arrivals leave of it (a trickle of latency-critical requests takes no more
+        than it brings), and the larger of the two holds."""
         weight = self._policies[cls].weight
-        competing = weight
+        competing, others_rows_per_s = weight, 0.0
         for other, policy in self._policies.items():
             if other is cls or other is excluding:
                 continue
-            recent = now is not None and now - self._last_arrival[other] <= COMPETING_FOR_S
-            if self._rows[other] or recent:
+            arriving = self._arrivals.rows_per_s(other, now) if now is not None else 0.0
+            if self._rows[other] or arriving:
                 competing += policy.weight
-        return weight / competing
+                others_rows_per_s += arriving
+        by_weight = weight / competing
+        if not drain_rows_per_s:
+            return by_weight
+        return max(by_weight, min(1.0, 1.0 - others_rows_per_s / drain_rows_per_s))
 
     def evict_newest(self, cls: SLAClass) -> Pending | None:
         """Remove the most recently queued request of ``cls`` (shedding it), if any; a class shed to
@@ -145,7 +161,7 @@ class ClassQueues:
         pending = queue.pop()
         self._rows[cls] -= pending.rows
         if not queue:
-            self._last_arrival[cls] = -math.inf
+            self._arrivals.forget(cls)
         return pending
 
     def ordered(self) -> Iterator[Pending]:

@@ -156,3 +156,20 @@ def test_a_class_still_receiving_other_classes_drains_only_at_its_guaranteed_sha
     assert queues.rows_ahead(TG, 1, now=1.0) == pytest.approx(41 / (3 / 8))
     assert queues.rows_ahead(TG, 1, now=2.5) == pytest.approx(41)  # no arrival for 1.7 s: no longer competing
     assert queues.guaranteed_share(LC, now=1.0) == pytest.approx(5 / 8)  # against the queued class
+
+
+def test_a_trickle_of_another_class_takes_only_what_it_brings(make_pending: MakePending) -> None:
+    """Given the drain rate, a class gets at least what the others' recent arrivals leave of it: one
+    latency-critical row in the last second of 100 rows/s leaves 99 %; 90 rows/s of them leave the
+    weight's guarantee (3 / 8) as the larger bound."""
+    queues = ClassQueues(_policies(capacity=256))
+    queues.push(make_pending(TG, at=0.0))
+    queues.push(make_pending(LC, at=0.5))
+    queues.take(2)
+    assert queues.guaranteed_share(TG, now=1.0) == pytest.approx(3 / 8)  # rate unknown: the weight's share
+    assert queues.guaranteed_share(TG, now=1.0, drain_rows_per_s=100.0) == pytest.approx(0.99)
+    for index in range(90):
+        queues.push(make_pending(LC, at=1.0 + index / 100))
+    queues.take(90)
+    assert queues.guaranteed_share(TG, now=1.9, drain_rows_per_s=100.0) == pytest.approx(3 / 8)
+    assert queues.rows_ahead(TG, 1, now=1.9, drain_rows_per_s=100.0) == pytest.approx(1 / (3 / 8))
