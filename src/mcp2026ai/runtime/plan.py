@@ -69,6 +69,14 @@ class Plan(BaseModel):
             chain.append(ORT_PROVIDER_NAMES[Provider.CPU])
         return chain
 
+    @property
+    def computes_on_caller(self) -> bool:
+        """Whether one batch's compute runs on the thread that calls ``infer`` (so that thread's CPU time
+        measures it), with no other batch running at once. False for several instances, and for
+        OpenVINO's THROUGHPUT hint, whose streams compute on the plugin's own threads while the
+        caller waits: such a batch must never run inline on the event loop (scheduling.placement)."""
+        return self.instances == 1 and self.performance_hint != "THROUGHPUT"
+
     def describe(self) -> str:
         threads = self.intra_op_threads or "auto"
         runtime = "" if self.runtime == DEFAULT_RUNTIME else f"{self.runtime}:"

@@ -83,7 +83,9 @@ class BatchingExecutor:
         self._batches: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._pool: ThreadPoolExecutor | None = None
-        self._placement = ExecutionPlacement(self.config.inline_below_ms)
+        # Inline batches run one at a time on the loop: with several batch slots they all go to threads.
+        single = self.config.max_concurrent_batches == 1
+        self._placement = ExecutionPlacement(self.config.inline_below_ms if single else 0.0)
         self._rate = DrainRate(self.config.max_concurrent_batches)
         self._running_since: dict[int, float] = {}
         """When each running batch started (batch id -> clock)."""
