@@ -394,7 +394,7 @@ class BatchingExecutor:
         started = time.perf_counter_ns()
         if len(batch) == 1:
             outputs = await self._run_backend(batch[0].inputs, batch[0].outputs)
-            self._record_execution(started, started, time.perf_counter_ns())
+            self._record_execution(batch, started, started, time.perf_counter_ns())
             self._rate.observe(batch[0].rows, (time.perf_counter_ns() - started) / 1e9)
             return [select_outputs(outputs, batch[0].outputs)]
         inputs, offsets = merge_inputs([pending.inputs for pending in batch])
@@ -402,7 +402,7 @@ class BatchingExecutor:
         outputs = await self._run_backend(inputs, union_outputs(wanted))
         ran = time.perf_counter_ns()
         results = split_outputs(outputs, offsets, wanted)
-        self._record_execution(started, merged, ran)
+        self._record_execution(batch, started, merged, ran)
         self._rate.observe(sum(pending.rows for pending in batch), (time.perf_counter_ns() - started) / 1e9)
         return results
 
@@ -422,10 +422,14 @@ class BatchingExecutor:
         results = self.backend.infer(inputs, outputs)
         return results, time.thread_time() - started
 
-    def _record_execution(self, started: int, merged: int, ran: int) -> None:
+    def _record_execution(self, batch: list[Pending], started: int, merged: int, ran: int) -> None:
         self._telemetry.executed((ran - merged) / 1e9)
         if self.stats is not None:
-            self.stats.record_execution(ran - merged, input_ns=merged - started, output_ns=time.perf_counter_ns() - ran)
+            output_ns = time.perf_counter_ns() - ran
+            rows = sum(pending.rows for pending in batch)
+            self.stats.record_execution(
+                ran - merged, input_ns=merged - started, output_ns=output_ns, requests=len(batch), rows=rows
+            )
 
     def _observe_latency(self, batch: list[Pending]) -> None:
         now = self._clock()
