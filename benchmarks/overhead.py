@@ -27,11 +27,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic
 from perf import find_perf_analyzer, perf_command, run_perf
-from servers import BenchModel, OurServer, OurServerThroughput, chosen_plan
+from servers import MAX_BATCH, QUEUE_DELAY_MS, BenchModel, OurServer, OurServerThroughput, chosen_plan
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
@@ -86,6 +88,20 @@ def stat_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float
     return out
 
 
+def batch_sizes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The executions of each batch size between two snapshots, e.g. ``1x3 4x9``."""
+    counts = {int(b["batch_size"]): int(b["compute_infer"]["count"]) for b in after.get("batch_stats", [])}
+    for batch in before.get("batch_stats", []):
+        counts[int(batch["batch_size"])] -= int(batch["compute_infer"]["count"])
+    return " ".join(f"{size}x{count}" for size, count in sorted(counts.items()) if count)
+
+
+def busy_seconds(before: dict[str, Any], after: dict[str, Any]) -> float:
+    """Seconds the backend spent running batches between two snapshots (every execution once)."""
+    total = sum(int(b["compute_infer"].get("ns", 0)) for b in after.get("batch_stats", []))
+    return (total - sum(int(b["compute_infer"].get("ns", 0)) for b in before.get("batch_stats", []))) / 1e9
+
+
 def measure(args: argparse.Namespace, server: OurServer, endpoints: Any, model: BenchModel) -> None:
     tool = find_perf_analyzer()
     assert server.process is not None
@@ -115,7 +131,8 @@ def measure(args: argparse.Namespace, server: OurServer, endpoints: Any, model: 
             rest -= delta["compute_output"]
             print(
                 f"\n{protocol} c={concurrency}: {result.throughput:.1f} req/s, p50 {result.p50_ms:.1f} ms, "
-                f"p99 {result.p99_ms:.1f} ms; {delta['requests']:.0f} requests in {delta['executions']:.0f} runs",
+                f"p99 {result.p99_ms:.1f} ms; {delta['requests']:.0f} requests in {delta['executions']:.0f} runs "
+                f"(batch sizes {batch_sizes(stats0, stats1)})",
                 flush=True,
             )
             print(
@@ -124,6 +141,8 @@ def measure(args: argparse.Namespace, server: OurServer, endpoints: Any, model: 
                 f"{delta['compute_output']:.2f} + other {rest:.2f}; client p50 - in-server "
                 f"{result.p50_ms - delta['success']:.2f}"
             )
+            busy = busy_seconds(stats0, stats1) / (delta["requests"] / result.throughput)
+            print(f"  backend busy {busy * 100:.0f} % of the run (the sum of batch runs over instances x time)")
             total = sum(groups.values())
             print(
                 f"  server CPU ms/request {total / n * 1000:.2f}; perf_analyzer CPU ms/request "
@@ -138,7 +157,7 @@ def _start_py_spy(pid: int, output: Path) -> subprocess.Popen[bytes]:
     """``py-spy record`` of the server's Python threads (collapsed stacks, one thread per stack root)."""
     output.parent.mkdir(parents=True, exist_ok=True)
     spy = Path(sys.executable).parent / "py-spy"
-    command = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--threads", "--rate", "250"]
+    command = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--threads", "--rate", "1000"]
     command += ["--nonblocking", "--output", str(output)]  # sampling must not pause the server
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)  # attached before the load starts
@@ -150,6 +169,24 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class PinnedServer(OurServer):
+    """``benchmarks/pinned_serve.py``: the same contract, a given plan, the server code of ``src``."""
+
+    def __init__(self, label: str, workdir: Path, plan: str, src: Path) -> None:
+        super().__init__(label, workdir)
+        self.plan, self.src = plan, src
+
+    def launch(self, model: BenchModel, http: int, grpc: int) -> tuple[list[str], dict[str, str]]:
+        contract = self.workdir / "contract.yaml"
+        document = {"objective": self.objective or model.objective, "latency": {"p99_ms": model.p99_budget_ms}}
+        document["batching"] = {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": QUEUE_DELAY_MS}
+        contract.write_text(yaml.safe_dump(document))
+        command = [sys.executable, str(Path(__file__).with_name("pinned_serve.py")), "--model", str(model.path)]
+        command += ["--name", model.name, "--contract", str(contract), "--plan", self.plan]
+        command += ["--http-port", str(http), "--grpc-port", str(grpc)]
+        return command, {"PYTHONPATH": str(self.src.resolve())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objective", choices=("latency", "throughput"), default="latency")
@@ -158,6 +195,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--py-spy", type=Path, default=None, help="Record each run's Python stacks into this folder.")
     parser.add_argument("--backend", default=None, help="mcp serve --backend (default: the policy picks the runtime).")
+    parser.add_argument("--plan", default=None, help="Serve this Plan (JSON) with benchmarks/pinned_serve.py.")
+    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src", help="With --plan.")
     parser.add_argument("--workdir", type=Path, default=None, help="Keep the model and MCP_HOME here (plans reused).")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="overhead-"))
@@ -169,8 +208,11 @@ def main() -> None:
     )
     kind = OurServerThroughput if args.objective == "throughput" else OurServer
     label = f"mcp2026ai-{args.objective}" + (f"-{args.backend}" if args.backend else "")
-    server = kind(label, workdir / label)
-    server.backend = args.backend
+    if args.plan:
+        server: OurServer = PinnedServer("pinned", workdir / "pinned", args.plan, args.src)
+    else:
+        server = kind(label, workdir / label)
+        server.backend = args.backend
     endpoints = server.start(model)
     try:
         print("plan:", chosen_plan(endpoints, model.name), flush=True)
