@@ -111,7 +111,7 @@ def measure(args: argparse.Namespace, server: OurServer, endpoints: Any, model: 
     for protocol in args.protocols.split(","):
         for concurrency in (int(c) for c in args.concurrency.split(",")):
             url = endpoints.grpc if protocol == "grpc" else endpoints.http
-            requests = max(args.requests, 4 * concurrency)
+            requests = args.requests
             command = perf_command(tool, model.name, url, protocol, concurrency, requests, model.perf_shape, "binary")
             stats0, cpu0, client0 = model_stats(endpoints.http, model.name), thread_cpu(pid), _children_cpu()
             wall0 = time.monotonic()
