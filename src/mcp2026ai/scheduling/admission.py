@@ -12,10 +12,15 @@ The expected time to an answer is the backlog ahead (queued rows, the request's 
 the rate the backend has been draining rows, in whole batches (a batch of one row costs about as
 much as a full one), after what is left of the running batch when every slot is busy (its start
 plus the measured batch time); rate and batch time are measured over recent batches
-(:class:`DrainRate`). A deadline class is admitted only when it
-would be *answered* within its deadline, not merely started: the client's latency is what the
-deadline promises (a request admitted that then waits past its deadline before starting is still
-refused then, 503).
+(:class:`DrainRate`). The rows ahead are counted by the fair queueing's fluid view, with a floor:
+while other classes keep arriving, a class drains only at the share of the rate its weight
+guarantees (``ClassQueues.guaranteed_share``), so its own backlog divided by that share is at least
+what lies ahead. A deadline class is admitted only when it would be *answered* within its deadline,
+not merely started, and within ``ClassPolicy.admit_within`` of it (0.65 by default): the rest is
+headroom for the estimate's spread and for the time the scheduler does not see (reading, decoding,
+encoding and writing the request, event-loop lag). The client's latency is what the deadline
+promises (a request admitted that then waits past its deadline before starting is still refused
+then, 503).
 """
 
 from __future__ import annotations

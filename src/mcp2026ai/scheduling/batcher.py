@@ -163,7 +163,10 @@ class BatchingExecutor:
             if pending.sla_class is SHEDDABLE and self._shedding(pending.enqueued_at):
                 raise OverloadedError(SHED_MESSAGE, self.config.retry_after_s)
             if pending.deadline is not None:
-                self._make_room(pending.sla_class, pending.deadline - pending.enqueued_at, pending.rows)
+                budget_s = (pending.deadline - pending.enqueued_at) * self.config.classes[
+                    pending.sla_class
+                ].admit_within
+                self._make_room(pending.sla_class, budget_s, pending.rows)
             if self._queues.is_full(pending.sla_class) and pending.sla_class is not SHEDDABLE:
                 self._shed_best_effort(lambda: self._queues.is_full(pending.sla_class))
             self._queues.push(pending)
@@ -184,12 +187,17 @@ class BatchingExecutor:
     def _would_queue(self, sla_class: SLAClass) -> bool:
         if sla_class is SHEDDABLE:
             return not self._queues.is_full(sla_class) and not self._shedding(self._clock())
-        deadline_ms = self.config.classes[sla_class].deadline_ms
-        return deadline_ms is None or self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE) <= deadline_ms / 1000
+        policy = self.config.classes[sla_class]
+        if policy.deadline_ms is None:
+            return True
+        return (
+            self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE)
+            <= policy.deadline_ms / 1000 * policy.admit_within
+        )
 
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
-        ahead = self._queues.rows_ahead(sla_class, rows, excluding=excluding)
+        ahead = self._queues.rows_ahead(sla_class, rows, excluding=excluding, now=self._clock())
         return self._rate.seconds_to_answer(ahead, self.config.merge_rows, self._slot_free_in_s())
 
     def _slot_free_in_s(self) -> float:
@@ -218,8 +226,8 @@ class BatchingExecutor:
         if too_late():
             answered_ms = self._seconds_to_answer(sla_class, rows) * 1000
             raise OverloadedError(
-                f"{sla_class.value} request would be answered in about {answered_ms:.0f} ms, past its deadline; "
-                "retry later",
+                f"{sla_class.value} request would be answered in about {answered_ms:.0f} ms, past the "
+                f"{budget_s * 1000:.0f} ms it is admitted within (its deadline, less headroom); retry later",
                 self.config.retry_after_s,
             )
 

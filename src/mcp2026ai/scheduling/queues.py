@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import math
 from collections import deque
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ from mcp2026ai.scheduling.config import ClassPolicy
 
 _RANK = {cls: rank for rank, cls in enumerate(SLAClass)}
 _SEQUENCE = count()
+COMPETING_FOR_S = 1.0
+"""A class that queued a request this recently still competes for the drain rate (its queue may be
+empty for a moment between arrivals while it keeps taking its share)."""
 
 
 @dataclass(eq=False)
@@ -72,6 +76,7 @@ class ClassQueues:
         self._virtual_time = 0.0
         self._retry_after_s = retry_after_s
         self._rows: dict[SLAClass, int] = dict.fromkeys(self._policies, 0)
+        self._last_arrival: dict[SLAClass, float] = dict.fromkeys(self._policies, -math.inf)
 
     def push(self, pending: Pending) -> None:
         """Queue ``pending`` and give it its fair-queueing tag, or raise OverloadedError if its class is full."""
@@ -87,6 +92,7 @@ class ClassQueues:
         self._last_tag[cls] = pending.tag
         queue.append(pending)
         self._rows[cls] += pending.rows
+        self._last_arrival[cls] = max(self._last_arrival[cls], pending.enqueued_at)
 
     def is_full(self, cls: SLAClass) -> bool:
         return len(self._queues[cls]) >= self._policies[cls].capacity
@@ -95,10 +101,15 @@ class ClassQueues:
         """Rows queued in one class, or in all."""
         return self._rows[cls] if cls is not None else sum(self._rows.values())
 
-    def rows_ahead(self, cls: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
-        """Rows that would be dispatched before a new request of ``cls`` with ``rows`` rows, by the fluid
-        view of the fair queueing: while virtual time moves from now to the new request's tag, class D
-        gets ``weight_D`` rows per unit, up to what it has queued (its own class: everything queued).
+    def rows_ahead(
+        self, cls: SLAClass, rows: int, excluding: SLAClass | None = None, now: float | None = None
+    ) -> float:
+        """Rows that would be dispatched before a new request of ``cls`` with ``rows`` rows (its own
+        included), by the fluid view of the fair queueing: while virtual time moves from now to the
+        new request's tag, class D gets ``weight_D`` rows per unit, up to what it has queued (its own
+        class: everything queued). That counts only what the other classes have queued *now*; while
+        they keep arriving, a class drains only at its guaranteed share of the rate, so its own rows
+        divided by that share are a floor (:meth:`guaranteed_share`, with arrivals seen up to ``now``).
         ``excluding`` leaves one class out (the one that would be shed)."""
         policy = self._policies[cls]
         finish = max(self._virtual_time, self._last_tag[cls]) + max(rows, 1) / policy.weight
@@ -108,15 +119,33 @@ class ClassQueues:
             if other is excluding:
                 continue
             ahead += queued if other is cls else min(queued, self._policies[other].weight * span)
-        return ahead + rows
+        own = self._rows[cls] + rows
+        return max(ahead + rows, own / self.guaranteed_share(cls, excluding, now))
+
+    def guaranteed_share(self, cls: SLAClass, excluding: SLAClass | None = None, now: float | None = None) -> float:
+        """The share of the rows dispatched that fair queueing guarantees ``cls`` against the classes
+        competing now: those with rows queued or, given ``now``, a request queued within
+        :data:`COMPETING_FOR_S` (``excluding`` never counts)."""
+        weight = self._policies[cls].weight
+        competing = weight
+        for other, policy in self._policies.items():
+            if other is cls or other is excluding:
+                continue
+            recent = now is not None and now - self._last_arrival[other] <= COMPETING_FOR_S
+            if self._rows[other] or recent:
+                competing += policy.weight
+        return weight / competing
 
     def evict_newest(self, cls: SLAClass) -> Pending | None:
-        """Remove the most recently queued request of ``cls`` (shedding it), if any."""
+        """Remove the most recently queued request of ``cls`` (shedding it), if any; a class shed to
+        empty no longer competes for the drain rate until it queues again."""
         queue = self._queues[cls]
         if not queue:
             return None
         pending = queue.pop()
         self._rows[cls] -= pending.rows
+        if not queue:
+            self._last_arrival[cls] = -math.inf
         return pending
 
     def ordered(self) -> Iterator[Pending]:

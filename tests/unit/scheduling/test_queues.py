@@ -139,3 +139,20 @@ def test_request_deadline_only_shortens_the_class_deadline() -> None:
     assert effective_deadline(10.0, 50.0, 99.0) == pytest.approx(10.05)
     assert effective_deadline(10.0, None, 12.0) == 12.0
     assert effective_deadline(10.0, None, None) is None
+
+
+def test_a_class_still_receiving_other_classes_drains_only_at_its_guaranteed_share(make_pending: MakePending) -> None:
+    """40 throughput-guaranteed rows queued; latency-critical has nothing queued at this instant but
+    queued a request 0.2 s ago: by what is queued now the 41st row has 41 rows ahead, but while
+    latency-critical keeps arriving the class gets only 3 / (3 + 5) of the rows dispatched."""
+    queues = ClassQueues(_policies(capacity=64))
+    for index in range(40):
+        queues.push(make_pending(TG, at=index * 0.01))
+    assert queues.rows_ahead(TG, 1) == pytest.approx(41)  # nobody else competing: its own rows only
+    queues.push(make_pending(LC, at=0.8))
+    queues.take(1)  # dispatched: latency-critical's queue is empty again, its arrival recent
+    assert queues.rows(LC) == 0
+    assert queues.guaranteed_share(TG, now=1.0) == pytest.approx(3 / 8)
+    assert queues.rows_ahead(TG, 1, now=1.0) == pytest.approx(41 / (3 / 8))
+    assert queues.rows_ahead(TG, 1, now=2.5) == pytest.approx(41)  # no arrival for 1.7 s: no longer competing
+    assert queues.guaranteed_share(LC, now=1.0) == pytest.approx(5 / 8)  # against the queued class
