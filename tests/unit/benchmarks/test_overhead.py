@@ -23,7 +23,7 @@ from support.models import mlp_model  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
-PLAN = Plan(intra_op_threads=1, instances=2)
+PLAN = Plan(intra_op_threads=1, instances=2, lone_threads=2)
 
 
 @pytest.fixture()
