@@ -63,10 +63,12 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
 def server_counts(port: int) -> dict[str, float]:
     """From the server's /metrics: requests answered so far (``all``) and answered 200 (``ok``),
     latency-critical requests timed in the server (decode to encode: ``lc``) and those of them done
-    within 50 ms (``lc_50ms``), and the same for throughput-guaranteed ones within 2 s (``tg``, ``tg_2s``)."""
+    within 50 ms (``lc_50ms``), and the same for throughput-guaranteed ones within 2 s (``tg``, ``tg_2s``);
+    ``lc_admitted`` and ``lc_admitted_50ms`` count only the latency-critical requests that reached the
+    model's scheduler (refusals from the headers carry no version label)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
-    counts = {"all": 0.0, "ok": 0.0, "lc": 0.0, "lc_50ms": 0.0, "tg": 0.0, "tg_2s": 0.0}
+    counts = dict.fromkeys(("all", "ok", "lc", "lc_50ms", "tg", "tg_2s", "lc_admitted", "lc_admitted_50ms"), 0.0)
     deadlines = {"latency-critical": ("lc", "0.05", "lc_50ms"), "throughput-guaranteed": ("tg", "2.0", "tg_2s")}
     for line in text.splitlines():
         value = float(line.rsplit(" ", 1)[1]) if line[:1] != "#" and " " in line else 0.0
@@ -76,10 +78,13 @@ def server_counts(port: int) -> dict[str, float]:
         for sla_class, (total, bound, within) in deadlines.items():
             if not line.startswith("mcp_request_duration_seconds_") or f'sla_class="{sla_class}"' not in line:
                 continue
+            admitted = total == "lc" and 'version=""' not in line
             if line.startswith("mcp_request_duration_seconds_count{"):
                 counts[total] += value
+                counts["lc_admitted"] += value if admitted else 0.0
             elif f'le="{bound}"' in line:
                 counts[within] += value
+                counts["lc_admitted_50ms"] += value if admitted else 0.0
     return counts
 
 
@@ -155,8 +160,12 @@ def main() -> None:
 
 def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     shape = ["--shape", "x:1024"]
+    loop_cpu_before = cpu_seconds(server.pid, thread=server.pid)
     capacity_report = report(bench(args.port, "-c", "16", "--duration", "5", "-n", "1000000", *shape))
     capacity = float(capacity_report["throughput_rps"])  # type: ignore[arg-type]
+    loop_cpu = cpu_seconds(server.pid, thread=server.pid) - loop_cpu_before
+    capacity_sent = max(1, int(capacity_report["sent"]))  # type: ignore[call-overload]
+    print(f"event loop at capacity: {loop_cpu:.1f} s, {loop_cpu / capacity_sent * 1e6:.0f} us per request")
     rss_before = rss_mib(server.pid)
     cpu_before = cpu_seconds(server.pid), cpu_seconds(server.pid, thread=server.pid)
     per_class_rate = capacity * args.load / len(CLASSES)
@@ -199,6 +208,12 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
                 f"{name} in the server (decode to encode, refusals included): {counts[within]:.0f} of "
                 f"{counts[total]:.0f} within {bound} ({counts[within] / counts[total]:.1%})"
             )
+    if counts["lc_admitted"]:
+        within, admitted = counts["lc_admitted_50ms"], counts["lc_admitted"]
+        print(
+            f"latency-critical admitted to the scheduler: {within:.0f} of {admitted:.0f} within 50 ms in the "
+            f"server ({within / admitted:.1%})"
+        )
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
