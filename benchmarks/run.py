@@ -71,7 +71,9 @@ WORKLOADS = {
     ),
     "resnet50": Workload(
         requests_per_slot=4,  # c=32: 128 requests, ~7 s: at 2 per slot a round's figure moved 15-20 %
-        min_requests=8,
+        # c=1 and c=8 run 48 requests (~1 s): with 8 and 32, the first requests on a fresh connection
+        # (gRPC's p99 57-70 ms against 27-29 at 128 requests) took 2-6 % off every server's rate.
+        min_requests=48,
         ceiling_runs=1,
         ceiling_seconds=3.0,
         perf_timeout_s=300,

@@ -167,6 +167,8 @@ class OurServer(ServerProcess):
     """``mcp serve`` with the model registered under a batching contract in a private MCP_HOME."""
 
     workers = 1
+    backend: str | None = None
+    """``mcp serve --backend``: the one runtime the policy may pick (None: every installed one)."""
     objective: str | None = None
     """The contract's objective when it should differ from the model's (None: the model's)."""
 
@@ -187,6 +189,7 @@ class OurServer(ServerProcess):
         if done.returncode != 0 and "already has version" not in done.stderr + done.stdout:
             raise Unavailable(f"mcp model register failed: {(done.stderr or done.stdout).strip()[-300:]}")
         serve = [*cli, "serve", "--name", model.name, "--port", str(http), "--grpc-port", str(grpc)]
+        serve += ["--backend", self.backend] if self.backend else []
         return serve + (["--workers", str(self.workers)] if self.workers > 1 else []), env
 
 

@@ -168,8 +168,10 @@ def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtim
     """One plan per session setting (batch 1) of each runtime installed here, or only of ``runtime``.
 
     onnxruntime: each provider, each thread count on the CPU, and the CPU's cores split among
-    concurrent instances (Triton's instance_group). OpenVINO (CPU plugin, f32): the LATENCY hint with
-    one stream at each thread count, and the THROUGHPUT hint with one stream per instance; each again
+    concurrent instances (Triton's instance_group), whose lone requests run on all those cores
+    (``lone_threads``: runtime/lone.py). OpenVINO (CPU plugin, f32): the LATENCY hint with one stream
+    at each thread count, and the THROUGHPUT hint with one stream per instance (lone requests: all
+    the cores, LATENCY hint); each again
     at a reduced inference precision (bf16) the CPU runs natively, where the contract allows it (its
     drift is measured against FP32 while profiling, never assumed).
     """
@@ -187,7 +189,7 @@ def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtim
                 Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1) for intra in thread_counts(cores)
             ]
             plans += [
-                Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1, instances=count)
+                Plan(provider=provider, intra_op_threads=intra, inter_op_threads=1, instances=count, lone_threads=cores)
                 for intra, count in instance_splits(cores)
             ]
     if "openvino" in wanted:
@@ -196,7 +198,14 @@ def runtime_plans(hardware: HardwareProfile, contract: InferenceContract, runtim
             for intra in thread_counts(cores)
         ]
         openvino += [
-            Plan(runtime="openvino", intra_op_threads=intra, performance_hint="THROUGHPUT", streams=n, instances=n)
+            Plan(
+                runtime="openvino",
+                intra_op_threads=intra,
+                performance_hint="THROUGHPUT",
+                streams=n,
+                instances=n,
+                lone_threads=cores,
+            )
             for intra, n in instance_splits(cores)
         ]
         plans += openvino + reduced_precision_plans(hardware, contract, openvino)

@@ -12,6 +12,7 @@ from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotRe
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.cpu_affinity import confine
+from mcp2026ai.runtime.lone import LoneGate
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
@@ -64,6 +65,8 @@ class OnnxRuntimeBackend:
         self.plan = plan
         self.optimized_model_path = optimized_model_path
         self._session: ort.InferenceSession | None = None
+        self._lone: ort.InferenceSession | None = None
+        self.gate = LoneGate()
 
     @property
     def signature(self) -> Signature:
@@ -88,6 +91,9 @@ class OnnxRuntimeBackend:
         else:
             raise ModelNotReadyError(f"{self.label}: model bytes were released after the first load")
         self._session = ort.InferenceSession(source, options, providers=providers)
+        if self.plan.lone_threads:  # built from the same source, before model bytes are released
+            lone_options = session_options(self.plan.lone_plan())
+            self._lone = ort.InferenceSession(source, lone_options, providers=providers)
         self._model_bytes = None
 
     def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
@@ -97,8 +103,9 @@ class OnnxRuntimeBackend:
         validate_inputs(self._signature, inputs)
         names = list(outputs) if outputs else [spec.name for spec in self._signature.outputs]
         validate_output_names(self._signature, names)
+        feed = {name: _ort_value(array) for name, array in inputs.items()}
         try:
-            results = session.run(names, {name: _ort_value(array) for name, array in inputs.items()})
+            results = self._run(session, names, feed)
         except Exception as exc:  # onnxruntime raises its own pybind exception types  # noqa: BLE001
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if isinstance(exc, _ORT_INVALID_ARGUMENT):  # the inputs, e.g. a size the graph cannot take
@@ -106,8 +113,16 @@ class OnnxRuntimeBackend:
             raise InferenceFailedError(f"onnxruntime failed: {message[:500]}") from None
         return dict(zip(names, results, strict=True))
 
+    def _run(self, session: ort.InferenceSession, names: list[str], feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        lone = self._lone
+        if lone is None:
+            return list(session.run(names, feed))
+        with self.gate.enter() as alone:
+            return list((lone if alone else session).run(names, feed))
+
     def unload(self) -> None:
         self._session = None
+        self._lone = None
 
 
 def _ort_value(array: np.ndarray) -> np.ndarray:

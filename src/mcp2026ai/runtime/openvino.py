@@ -25,6 +25,7 @@ import openvino.properties.hint as hints
 from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.lone import LoneGate
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
@@ -79,6 +80,10 @@ class OpenVinoBackend:
         self._model: ov.Model | None = None
         self._outputs: dict[str, int] = {}
         self._requests: queue.SimpleQueue[ov.InferRequest] = queue.SimpleQueue()
+        self._lone: ov.InferRequest | None = None
+        self._lone_compiled: ov.CompiledModel | None = None
+        """With ``plan.lone_threads``: the infer request of the all-cores compiled model (runtime/lone.py)."""
+        self.gate = LoneGate()
 
     @property
     def signature(self) -> Signature:
@@ -102,6 +107,9 @@ class OpenVinoBackend:
             else:
                 raise ModelNotReadyError(f"{self.label}: model bytes were released after the first load")
             compiled = core.compile_model(model, DEVICE, compile_config(self.plan))
+            if self.plan.lone_threads:
+                self._lone_compiled = core.compile_model(model, DEVICE, compile_config(self.plan.lone_plan()))
+                self._lone = self._lone_compiled.create_infer_request()
         except ModelNotReadyError:
             raise
         except Exception as exc:  # openvino raises RuntimeError subclasses of its own  # noqa: BLE001
@@ -119,10 +127,13 @@ class OpenVinoBackend:
         validate_inputs(self._signature, inputs)
         names = list(outputs) if outputs else [spec.name for spec in self._signature.outputs]
         validate_output_names(self._signature, names)
-        request = self._request(compiled)
+        feed = {name: np.ascontiguousarray(array) for name, array in inputs.items()}
+        lone = self._lone
         try:
-            request.infer({name: np.ascontiguousarray(array) for name, array in inputs.items()})
-            return {name: request.get_output_tensor(self._outputs[name]).data.copy() for name in names}
+            if lone is None:
+                return self._run(self._request(compiled), feed, names, pooled=True)
+            with self.gate.enter() as alone:
+                return self._run(lone if alone else self._request(compiled), feed, names, pooled=not alone)
         except KeyError as exc:
             raise InferenceFailedError(f"OpenVINO's compiled model has no output {exc}") from None
         except Exception as exc:  # openvino's own RuntimeError subclasses  # noqa: BLE001
@@ -130,8 +141,17 @@ class OpenVinoBackend:
             if "shape" in message.lower() or "dimension" in message.lower():
                 raise InvalidInputError(f"the model rejects these inputs: {message[:500]}") from None
             raise InferenceFailedError(f"OpenVINO failed: {message[:500]}") from None
+
+    def _run(
+        self, request: ov.InferRequest, feed: dict[str, np.ndarray], names: list[str], pooled: bool
+    ) -> dict[str, np.ndarray]:
+        """Outputs of one run on ``request`` (a pooled request goes back to the pool afterwards)."""
+        try:
+            request.infer(feed)
+            return {name: request.get_output_tensor(self._outputs[name]).data.copy() for name in names}
         finally:
-            self._requests.put(request)
+            if pooled:
+                self._requests.put(request)
 
     def _request(self, compiled: ov.CompiledModel) -> ov.InferRequest:
         try:
@@ -141,6 +161,8 @@ class OpenVinoBackend:
 
     def unload(self) -> None:
         self._requests = queue.SimpleQueue()
+        self._lone = None
+        self._lone_compiled = None
         self._compiled = None  # infer requests, then the compiled model, then the model it was built from
         self._model = None
         self._outputs = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp2026ai.contract import Precision
 
@@ -62,12 +62,44 @@ class Plan(BaseModel):
         ),
     )
 
+    lone_threads: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description=(
+            "With several instances: a batch that finds no other running runs on a second session of this"
+            " many threads (the instances' cores together), the others waiting for it; so a lone request"
+            " gets every core and concurrent ones the instances (runtime/lone.py). 0: off."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _lone_needs_instances(self) -> Plan:
+        if self.lone_threads and self.instances < 2:
+            raise ValueError(f"lone_threads ({self.lone_threads}) needs several instances (instances={self.instances})")
+        return self
+
+    def lone_plan(self) -> Plan:
+        """The one-instance plan a lone batch runs with (``lone_threads`` threads; OpenVINO: the LATENCY hint)."""
+        update: dict[str, object] = {"intra_op_threads": self.lone_threads, "instances": 1, "lone_threads": 0}
+        if self.performance_hint is not None:
+            update |= {"performance_hint": "LATENCY", "streams": 1}
+        return self.model_copy(update=update)
+
     def ort_providers(self) -> list[str]:
         """The provider chain, always ending with CPU as onnxruntime's fallback."""
         chain = [ORT_PROVIDER_NAMES[self.provider]]
         if self.provider is not Provider.CPU:
             chain.append(ORT_PROVIDER_NAMES[Provider.CPU])
         return chain
+
+    @property
+    def computes_on_caller(self) -> bool:
+        """Whether one batch's compute runs on the thread that calls ``infer`` (so that thread's CPU time
+        measures it), with no other batch running at once. False for several instances, and for
+        OpenVINO's THROUGHPUT hint, whose streams compute on the plugin's own threads while the
+        caller waits: such a batch must never run inline on the event loop (scheduling.placement)."""
+        return self.instances == 1 and self.performance_hint != "THROUGHPUT"
 
     def describe(self) -> str:
         threads = self.intra_op_threads or "auto"
@@ -81,6 +113,8 @@ class Plan(BaseModel):
             tuning += f" infer={self.inference_precision}"
         if self.instances > 1:
             tuning += f" instances={self.instances}"
+        if self.lone_threads:
+            tuning += f" lone={self.lone_threads}"
         return (
             f"{runtime}{self.provider.value}/{self.precision.value} threads={threads}{tuning} "
             f"batch<={self.max_batch_size} delay={self.max_queue_delay_ms:g}ms"

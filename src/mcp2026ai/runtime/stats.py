@@ -1,4 +1,10 @@
-"""Per model-version inference statistics in Triton's shape (GET .../stats, ModelStatistics)."""
+"""Per model-version inference statistics in Triton's shape (GET .../stats, ModelStatistics).
+
+As Triton counts them: ``inference_stats`` is per request, so each request of a batch is charged the
+whole batch's compute (``compute_*`` count requests, as ``success`` and ``queue`` do, and perf_analyzer's
+server-side breakdown, each total over its count, then adds up to a request's time in the server);
+``batch_stats`` is per execution, one entry per batch size (rows) run.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +28,28 @@ class DurationStat:
 
 
 @dataclass
+class BatchStats:
+    """One batch size's executions (Triton's InferBatchStatistics): each counted once."""
+
+    batch_size: int
+    compute_input: DurationStat = field(default_factory=DurationStat)
+    compute_infer: DurationStat = field(default_factory=DurationStat)
+    compute_output: DurationStat = field(default_factory=DurationStat)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "batch_size": self.batch_size,
+            "compute_input": self.compute_input.as_dict(),
+            "compute_infer": self.compute_infer.as_dict(),
+            "compute_output": self.compute_output.as_dict(),
+        }
+
+
+def _compute(stats: ModelStats | BatchStats) -> tuple[DurationStat, DurationStat, DurationStat]:
+    return stats.compute_input, stats.compute_infer, stats.compute_output
+
+
+@dataclass
 class ModelStats:
     name: str
     version: str
@@ -35,6 +63,7 @@ class ModelStats:
     execution_count: int = 0
     last_inference_ms: int = 0
     _window_ms: list[float] = field(default_factory=list, repr=False)
+    _batches: dict[int, BatchStats] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     WINDOW_LIMIT = 10_000
@@ -59,14 +88,24 @@ class ModelStats:
             self.queue.count += requests
             self.queue.ns += wait_ns
 
-    def record_execution(self, infer_ns: int, input_ns: int = 0, output_ns: int = 0) -> None:
-        """One backend run (a batch of one or more requests): time to assemble the inputs, run, and
-        split the outputs. Executors that neither copy inputs nor split outputs pass 0 for those."""
+    def record_execution(
+        self, infer_ns: int, input_ns: int = 0, output_ns: int = 0, *, requests: int = 1, rows: int = 1
+    ) -> None:
+        """One backend run of ``requests`` requests (``rows`` rows in all): time to assemble the inputs,
+        run, and split the outputs. Executors that neither copy inputs nor split outputs pass 0 for those."""
         with self._lock:
             self.execution_count += 1
-            self.compute_input.add(input_ns)
-            self.compute_infer.add(infer_ns)
-            self.compute_output.add(output_ns)
+            durations = (input_ns, infer_ns, output_ns)
+            for stat, ns in zip(_compute(self), durations, strict=True):
+                stat.count += requests
+                stat.ns += ns * requests
+            for stat, ns in zip(_compute(self._batch(rows)), durations, strict=True):
+                stat.add(ns)
+
+    def _batch(self, rows: int) -> BatchStats:
+        if rows not in self._batches:
+            self._batches[rows] = BatchStats(rows)
+        return self._batches[rows]
 
     def record_failure(self, total_ns: int) -> None:
         with self._lock:
@@ -89,5 +128,5 @@ class ModelStats:
                     "compute_infer": self.compute_infer.as_dict(),
                     "compute_output": self.compute_output.as_dict(),
                 },
-                "batch_stats": [],
+                "batch_stats": [batch.as_dict() for _, batch in sorted(self._batches.items())],
             }

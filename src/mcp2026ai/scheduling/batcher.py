@@ -81,9 +81,13 @@ class BatchingExecutor:
         self._wakeup = asyncio.Event()
         self._slots = asyncio.Semaphore(self.config.max_concurrent_batches)
         self._batches: set[asyncio.Task[None]] = set()
+        self._batch_rows: dict[asyncio.Task[None], int] = {}
+        """Rows of each batch dispatched and not yet done."""
         self._loop_task: asyncio.Task[None] | None = None
         self._pool: ThreadPoolExecutor | None = None
-        self._placement = ExecutionPlacement(self.config.inline_below_ms)
+        # Inline batches run one at a time on the loop: with several batch slots they all go to threads.
+        single = self.config.max_concurrent_batches == 1
+        self._placement = ExecutionPlacement(self.config.inline_below_ms if single else 0.0)
         self._rate = DrainRate(self.config.max_concurrent_batches)
         self._running_since: dict[int, float] = {}
         """When each running batch started (batch id -> clock)."""
@@ -280,7 +284,8 @@ class BatchingExecutor:
                     return
                 task = asyncio.create_task(self._execute(batch))
                 self._batches.add(task)
-                task.add_done_callback(self._batches.discard)
+                self._batch_rows[task] = sum(pending.rows for pending in batch)
+                task.add_done_callback(self._batch_done)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -288,6 +293,10 @@ class BatchingExecutor:
             self._accepting = False
             message = f"scheduler failed: {type(exc).__name__}: {exc}"
             self._fail(self._queues.drain(), lambda: InferenceFailedError(message))
+
+    def _batch_done(self, task: asyncio.Task[None]) -> None:
+        self._batches.discard(task)
+        self._batch_rows.pop(task, None)
 
     async def _next_batch(self) -> list[Pending] | None:
         while True:
@@ -322,13 +331,17 @@ class BatchingExecutor:
                 self._filling = None
 
     def _idle_share(self, rows: list[int]) -> int | None:
-        """With several instances idle and at least a row queued for each, the rows one batch takes so
-        that the queued work is split evenly among them (None: no split, the usual batching rule)."""
-        idle = self.config.max_concurrent_batches - len(self._batches)
+        """With several instances and at least two rows queued, the rows one batch takes so that the
+        rows queued and running end up evenly split among all the instances: a busy one takes its
+        share of the queue when it frees (None: no split, the usual batching rule). Taking everything
+        beside an instance about to free left that one idle, and every row queued behind one long
+        batch (ResNet-50, two single-threaded instances at 8 concurrent requests: batches of 1 and 6)."""
+        instances = self.config.max_concurrent_batches
         queued = sum(rows)
-        if idle < 2 or queued < idle:
+        if instances < 2 or queued < 2:
             return None
-        share = -(-queued // idle)
+        running = sum(self._batch_rows.values())
+        share = -(-(queued + running) // instances)  # every instance's rows, queued and running, even
         return share if share < self.config.merge_rows else None
 
     async def _wait_for_wakeup(self, timeout_s: float) -> None:
@@ -402,7 +415,7 @@ class BatchingExecutor:
         started = time.perf_counter_ns()
         if len(batch) == 1:
             outputs = await self._run_backend(batch[0].inputs, batch[0].outputs)
-            self._record_execution(started, started, time.perf_counter_ns())
+            self._record_execution(batch, started, started, time.perf_counter_ns())
             self._rate.observe(batch[0].rows, (time.perf_counter_ns() - started) / 1e9)
             return [select_outputs(outputs, batch[0].outputs)]
         inputs, offsets = merge_inputs([pending.inputs for pending in batch])
@@ -410,7 +423,7 @@ class BatchingExecutor:
         outputs = await self._run_backend(inputs, union_outputs(wanted))
         ran = time.perf_counter_ns()
         results = split_outputs(outputs, offsets, wanted)
-        self._record_execution(started, merged, ran)
+        self._record_execution(batch, started, merged, ran)
         self._rate.observe(sum(pending.rows for pending in batch), (time.perf_counter_ns() - started) / 1e9)
         return results
 
@@ -430,10 +443,14 @@ class BatchingExecutor:
         results = self.backend.infer(inputs, outputs)
         return results, time.thread_time() - started
 
-    def _record_execution(self, started: int, merged: int, ran: int) -> None:
+    def _record_execution(self, batch: list[Pending], started: int, merged: int, ran: int) -> None:
         self._telemetry.executed((ran - merged) / 1e9)
         if self.stats is not None:
-            self.stats.record_execution(ran - merged, input_ns=merged - started, output_ns=time.perf_counter_ns() - ran)
+            output_ns = time.perf_counter_ns() - ran
+            rows = sum(pending.rows for pending in batch)
+            self.stats.record_execution(
+                ran - merged, input_ns=merged - started, output_ns=output_ns, requests=len(batch), rows=rows
+            )
 
     def _observe_latency(self, batch: list[Pending]) -> None:
         now = self._clock()

@@ -15,6 +15,7 @@ from mcp2026ai.observability import tracing
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+from mcp2026ai.scheduling.assemble import request_rows
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 
 
@@ -73,7 +74,7 @@ class DirectExecutor:
                 ran_ns = time.perf_counter_ns() - started
                 self._telemetry.executed(ran_ns / 1e9)
                 if self.stats is not None:
-                    self.stats.record_execution(ran_ns)
+                    self.stats.record_execution(ran_ns, rows=self._rows(inputs))
                 return result
         finally:
             self._in_flight -= 1
@@ -84,3 +85,7 @@ class DirectExecutor:
         self._accepting = False
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), drain_timeout_s)
+
+    def _rows(self, inputs: Tensors) -> int:
+        """The request's rows when the model has a batch dimension (its batch size), else 1."""
+        return request_rows(inputs) if self.backend.signature.batchable else 1

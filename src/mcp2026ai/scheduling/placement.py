@@ -12,7 +12,10 @@ less time than the hop would cost. Measured on the benchmarks' tiny MLP at concu
 The first batches always go to the thread (nothing is known yet); every batch's compute time (the
 CPU time of the thread that called ``infer``, so that waiting for the GIL does not count) feeds
 an exponential average, so a model that turns slow (larger batches, a busier machine) goes back to
-the thread after one slow batch.
+the thread after one slow batch. That measure is only the batch's compute when the calling thread does
+the work, one batch at a time: an executor with several batch slots never runs inline (a limit of 0),
+nor does a plan whose runtime computes on threads of its own (OpenVINO's THROUGHPUT streams, whose
+caller only waits: its CPU time read as tiny and put 40 ms ResNet-50 batches on the loop).
 """
 
 from __future__ import annotations

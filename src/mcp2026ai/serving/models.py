@@ -75,7 +75,8 @@ def batching_executor(
     and a batched plan caps the rows merged into one batch at its max batch (the largest it measured
     within the latency budget). A batch-1 plan leaves merging to the contract's limit: with no queue
     delay, requests already queued together still run together. A plan of several instances runs
-    that many batches at once.
+    that many batches at once, always on worker threads (as does any plan whose compute is not on
+    the calling thread: the placement's measure, the caller's CPU time, would read it as tiny).
     """
     plan = backend.plan
     config = BatchingConfig.from_contract(record.contract, record.signature)
@@ -88,6 +89,8 @@ def batching_executor(
                 "max_concurrent_batches": max(config.max_concurrent_batches, plan.instances),
             }
         )
+    if not plan.computes_on_caller:  # its batches' CPU is not the caller's: never inline on the loop
+        config = config.model_copy(update={"inline_below_ms": 0.0})
     if override is not None:
         config = override.apply(config)
     return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)

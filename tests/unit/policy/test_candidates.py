@@ -48,6 +48,8 @@ def test_candidates_cover_threads_and_batches(registry: ModelRegistry, mlp_path:
     assert {(c.plan.intra_op_threads, c.plan.instances, c.plan.max_batch_size) for c in candidates} == {
         (t, n, b) for t, n in ((1, 1), (2, 1), (1, 2)) for b in (1, 2, 4)
     }
+    assert {c.plan.lone_threads for c in candidates if c.plan.instances == 2} == {2}, "a lone request: all cores"
+    assert {c.plan.lone_threads for c in candidates if c.plan.instances == 1} == {0}
     delays = {c.plan.max_batch_size: c.plan.max_queue_delay_ms for c in candidates}
     assert delays == {1: 0.0, 2: 3.0, 4: 3.0}
     assert all(c.variant.digest == record.digest and c.variant.drift == 0.0 for c in candidates)

@@ -390,3 +390,33 @@ def test_queued_work_is_split_among_idle_instances(mlp_backend: OnnxRuntimeBacke
     assert gated.rows == [4, 4]
     for inputs, result in zip(requests, results, strict=True):
         np.testing.assert_allclose(result["logits"], mlp_backend.infer(inputs)["logits"], rtol=1e-6, atol=1e-6)
+
+
+def test_an_instance_that_frees_beside_a_busy_one_takes_only_its_share(
+    mlp_backend: OnnxRuntimeBackend, model_name: str
+) -> None:
+    """Two instances, one running a row, six rows queued: the idle one takes four (rows queued and
+    running split evenly), and the busy one takes the other two when it frees; not six beside it."""
+    gated = GatedBackend(mlp_backend)
+    first, queued = _x(1, seed=100), [_x(1, seed=i) for i in range(6)]
+
+    async def scenario() -> list[dict[str, np.ndarray]]:
+        config = batching_config(max_batch_size=16, max_concurrent_batches=2)
+        executor = BatchingExecutor(gated, config, model=model_name, version="1")
+        await executor.start()
+        submitted = [asyncio.ensure_future(executor.submit(first, None, sla_class=BE, deadline=None))]
+        await gated.wait_entered()
+        submitted += [asyncio.ensure_future(executor.submit(x, None, sla_class=BE, deadline=None)) for x in queued]
+        for _ in range(100):  # the idle instance takes its share while the first is still running
+            if len(gated.calls) == 2:
+                break
+            await asyncio.sleep(0.01)
+        gated.gate.set()
+        results = list(await asyncio.gather(*submitted))
+        await executor.stop(drain_timeout_s=5)
+        return results
+
+    results = run(scenario())
+    assert gated.rows == [1, 4, 2]
+    for inputs, result in zip([first, *queued], results, strict=True):
+        np.testing.assert_allclose(result["logits"], mlp_backend.infer(inputs)["logits"], rtol=1e-6, atol=1e-6)

@@ -99,3 +99,11 @@ def test_slow_batches_or_a_zero_limit_stay_on_the_worker_thread(
     backend = ThreadRecordingBackend(mlp_backend, burn_ms=burn_ms)
     _serve_one_by_one(backend, 4, inline_below_ms=limit_ms)
     assert all(name.startswith("mcp-batch") for name in backend.threads), backend.threads
+
+
+def test_several_batch_slots_never_run_inline(mlp_backend: OnnxRuntimeBackend) -> None:
+    """Inline batches run one at a time on the loop: a multi-instance plan's batches all go to threads,
+    however fast they are (a tiny model would otherwise move inline after its first batch)."""
+    backend = ThreadRecordingBackend(mlp_backend)
+    _serve_one_by_one(backend, 20, max_concurrent_batches=2)
+    assert all(name.startswith("mcp-batch") for name in backend.threads), backend.threads

@@ -59,3 +59,18 @@ def test_a_multi_instance_plan_runs_that_many_batches_at_once(registry: ModelReg
     assert executor(registry, tmp_path, Plan(intra_op_threads=2)).max_concurrent_batches == 1
     overridden = executor(registry, tmp_path, Plan(intra_op_threads=1, instances=2), ConfigOverride(instance_count=3))
     assert overridden.max_concurrent_batches == 3  # Triton's instance_group count given at load wins
+
+
+def test_plans_whose_compute_is_not_on_the_calling_thread_never_run_inline(
+    registry: ModelRegistry, tmp_path: Path
+) -> None:
+    """The placement measures the CPU time of the thread calling infer: OpenVINO's THROUGHPUT streams
+    compute on the plugin's threads (the caller only waits), and instances run side by side."""
+    assert executor(registry, tmp_path, Plan(intra_op_threads=2)).inline_below_ms > 0
+    streams = Plan(runtime="openvino", intra_op_threads=1, performance_hint="THROUGHPUT", streams=1)
+    latency = Plan(runtime="openvino", intra_op_threads=2, performance_hint="LATENCY", streams=1)
+    assert not streams.computes_on_caller and latency.computes_on_caller
+    assert not Plan(intra_op_threads=1, instances=2).computes_on_caller
+    pytest.importorskip("openvino", reason="the [openvino] extra")
+    assert executor(registry, tmp_path, streams).inline_below_ms == 0
+    assert executor(registry, tmp_path, Plan(intra_op_threads=1, instances=2)).inline_below_ms == 0
