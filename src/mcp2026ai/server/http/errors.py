@@ -27,8 +27,17 @@ _STATUS: list[tuple[type[errors.MCPError], int]] = [
 ]
 
 
+_STATUS_BY_CLASS: dict[type[errors.MCPError], int] = {}
+
+
 def http_status(error: errors.MCPError) -> int:
-    return next((status for kind, status in _STATUS if isinstance(error, kind)), 500)
+    """The HTTP status of a domain error (the first matching entry of the table; kept per error class:
+    under overload every refusal asks)."""
+    kind = type(error)
+    status = _STATUS_BY_CLASS.get(kind)
+    if status is None:
+        status = _STATUS_BY_CLASS[kind] = next((code for base, code in _STATUS if issubclass(kind, base)), 500)
+    return status
 
 
 def error_response(error: errors.MCPError) -> Response:
