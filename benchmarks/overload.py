@@ -259,17 +259,18 @@ def print_table(
     )
     print(f"server RSS: {rss_before:.0f} MiB before, {rss_peak:.0f} MiB peak, {rss_after:.0f} MiB after")
     print()
-    print("| class | sent | 200 | refused (429/503) | other errors | p50 ms | p99 ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| class | sent | 200 | refused (429/503) | other errors | p50 ms | p99 ms | client send lag p99 ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for cls, row in reports.items():
         errors: dict[str, int] = row["errors"]  # type: ignore[assignment]
         refused = sum(n for code, n in errors.items() if code.startswith(("429", "503")))
         other = sum(errors.values()) - refused
         latency: dict[str, float] = row["latency_ms"]  # type: ignore[assignment]
+        lag: dict[str, float] = row.get("send_lag_ms") or {}  # type: ignore[assignment]
         share = refused / max(1, int(row["sent"]))  # type: ignore[call-overload]
         print(
             f"| {cls} | {row['sent']} | {row['ok']} | {refused} ({share:.0%}) | {other} | "
-            f"{latency.get('p50', 0):.1f} | {latency.get('p99', 0):.1f} |"
+            f"{latency.get('p50', 0):.1f} | {latency.get('p99', 0):.1f} | {lag.get('p99', 0):.1f} |"
         )
 
 

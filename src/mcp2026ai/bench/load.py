@@ -42,6 +42,9 @@ class Samples:
     """What a run observed: latencies of successful requests, and a count per status code."""
 
     latencies_ns: list[int] = field(default_factory=list)
+    send_lags_ns: list[int] = field(default_factory=list)
+    """Open loop: how late each request left against its scheduled arrival (every sender busy, or
+    this client's own event loop behind): the part of its latency spent in the client."""
     codes: Counter[str] = field(default_factory=Counter)
     started_ns: int = 0
     finished_ns: int = 0
@@ -90,7 +93,10 @@ class _Budget:
 
 
 async def _one(sender: Sender, samples: Samples, timeout_s: float, since_ns: int | None = None) -> None:
-    started = since_ns if since_ns is not None else time.perf_counter_ns()
+    now = time.perf_counter_ns()
+    started = since_ns if since_ns is not None else now
+    if since_ns is not None:
+        samples.send_lags_ns.append(now - since_ns)
     try:
         async with asyncio.timeout(timeout_s):
             code = await sender.send()

@@ -50,6 +50,9 @@ class BenchReport(BaseModel):
     """mean, p50, p90, p95, p99, max of successful requests, in milliseconds."""
     client_cpu_ms_per_request: float = 0.0
     """CPU time (user + system, all threads) this client spent during the load, per request sent."""
+    send_lag_ms: dict[str, float] = {}
+    """Open loop: p50, p99 and max of how late requests left against their scheduled arrival (the
+    client's own share of the latency figures, which count from the schedule); empty closed loop."""
 
     @property
     def error_count(self) -> int:
@@ -72,6 +75,10 @@ def summarize(
     figures |= {f"p{p}": percentile(latencies_ms, p) for p in PERCENTILES}
     figures["max"] = latencies_ms[-1] if latencies_ms else 0.0
     seconds = samples.elapsed_s
+    lags_ms = sorted(ns / 1e6 for ns in samples.send_lags_ns)
+    send_lag = {f"p{p}": round(percentile(lags_ms, p), 4) for p in (50, 99)} if lags_ms else {}
+    if lags_ms:
+        send_lag["max"] = round(lags_ms[-1], 4)
     return BenchReport(
         model=model,
         protocol=protocol,
@@ -88,6 +95,7 @@ def summarize(
         throughput_infer_s=ok * batch_size / seconds,
         latency_ms={name: round(value, 4) for name, value in figures.items()},
         client_cpu_ms_per_request=round(client_cpu_s * 1000 / max(samples.sent, 1), 4),
+        send_lag_ms=send_lag,
     )
 
 

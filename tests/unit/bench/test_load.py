@@ -98,6 +98,10 @@ def test_open_loop_offers_the_rate_and_respects_max_in_flight() -> None:
     assert Scripted.peak <= 4
     # 4 senders x 20 ms = 200/s capacity < 400/s offered: latency counted from the scheduled arrival grows
     assert max(samples.latencies_ns) > 50_000_000
+    # ... and the part of it spent waiting for a free sender is the send lag, one per request sent
+    assert len(samples.send_lags_ns) == 120 and max(samples.send_lags_ns) > 30_000_000
+    lags, latencies = sorted(samples.send_lags_ns), sorted(samples.latencies_ns)
+    assert all(lag <= latency for lag, latency in zip(lags, latencies, strict=True))
 
 
 def test_open_loop_stops_at_the_duration() -> None:
