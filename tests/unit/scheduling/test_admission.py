@@ -89,12 +89,26 @@ def test_latency_critical_sheds_queued_best_effort_before_anything_else(
     assert metric("mcp_scheduler_rejections_total", reason="overloaded", **labels) == len(shed) + 2
 
 
+@pytest.mark.parametrize(
+    ("policy", "admitted", "refusal"),
+    [
+        # the k-th admitted is answered after k one-row batches and the running one: 2..5 s; a fifth, 6 s
+        (
+            ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500, admit_within=1.0),
+            4,
+            r"(599\d|6000) ms, past the 5500",
+        ),
+        # by default the expected answer may take ADMIT_WITHIN (0.65) of the deadline, the rest being
+        # headroom for what the scheduler does not see: 2 s and 3 s are within 3.25 s, 4 s is not
+        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5000), 2, r"(399\d|4000) ms, past the 3250"),
+    ],
+)
 def test_a_deadline_class_is_refused_at_once_when_nothing_can_be_shed(
-    mlp_backend: OnnxRuntimeBackend, model_name: str
+    mlp_backend: OnnxRuntimeBackend, model_name: str, policy: ClassPolicy, admitted: int, refusal: str
 ) -> None:
     gated = GatedBackend(mlp_backend)
     classes = no_deadlines()
-    classes[LC] = ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500, admit_within=1.0)
+    classes[LC] = policy
 
     async def scenario() -> None:
         executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
@@ -102,17 +116,16 @@ def test_a_deadline_class_is_refused_at_once_when_nothing_can_be_shed(
         executor._rate.observe(rows=1, seconds=1.0)
         first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
         await gated.wait_entered()
-        admitted = [asyncio.ensure_future(executor.submit(x(i), None, sla_class=LC, deadline=None)) for i in range(4)]
+        queued = [
+            asyncio.ensure_future(executor.submit(x(i), None, sla_class=LC, deadline=None)) for i in range(admitted)
+        ]
         await asyncio.sleep(0)
-        # the k-th admitted is answered after k one-row batches and the running one: 2..5 s; a fifth, 6 s
-        with pytest.raises(
-            OverloadedError, match=r"would be answered in about (599\d|6000) ms, past the 5500 ms it is admitted within"
-        ):
+        with pytest.raises(OverloadedError, match=rf"would be answered in about {refusal} ms it is admitted within"):
             await executor.submit(x(9), None, sla_class=LC, deadline=None)
         with pytest.raises(OverloadedError, match="latency-critical queue is full"):
             executor.check_admission(LC)  # the early check refuses it too, before any body is read
         gated.gate.set()
-        await asyncio.gather(first, *admitted)
+        await asyncio.gather(first, *queued)
         await executor.stop(5)
 
     run(scenario())
@@ -138,37 +151,6 @@ def test_the_early_check_refuses_best_effort_when_its_queue_is_full(
         executor.check_admission(LC)  # another class is not affected
         gated.gate.set()
         await asyncio.gather(first, *queued)
-        await executor.stop(5)
-
-    run(scenario())
-
-
-def test_a_deadline_class_is_admitted_only_within_its_share_of_the_deadline(
-    mlp_backend: OnnxRuntimeBackend, model_name: str
-) -> None:
-    """By default a request with a deadline is admitted when its expected answer takes at most
-    ADMIT_WITHIN (0.65) of it: the rest is headroom for what the scheduler does not see."""
-    gated = GatedBackend(mlp_backend)
-    classes = no_deadlines()
-    classes[LC] = ClassPolicy(weight=5.0, capacity=64, deadline_ms=5000)
-
-    async def scenario() -> None:
-        executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
-        await executor.start()
-        executor._rate.observe(rows=1, seconds=1.0)
-        first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
-        await gated.wait_entered()
-        # answered after the running batch and 1, then 2 one-row batches: 2 s and 3 s, within 3.25 s
-        admitted = [asyncio.ensure_future(executor.submit(x(i), None, sla_class=LC, deadline=None)) for i in range(2)]
-        await asyncio.sleep(0)
-        with pytest.raises(
-            OverloadedError, match=r"answered in about (399\d|4000) ms, past the 3250 ms it is admitted"
-        ):
-            await executor.submit(x(9), None, sla_class=LC, deadline=None)  # 4 s of a 5 s deadline
-        with pytest.raises(OverloadedError):
-            executor.check_admission(LC)
-        gated.gate.set()
-        await asyncio.gather(first, *admitted)
         await executor.stop(5)
 
     run(scenario())

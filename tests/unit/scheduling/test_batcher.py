@@ -365,28 +365,35 @@ def test_a_measured_batch_caps_the_rows_merged_but_not_the_rows_a_request_may_ca
     assert gated.rows == [1, 2, 2, 1, 6]  # queued rows merged two at a time; the 6-row request alone
 
 
+async def _two_instances(
+    gated: GatedBackend, model_name: str, before: list[dict[str, np.ndarray]], after: list[dict[str, np.ndarray]]
+) -> list[dict[str, np.ndarray]]:
+    """Two instances: submit ``before``, wait until the backend is entered, submit ``after``, let the
+    second instance take its share while the first is still held, then open the gate; the results."""
+    executor = BatchingExecutor(
+        gated, batching_config(max_batch_size=16, max_concurrent_batches=2), model=model_name, version="1"
+    )
+    await executor.start()
+    submitted = [asyncio.ensure_future(executor.submit(x, None, sla_class=BE, deadline=None)) for x in before]
+    await gated.wait_entered()
+    submitted += [asyncio.ensure_future(executor.submit(x, None, sla_class=BE, deadline=None)) for x in after]
+    for _ in range(100):
+        if len(gated.calls) == 2:
+            break
+        await asyncio.sleep(0.01)
+    gated.gate.set()
+    results = list(await asyncio.gather(*submitted))
+    await executor.stop(drain_timeout_s=5)
+    return results
+
+
 def test_queued_work_is_split_among_idle_instances(mlp_backend: OnnxRuntimeBackend, model_name: str) -> None:
     """Two instances (a multi-instance plan) and eight queued rows: two batches of four run at once,
     not one batch of eight beside an idle instance."""
     gated = GatedBackend(mlp_backend)
     requests = [_x(1, seed=i) for i in range(8)]
 
-    async def scenario() -> list[dict[str, np.ndarray]]:
-        config = batching_config(max_batch_size=16, max_concurrent_batches=2)
-        executor = BatchingExecutor(gated, config, model=model_name, version="1")
-        await executor.start()
-        submitted = [asyncio.ensure_future(executor.submit(x, None, sla_class=BE, deadline=None)) for x in requests]
-        await gated.wait_entered()
-        for _ in range(100):  # the second instance takes its share while the first is still running
-            if len(gated.calls) == 2:
-                break
-            await asyncio.sleep(0.01)
-        gated.gate.set()
-        results = list(await asyncio.gather(*submitted))
-        await executor.stop(drain_timeout_s=5)
-        return results
-
-    results = run(scenario())
+    results = run(_two_instances(gated, model_name, requests, []))
     assert gated.rows == [4, 4]
     for inputs, result in zip(requests, results, strict=True):
         np.testing.assert_allclose(result["logits"], mlp_backend.infer(inputs)["logits"], rtol=1e-6, atol=1e-6)
@@ -400,23 +407,7 @@ def test_an_instance_that_frees_beside_a_busy_one_takes_only_its_share(
     gated = GatedBackend(mlp_backend)
     first, queued = _x(1, seed=100), [_x(1, seed=i) for i in range(6)]
 
-    async def scenario() -> list[dict[str, np.ndarray]]:
-        config = batching_config(max_batch_size=16, max_concurrent_batches=2)
-        executor = BatchingExecutor(gated, config, model=model_name, version="1")
-        await executor.start()
-        submitted = [asyncio.ensure_future(executor.submit(first, None, sla_class=BE, deadline=None))]
-        await gated.wait_entered()
-        submitted += [asyncio.ensure_future(executor.submit(x, None, sla_class=BE, deadline=None)) for x in queued]
-        for _ in range(100):  # the idle instance takes its share while the first is still running
-            if len(gated.calls) == 2:
-                break
-            await asyncio.sleep(0.01)
-        gated.gate.set()
-        results = list(await asyncio.gather(*submitted))
-        await executor.stop(drain_timeout_s=5)
-        return results
-
-    results = run(scenario())
+    results = run(_two_instances(gated, model_name, [first], queued))
     assert gated.rows == [1, 4, 2]
     for inputs, result in zip([first, *queued], results, strict=True):
         np.testing.assert_allclose(result["logits"], mlp_backend.infer(inputs)["logits"], rtol=1e-6, atol=1e-6)
