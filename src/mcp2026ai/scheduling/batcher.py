@@ -168,9 +168,7 @@ class BatchingExecutor:
             if pending.sla_class is SHEDDABLE and self._shedding(pending.enqueued_at):
                 raise OverloadedError(SHED_MESSAGE, self.config.retry_after_s)
             if pending.deadline is not None:
-                budget_s = (pending.deadline - pending.enqueued_at) * self.config.classes[
-                    pending.sla_class
-                ].admit_within
+                budget_s = self._admission_budget_s(pending.sla_class, pending.deadline - pending.enqueued_at)
                 self._make_room(pending.sla_class, budget_s, pending.rows)
             if self._queues.is_full(pending.sla_class) and pending.sla_class is not SHEDDABLE:
                 self._shed_best_effort(lambda: self._queues.is_full(pending.sla_class))
@@ -192,13 +190,16 @@ class BatchingExecutor:
     def _would_queue(self, sla_class: SLAClass) -> bool:
         if sla_class is SHEDDABLE:
             return not self._queues.is_full(sla_class) and not self._shedding(self._clock())
-        policy = self.config.classes[sla_class]
-        if policy.deadline_ms is None:
+        deadline_ms = self.config.classes[sla_class].deadline_ms
+        if deadline_ms is None:
             return True
-        return (
-            self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE)
-            <= policy.deadline_ms / 1000 * policy.admit_within
-        )
+        budget_s = self._admission_budget_s(sla_class, deadline_ms / 1000)
+        return self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE) <= budget_s
+
+    def _admission_budget_s(self, sla_class: SLAClass, deadline_s: float) -> float:
+        """The longest expected answer a request of ``sla_class`` with ``deadline_s`` left is admitted
+        with: its deadline less the class's headroom (``ClassPolicy.admit_within``)."""
+        return deadline_s * self.config.classes[sla_class].admit_within
 
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
