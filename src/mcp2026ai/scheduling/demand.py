@@ -28,6 +28,7 @@ class RecentArrivals:
     def record(self, cls: SLAClass, at: float, rows: int) -> None:
         self._arrivals[cls].append((at, rows))
         self._rows[cls] += rows
+        self._expire(cls, at)  # bounded even for a class nobody asks about
 
     def forget(self, cls: SLAClass) -> None:
         """Drop ``cls``'s history (it was shed: it competes again once it queues again)."""
@@ -36,7 +37,10 @@ class RecentArrivals:
 
     def rows_per_s(self, cls: SLAClass, now: float) -> float:
         """Rows ``cls`` queued per second over the window ending at ``now``."""
+        self._expire(cls, now)
+        return self._rows[cls] / WINDOW_S
+
+    def _expire(self, cls: SLAClass, now: float) -> None:
         arrivals = self._arrivals[cls]
         while arrivals and arrivals[0][0] < now - WINDOW_S:
             self._rows[cls] -= arrivals.popleft()[1]
-        return self._rows[cls] / WINDOW_S

@@ -12,6 +12,7 @@ import pytest
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import OverloadedError
 from mcp2026ai.scheduling.config import ClassPolicy, default_classes
+from mcp2026ai.scheduling.demand import RecentArrivals
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
 
 LC, TG, BE = SLAClass.LATENCY_CRITICAL, SLAClass.THROUGHPUT_GUARANTEED, SLAClass.BEST_EFFORT
@@ -173,3 +174,12 @@ def test_a_trickle_of_another_class_takes_only_what_it_brings(make_pending: Make
     queues.take(90)
     assert queues.guaranteed_share(TG, now=1.9, drain_rows_per_s=100.0) == pytest.approx(3 / 8)
     assert queues.rows_ahead(TG, 1, now=1.9, drain_rows_per_s=100.0) == pytest.approx(1 / (3 / 8))
+
+
+def test_recent_arrivals_keep_only_the_window_even_for_a_class_nobody_asks_about() -> None:
+    arrivals = RecentArrivals([BE, LC])
+    for index in range(5000):
+        arrivals.record(BE, index * 0.01, 1)  # 50 s of best-effort at 100 rows/s, never asked about
+    assert len(arrivals._arrivals[BE]) <= 101
+    assert arrivals.rows_per_s(BE, 49.99) == pytest.approx(100, abs=1)
+    assert arrivals.rows_per_s(LC, 49.99) == 0.0
