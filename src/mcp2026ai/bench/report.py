@@ -76,9 +76,10 @@ def summarize(
     figures["max"] = latencies_ms[-1] if latencies_ms else 0.0
     seconds = samples.elapsed_s
     lags_ms = sorted(ns / 1e6 for ns in samples.send_lags_ns)
-    send_lag = {f"p{p}": round(percentile(lags_ms, p), 4) for p in (50, 99)} if lags_ms else {}
-    if lags_ms:
-        send_lag["max"] = round(lags_ms[-1], 4)
+    lag_figures = (
+        {"p50": percentile(lags_ms, 50), "p99": percentile(lags_ms, 99), "max": lags_ms[-1]} if lags_ms else {}
+    )
+    send_lag = {name: round(value, 4) for name, value in lag_figures.items()}
     return BenchReport(
         model=model,
         protocol=protocol,
