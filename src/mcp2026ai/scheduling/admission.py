@@ -16,16 +16,21 @@ plus the measured batch time); rate and batch time are measured over recent batc
 while other classes keep arriving, a class drains only at the share of the rate its weight
 guarantees (``ClassQueues.guaranteed_share``), so its own backlog divided by that share is at least
 what lies ahead. A deadline class is admitted only when it would be *answered* within its deadline,
-not merely started, and within ``ClassPolicy.admit_within`` of it (0.65 by default): the rest is
-headroom for the estimate's spread and for the time the scheduler does not see (reading, decoding,
-encoding and writing the request, event-loop lag). The client's latency is what the deadline
-promises (a request admitted that then waits past its deadline before starting is still refused
-then, 503).
+not merely started: when its expected answer plus the estimate's recent spread (how much later than
+expected the class's admitted requests were answered, :class:`EstimateSpread`) takes at most
+``ClassPolicy.admit_within`` of the deadline (0.8 by default; the rest is the time the scheduler
+does not see: reading, decoding, encoding and writing the request, event-loop lag). The spread is
+measured because it is a property of the model and the machine (a batch more or less, a core
+shared with the transport), not of the deadline: a share of the deadline large enough to cover it
+for a 50 ms class would turn away most of a 2 s class's work. The client's latency is what the
+deadline promises (a request admitted that then waits past its deadline before starting is still
+refused then, 503).
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from mcp2026ai.contract import SLAClass
 
@@ -65,3 +70,58 @@ class DrainRate:
     def seconds_for(self, rows: int) -> float:
         """How long ``rows`` queued rows take to drain; 0 before the first batch (nothing known: admit)."""
         return rows / self.rows_per_s if self.rows_per_s else 0.0
+
+
+SPREAD_QUANTILE = 0.99
+SPREAD_WINDOW = 256
+"""Latest admitted requests per class the spread is taken over."""
+SPREAD_MAX_AGE_S = 10.0
+"""Older observations no longer count: a spread measured in a bad minute does not turn a class away
+for ever (a class refused everything leaves no new observations)."""
+MAX_SPREAD_SHARE = 0.5
+"""The spread takes at most this share of a class's admission budget: a burst of late answers (the
+start of an overload, thousands of connections opening) then narrows admission instead of closing
+it, and the requests still admitted keep measuring the spread as it recovers."""
+SPREAD_MIN_SAMPLES = 20
+SPREAD_REFRESH = 16
+"""Observations between two recomputations of the quantile (a sort of at most SPREAD_WINDOW floats)."""
+
+
+class EstimateSpread:
+    """How much later than expected at admission a class's requests were answered: the
+    :data:`SPREAD_QUANTILE` of (answered - expected) over its latest :data:`SPREAD_WINDOW`
+    observations of the last :data:`SPREAD_MAX_AGE_S` seconds; 0 while fewer than
+    :data:`SPREAD_MIN_SAMPLES` count or when answers came earlier than expected."""
+
+    def __init__(self) -> None:
+        self._observed: dict[SLAClass, deque[tuple[float, float]]] = {}
+        self._late_s: dict[SLAClass, float] = {}
+        self._fresh: dict[SLAClass, int] = {}
+
+    def observe(self, cls: SLAClass, now: float, late_s: float) -> None:
+        """A request of ``cls`` was answered at ``now``, ``late_s`` after its expected answer (negative: earlier)."""
+        observed = self._observed.get(cls)
+        if observed is None:
+            observed = self._observed[cls] = deque(maxlen=SPREAD_WINDOW)
+        observed.append((now, late_s))
+        self._fresh[cls] = self._fresh.get(cls, 0) + 1
+        if self._fresh[cls] >= SPREAD_REFRESH:
+            self._refresh(cls, now)
+
+    def late_s(self, cls: SLAClass, now: float) -> float:
+        """The class's spread now (seconds, >= 0)."""
+        observed = self._observed.get(cls)
+        if observed and now - observed[-1][0] > SPREAD_MAX_AGE_S:
+            self._refresh(cls, now)  # nothing answered lately: what was measured has aged out
+        return self._late_s.get(cls, 0.0)
+
+    def _refresh(self, cls: SLAClass, now: float) -> None:
+        self._fresh[cls] = 0
+        observed = self._observed[cls]
+        while observed and now - observed[0][0] > SPREAD_MAX_AGE_S:
+            observed.popleft()
+        if len(observed) < SPREAD_MIN_SAMPLES:
+            self._late_s[cls] = 0.0
+            return
+        late = sorted(late_s for _, late_s in observed)
+        self._late_s[cls] = max(0.0, late[min(len(late) - 1, int(SPREAD_QUANTILE * len(late)))])

@@ -36,7 +36,14 @@ from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay
-from mcp2026ai.scheduling.admission import SHED_HOLD_S, SHED_MESSAGE, SHEDDABLE, DrainRate
+from mcp2026ai.scheduling.admission import (
+    MAX_SPREAD_SHARE,
+    SHED_HOLD_S,
+    SHED_MESSAGE,
+    SHEDDABLE,
+    DrainRate,
+    EstimateSpread,
+)
 from mcp2026ai.scheduling.assemble import (
     choose_batch,
     merge_inputs,
@@ -94,6 +101,7 @@ class BatchingExecutor:
         single = self.config.max_concurrent_batches == 1
         self._placement = ExecutionPlacement(self.config.inline_below_ms if single else 0.0)
         self._rate = DrainRate(self.config.max_concurrent_batches)
+        self._spread = EstimateSpread()
         self._running_since: dict[int, float] = {}
         """When each running batch started (batch id -> clock)."""
         self._at_risk_since = -math.inf
@@ -169,7 +177,7 @@ class BatchingExecutor:
                 raise OverloadedError(SHED_MESSAGE, self.config.retry_after_s)
             if pending.deadline is not None:
                 budget_s = self._admission_budget_s(pending.sla_class, pending.deadline - pending.enqueued_at)
-                self._make_room(pending.sla_class, budget_s, pending.rows)
+                pending.expected_s = self._make_room(pending.sla_class, budget_s, pending.rows)
             if self._queues.is_full(pending.sla_class) and pending.sla_class is not SHEDDABLE:
                 self._shed_best_effort(lambda: self._queues.is_full(pending.sla_class))
             self._queues.push(pending)
@@ -198,8 +206,10 @@ class BatchingExecutor:
 
     def _admission_budget_s(self, sla_class: SLAClass, deadline_s: float) -> float:
         """The longest expected answer a request of ``sla_class`` with ``deadline_s`` left is admitted
-        with: its deadline less the class's headroom (``ClassPolicy.admit_within``)."""
-        return deadline_s * self.config.classes[sla_class].admit_within
+        with: the class's share of its deadline (``ClassPolicy.admit_within``) less how much later
+        than expected its requests have lately been answered (admission.py, EstimateSpread)."""
+        share = deadline_s * self.config.classes[sla_class].admit_within
+        return share - min(self._spread.late_s(sla_class, self._clock()), share * MAX_SPREAD_SHARE)
 
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
@@ -219,25 +229,25 @@ class BatchingExecutor:
         """Whether best-effort is being refused: a deadline class was at risk within SHED_HOLD_S."""
         return now - self._at_risk_since <= SHED_HOLD_S
 
-    def _make_room(self, sla_class: SLAClass, budget_s: float, rows: int) -> None:
+    def _make_room(self, sla_class: SLAClass, budget_s: float, rows: int) -> float:
         """Shed best-effort requests while the backlog ahead would make this one miss its deadline;
-        refuse it if it still would (it would only expire in the queue)."""
-
-        def too_late() -> bool:
-            return self._seconds_to_answer(sla_class, rows) > budget_s
-
-        if sla_class is not SHEDDABLE and too_late():
+        refuse it if it still would (it would only expire in the queue). Returns the seconds to its
+        answer expected now."""
+        expected_s = self._seconds_to_answer(sla_class, rows)
+        if sla_class is not SHEDDABLE and expected_s > budget_s:
             # Best-effort gives way: what is queued is answered 429 now (its fair share would keep
             # delaying the deadline classes), and new best-effort is refused until they keep up.
             self._at_risk_since = self._clock()
             self._shed_best_effort(lambda: True)
-        if too_late():
-            answered_ms = self._seconds_to_answer(sla_class, rows) * 1000
+            expected_s = self._seconds_to_answer(sla_class, rows)
+        if expected_s > budget_s:
+            answered_ms = expected_s * 1000
             raise OverloadedError(
                 f"{sla_class.value} request would be answered in about {answered_ms:.0f} ms, past the "
                 f"{budget_s * 1000:.0f} ms it is admitted within (its deadline, less headroom); retry later",
                 self.config.retry_after_s,
             )
+        return expected_s
 
     def _shed_best_effort(self, still_needed: Callable[[], bool]) -> None:
         """Answer the newest queued best-effort requests 429, while ``still_needed()``."""
@@ -411,11 +421,19 @@ class BatchingExecutor:
             for pending, outputs in zip(batch, results, strict=True):
                 if not pending.future.done():
                     pending.future.set_result(outputs)
+            self._observe_spread(batch)
         finally:
             self._running_since.pop(batch_id, None)
             self._observe_latency(batch)
             self._slots.release()
             self._wakeup.set()
+
+    def _observe_spread(self, answered: list[Pending]) -> None:
+        """How much later than expected at admission each answered request with a deadline came."""
+        now = self._clock()
+        for pending in answered:
+            if pending.expected_s is not None:
+                self._spread.observe(pending.sla_class, now, now - pending.enqueued_at - pending.expected_s)
 
     async def _infer(self, batch: list[Pending]) -> list[dict[str, np.ndarray]]:
         wanted = [pending.outputs for pending in batch]

@@ -46,6 +46,8 @@ class Pending:
     batch_id: int | None = None
     """Set when the request is dispatched: the batch it runs in, and how many requests that batch holds."""
     batch_size: int = 0
+    expected_s: float | None = None
+    """For a class with a deadline: the seconds to its answer expected when it was admitted."""
 
     def expired(self, now: float) -> bool:
         return self.deadline is not None and now > self.deadline

@@ -25,7 +25,7 @@ from mcp2026ai.server.grpc.acceptors import InferAcceptors, missing_internals
 from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
-from mcp2026ai.server.http.app import build_http_app
+from mcp2026ai.server.http.app import build_http_server_app
 from mcp2026ai.server.http.early import EarlyRefusal
 from mcp2026ai.server.http.protocol import http_protocol
 from mcp2026ai.server.statistics import ServerStatistics
@@ -120,7 +120,7 @@ class InferenceServer:
             address = f"{self.config.host}:{self.config.http_port}"
             raise UnavailableError(f"cannot listen on {address} (--port): {exc.strerror}") from exc
         uv_config = uvicorn.Config(
-            build_http_app(self.plane, self.config, self.statistics),
+            build_http_server_app(self.plane, self.config, self.statistics),
             log_level=self.config.log_level,
             lifespan="off",
             access_log=False,

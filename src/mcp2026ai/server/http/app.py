@@ -13,6 +13,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import InvalidInputError, MCPError, ModelNotReadyError
@@ -23,6 +24,7 @@ from mcp2026ai.protocol.v2_json import HEADER_LENGTH, decode_request, encode_res
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
 from mcp2026ai.server.http.body import BodyBudget, read_body
+from mcp2026ai.server.http.direct import DirectInfer
 from mcp2026ai.server.http.errors import error_response, plain_error
 from mcp2026ai.server.http.image import image_request, predictions, requested_model
 from mcp2026ai.server.http.openai import generation_routes
@@ -283,7 +285,18 @@ def _middleware(config: ServerConfig) -> list[Middleware]:
 
 
 def build_http_app(plane: DataPlane, config: ServerConfig, statistics: ServerStatistics | None = None) -> Starlette:
-    endpoints = HttpEndpoints(plane, config, statistics or ServerStatistics(plane))
+    """The whole HTTP API as a Starlette app (what Ray Serve mounts)."""
+    return _starlette_app(HttpEndpoints(plane, config, statistics or ServerStatistics(plane)), plane, config)
+
+
+def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: ServerStatistics) -> ASGIApp:
+    """What ``mcp serve`` runs: v2 inference on the direct route (server/http/direct.py), the rest in Starlette."""
+    endpoints = HttpEndpoints(plane, config, statistics)
+    app = _starlette_app(endpoints, plane, config)
+    return DirectInfer(app, endpoints.infer, config.security.authenticator(), GZIP_MINIMUM_BYTES)
+
+
+def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=[*_routes(endpoints), *generation_routes(plane, config, endpoints.bodies)],
         middleware=_middleware(config),

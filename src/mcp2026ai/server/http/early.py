@@ -20,7 +20,6 @@ admission again (the queue may have filled meanwhile).
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,8 +32,8 @@ from mcp2026ai.observability import metrics
 from mcp2026ai.security import Authenticator
 from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.http.errors import http_status
+from mcp2026ai.server.http.paths import infer_target
 
-_INFER_PATH = re.compile(r"/v2/models/([^/]+)(?:/versions/([^/]+))?/infer")
 _CACHED_ANSWERS = 256
 """Distinct refusal messages kept encoded (per class and reason: a handful in practice)."""
 
@@ -58,9 +57,7 @@ class EarlyRefusal:
         self._answers: dict[tuple[int, str, int | None], EarlyAnswer] = {}
 
     def __call__(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]]) -> EarlyAnswer | None:
-        if method != "POST" or not path.endswith("/infer"):
-            return None
-        target = _INFER_PATH.fullmatch(path)
+        target = infer_target(path) if method == "POST" else None
         if target is None:
             return None
         sla_class = credentials = None
@@ -72,7 +69,7 @@ class EarlyRefusal:
         if not sla_class or not self._may_answer(credentials):
             return None
         started = time.perf_counter()
-        model, version = target.group(1), target.group(2)
+        model, version = target
         try:
             self.plane.check_admission(model, version, sla_class)
         except MCPError as exc:
