@@ -184,14 +184,16 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     per_class_rate = capacity_first * args.load / len(CLASSES)
     per_class_flight = max(1, args.connections // len(CLASSES))
     started = time.monotonic()
+    # each class its own seed: three independent Poisson streams (one seed would send the three classes'
+    # requests at the same instants, bursts of three that no set of independent tenants produces)
     clients = {
         cls: bench(
             args.port,
-            *("--rate", f"{per_class_rate:.1f}", "--max-in-flight", str(per_class_flight)),
+            *("--rate", f"{per_class_rate:.1f}", "--max-in-flight", str(per_class_flight), "--seed", str(seed)),
             *("--duration", str(args.seconds), "-n", "10000000", "-H", f"x-sla-class:{cls}", "--timeout", "30"),
             *shape,
         )
-        for cls in CLASSES
+        for seed, cls in enumerate(CLASSES)
     }
     counts_before = first_requests(args.port, server_counts(args.port), clients.values())
     offered_from, peak, ok_in_window = time.monotonic(), rss_before, None

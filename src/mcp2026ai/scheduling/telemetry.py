@@ -40,7 +40,7 @@ class SchedulerTelemetry:
 
     def rejected(self, cls: SLAClass, reason: str, count: int = 1) -> None:
         if count:
-            metrics.SCHEDULER_REJECTIONS.labels(*self._labels, cls.value, reason).inc(count)
+            metrics.child(metrics.SCHEDULER_REJECTIONS, *self._labels, cls.value, reason).inc(count)
 
     def rejected_all(self, pendings: Iterable[Pending], reason: str) -> None:
         for pending in pendings:
