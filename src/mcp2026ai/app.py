@@ -82,6 +82,10 @@ def serving_sync(
     return ServingSync(plane.models, plane.traffic, plane.tick, config.sync_interval_s, watched, replanner)
 
 
+FULL_COLLECTION_AFTER = 100
+"""Collections of the middle generation between two full ones (CPython's default: 10)."""
+
+
 def freeze_startup_heap() -> None:
     """Move everything alive after start-up (modules, models, sessions) out of the garbage collector's
     reach, so that its full collections stop walking it while requests wait.
@@ -89,9 +93,18 @@ def freeze_startup_heap() -> None:
     A/B on the tiny MLP over gRPC at concurrency 32 (perf_analyzer, 4 interleaved rounds): every round
     faster with it, median 898 vs 821 req/s and p99 69 vs 95 ms; raising the collection thresholds
     as well gained nothing (784 req/s, p99 90 ms).
+
+    Full collections are also made rarer (:data:`FULL_COLLECTION_AFTER` young collections instead of
+    10): what lives long while serving is mostly connections, and with thousands of them open a full
+    collection walks them all, 40-70 ms during which nothing is answered. Under 4x overload with 3,000
+    connections (benchmarks/overload.py) nearly every latency-critical answer over its 50 ms deadline
+    was in flight during one of the two full collections of a run; with this, none ran in a run.
+    Garbage cycles that reach the oldest generation wait longer to be freed.
     """
     gc.collect()
     gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_AFTER)
 
 
 async def run_server(

@@ -132,6 +132,20 @@ async def closed_loop(factory: SenderFactory, concurrency: int, bounds: Bounds, 
     return samples
 
 
+class _Drained:
+    """Set once every scheduled request was sent and answered (open loop)."""
+
+    def __init__(self, arrivals: asyncio.Queue[int]) -> None:
+        self.arrivals = arrivals
+        self.busy = 0
+        self.scheduled_all = False
+        self.event = asyncio.Event()
+
+    def check(self) -> None:
+        if self.scheduled_all and self.busy == 0 and self.arrivals.empty():
+            self.event.set()
+
+
 def poisson_offsets(rate: float, seed: int, chunk: int = 4096) -> Iterator[float]:
     """Arrival instants (seconds from the start) of a Poisson process of ``rate`` per second."""
     rng = np.random.default_rng(seed)
@@ -147,17 +161,28 @@ async def open_loop(
     factory: SenderFactory, rate: float, max_in_flight: int, bounds: Bounds, samples: Samples, seed: int = 0
 ) -> Samples:
     senders = await _open_senders(factory, max_in_flight)
-    arrivals: asyncio.Queue[int | None] = asyncio.Queue()
+    arrivals: asyncio.Queue[int] = asyncio.Queue()
+    drained = _Drained(arrivals)
 
     async def worker(sender: Sender) -> None:
-        while (scheduled := await arrivals.get()) is not None:
-            await _one(sender, samples, bounds.timeout_s, since_ns=scheduled)
+        while True:
+            scheduled = await arrivals.get()
+            drained.busy += 1
+            try:
+                await _one(sender, samples, bounds.timeout_s, since_ns=scheduled)
+            finally:
+                drained.busy -= 1
+                drained.check()
 
     workers = [asyncio.create_task(worker(sender)) for sender in senders]
+    for task in workers:
+        task.add_done_callback(lambda _: drained.event.set())  # a worker can only end by a bug: stop
     samples.started_ns = start = time.perf_counter_ns()
     budget = _Budget(bounds, samples)
     try:
         for offset in poisson_offsets(rate, seed):
+            if drained.event.is_set():
+                break
             if (bounds.duration_s is not None and offset >= bounds.duration_s) or not budget.take():
                 break
             due = start + int(offset * 1e9)
@@ -165,12 +190,18 @@ async def open_loop(
             if delay > 0:
                 await asyncio.sleep(delay)
             arrivals.put_nowait(due)
-        for _ in workers:
-            arrivals.put_nowait(None)
-        await asyncio.gather(*workers)
+        # the idle workers are stopped only once the last request is answered: waking hundreds of them
+        # while replies are still arriving would put the client's own work into the last latencies
+        drained.scheduled_all = True
+        drained.check()
+        await drained.event.wait()
     finally:
+        samples.finished_ns = time.perf_counter_ns()
         for task in workers:
             task.cancel()
-        samples.finished_ns = time.perf_counter_ns()
+        ended = await asyncio.gather(*workers, return_exceptions=True)
         await _close(senders)
+    failed = [error for error in ended if isinstance(error, Exception)]
+    if failed:
+        raise failed[0]  # a worker's bug, not a request's failure (those are counted by code)
     return samples

@@ -81,7 +81,8 @@ for ever (a class refused everything leaves no new observations)."""
 MAX_SPREAD_SHARE = 0.5
 """The spread takes at most this share of a class's admission budget: a burst of late answers (the
 start of an overload, thousands of connections opening) then narrows admission instead of closing
-it, and the requests still admitted keep measuring the spread as it recovers."""
+it, and the requests still admitted keep measuring the spread as it recovers. Until the spread is
+known (a class's first answers, or after it aged out) it is taken to be this much."""
 SPREAD_MIN_SAMPLES = 20
 SPREAD_REFRESH = 16
 """Observations between two recomputations of the quantile (a sort of at most SPREAD_WINDOW floats)."""
@@ -90,8 +91,8 @@ SPREAD_REFRESH = 16
 class EstimateSpread:
     """How much later than expected at admission a class's requests were answered: the
     :data:`SPREAD_QUANTILE` of (answered - expected) over its latest :data:`SPREAD_WINDOW`
-    observations of the last :data:`SPREAD_MAX_AGE_S` seconds; 0 while fewer than
-    :data:`SPREAD_MIN_SAMPLES` count or when answers came earlier than expected."""
+    observations of the last :data:`SPREAD_MAX_AGE_S` seconds (0 when answers came earlier than
+    expected); None, not known, while fewer than :data:`SPREAD_MIN_SAMPLES` count."""
 
     def __init__(self) -> None:
         self._observed: dict[SLAClass, deque[tuple[float, float]]] = {}
@@ -105,15 +106,16 @@ class EstimateSpread:
             observed = self._observed[cls] = deque(maxlen=SPREAD_WINDOW)
         observed.append((now, late_s))
         self._fresh[cls] = self._fresh.get(cls, 0) + 1
-        if self._fresh[cls] >= SPREAD_REFRESH:
+        first_known = cls not in self._late_s and len(observed) >= SPREAD_MIN_SAMPLES
+        if first_known or self._fresh[cls] >= SPREAD_REFRESH:
             self._refresh(cls, now)
 
-    def late_s(self, cls: SLAClass, now: float) -> float:
-        """The class's spread now (seconds, >= 0)."""
+    def late_s(self, cls: SLAClass, now: float) -> float | None:
+        """The class's spread now (seconds, >= 0), or None while too little is known."""
         observed = self._observed.get(cls)
         if observed and now - observed[-1][0] > SPREAD_MAX_AGE_S:
             self._refresh(cls, now)  # nothing answered lately: what was measured has aged out
-        return self._late_s.get(cls, 0.0)
+        return self._late_s.get(cls)
 
     def _refresh(self, cls: SLAClass, now: float) -> None:
         self._fresh[cls] = 0
@@ -121,7 +123,7 @@ class EstimateSpread:
         while observed and now - observed[0][0] > SPREAD_MAX_AGE_S:
             observed.popleft()
         if len(observed) < SPREAD_MIN_SAMPLES:
-            self._late_s[cls] = 0.0
+            self._late_s.pop(cls, None)
             return
         late = sorted(late_s for _, late_s in observed)
         self._late_s[cls] = max(0.0, late[min(len(late) - 1, int(SPREAD_QUANTILE * len(late)))])

@@ -207,9 +207,11 @@ class BatchingExecutor:
     def _admission_budget_s(self, sla_class: SLAClass, deadline_s: float) -> float:
         """The longest expected answer a request of ``sla_class`` with ``deadline_s`` left is admitted
         with: the class's share of its deadline (``ClassPolicy.admit_within``) less how much later
-        than expected its requests have lately been answered (admission.py, EstimateSpread)."""
+        than expected its requests have lately been answered (admission.py, EstimateSpread; the
+        most it may take while that is not known yet)."""
         share = deadline_s * self.config.classes[sla_class].admit_within
-        return share - min(self._spread.late_s(sla_class, self._clock()), share * MAX_SPREAD_SHARE)
+        late_s = self._spread.late_s(sla_class, self._clock())
+        return share - (share * MAX_SPREAD_SHARE if late_s is None else min(late_s, share * MAX_SPREAD_SHARE))
 
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 
 import numpy as np
+import pytest
 
 from mcp2026ai.bench.load import Bounds, Samples, closed_loop, open_loop, poisson_offsets
 
@@ -110,3 +111,30 @@ def test_open_loop_stops_at_the_duration() -> None:
 
     samples = _run(lambda: open_loop(factory, 100.0, 8, Bounds(requests=None, duration_s=0.3, timeout_s=5), Samples()))
     assert 10 <= samples.completed <= 60  # about 30 arrivals expected
+
+
+def test_open_loop_answers_every_request_before_it_stops_its_idle_workers() -> None:
+    """The last requests are in flight when the schedule ends: the run waits for their answers (they
+    are counted) and only then stops the idle senders."""
+
+    async def factory() -> Scripted:
+        return Scripted(["200"], delay_s=0.05)
+
+    bounds = Bounds(requests=40, duration_s=None, timeout_s=5)
+    samples = _run(lambda: open_loop(factory, 2000.0, 64, bounds, Samples()))
+    assert samples.sent == samples.completed == samples.codes["200"] == 40
+    assert Scripted.live == 0
+    assert samples.elapsed_s >= 0.05  # the last ones' answers were awaited
+
+
+def test_open_loop_raises_a_senders_bug_instead_of_hanging() -> None:
+    class Broken(Scripted):
+        async def send(self) -> str:
+            raise RuntimeError("bug in the sender")
+
+    async def factory() -> Scripted:
+        return Broken(["200"])
+
+    bounds = Bounds(requests=None, duration_s=60, timeout_s=5)
+    with pytest.raises(RuntimeError, match="bug in the sender"):
+        _run(lambda: open_loop(factory, 100.0, 2, bounds, Samples()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -14,6 +15,8 @@ from mcp2026ai.ir.signature import Signature
 from mcp2026ai.observability.metrics import REGISTRY
 from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.scheduling import BatchingExecutor
+from mcp2026ai.scheduling.admission import SPREAD_MIN_SAMPLES
 from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPolicy, default_classes
 
 T = TypeVar("T")
@@ -85,3 +88,12 @@ def batching_config(**overrides: object) -> BatchingConfig:
         "adaptive": AdaptiveConfig(enabled=False),
     }
     return BatchingConfig.model_validate({**base, **overrides})
+
+
+def measured(executor: BatchingExecutor, cls: SLAClass, rows_per_s: float, late_s: float = 0.0) -> None:
+    """What admission would have learned from earlier batches: one-row batches at ``rows_per_s``, and
+    answers ``late_s`` later than expected (enough of them for the spread to be known)."""
+    executor._rate.observe(rows=1, seconds=1.0 / rows_per_s)
+    now = time.monotonic()
+    for _ in range(SPREAD_MIN_SAMPLES):
+        executor._spread.observe(cls, now, late_s)

@@ -4,7 +4,6 @@ cannot save it, and early checks refuse before a body is read."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from mcp2026ai.scheduling.admission import (
 )
 
 from .conftest import MLP_IN
-from .support import GatedBackend, batching_config, metric, no_deadlines, run
+from .support import GatedBackend, batching_config, measured, metric, no_deadlines, run
 
 LC, BE = SLAClass.LATENCY_CRITICAL, SLAClass.BEST_EFFORT
 
@@ -68,7 +67,7 @@ def test_latency_critical_sheds_queued_best_effort_before_anything_else(
     async def scenario() -> tuple[list[object], list[object]]:
         executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
         await executor.start()
-        executor._rate.observe(rows=1, seconds=1.0)  # measured: 1 row/s
+        measured(executor, LC, rows_per_s=1.0)  # 1 row/s, answers as expected
         running = asyncio.ensure_future(executor.submit(x(0), None, sla_class=BE, deadline=None))
         await gated.wait_entered()
         queued = [asyncio.ensure_future(executor.submit(x(i), None, sla_class=BE, deadline=None)) for i in range(8)]
@@ -121,7 +120,7 @@ def test_a_deadline_class_is_refused_at_once_when_nothing_can_be_shed(
     async def scenario() -> None:
         executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
         await executor.start()
-        executor._rate.observe(rows=1, seconds=1.0)
+        measured(executor, LC, rows_per_s=1.0)
         first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
         await gated.wait_entered()
         queued = [
@@ -168,12 +167,12 @@ def test_the_estimate_spread_is_a_recent_high_quantile_of_how_late_answers_came(
     spread = EstimateSpread()
     for i in range(SPREAD_MIN_SAMPLES - 1):
         spread.observe(LC, now=i / 100, late_s=0.5)
-    assert spread.late_s(LC, now=0.2) == 0.0  # too few to tell: nothing taken off the budget
+    assert spread.late_s(LC, now=0.2) is None  # too few to tell (admission then assumes the most it allows)
     start = SPREAD_MAX_AGE_S + 1.0  # those have aged out by then
     for i in range(200):  # 99 % early or on time, 1 % (2 of 200) 30 ms late
         spread.observe(LC, now=start + i / 100, late_s=0.03 if i in (50, 150) else -0.002 * (i % 5))
     assert spread.late_s(LC, now=start + 2) == pytest.approx(0.03)
-    assert spread.late_s(SLAClass.THROUGHPUT_GUARANTEED, now=start + 2) == 0.0  # per class
+    assert spread.late_s(SLAClass.THROUGHPUT_GUARANTEED, now=start + 2) is None  # per class
     for i in range(SPREAD_WINDOW):  # the window holds the latest: answers now come early
         spread.observe(LC, now=start + 2 + i / 1000, late_s=-0.01)
     assert spread.late_s(LC, now=start + 2.5) == 0.0  # early answers never widen the budget
@@ -181,7 +180,7 @@ def test_the_estimate_spread_is_a_recent_high_quantile_of_how_late_answers_came(
         spread.observe(LC, now=start + 3, late_s=1.0)
     assert spread.late_s(LC, now=start + 3) == pytest.approx(1.0)  # 17 of 256 late by 1 s: past the 99th percentile
     # a class refused everything is answered no more: what was measured ages out
-    assert spread.late_s(LC, now=start + 3 + SPREAD_MAX_AGE_S + 0.1) == 0.0
+    assert spread.late_s(LC, now=start + 3 + SPREAD_MAX_AGE_S + 0.1) is None
 
 
 def test_a_deadline_class_is_admitted_within_its_deadline_less_the_measured_spread(
@@ -196,10 +195,7 @@ def test_a_deadline_class_is_admitted_within_its_deadline_less_the_measured_spre
     async def scenario() -> None:
         executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
         await executor.start()
-        executor._rate.observe(rows=1, seconds=1.0)
-        now = time.monotonic()
-        for _ in range(SPREAD_REFRESH * 2):
-            executor._spread.observe(LC, now, late_s=1.0)
+        measured(executor, LC, rows_per_s=1.0, late_s=1.0)
         first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
         await gated.wait_entered()
         queued = [asyncio.ensure_future(executor.submit(x(i), None, sla_class=LC, deadline=None)) for i in (1, 2)]
@@ -233,3 +229,29 @@ def test_answered_requests_feed_the_spread_of_their_class(mlp_backend: OnnxRunti
     observed = run(scenario())
     assert len(observed) == SPREAD_MIN_SAMPLES + SPREAD_REFRESH
     assert all(-5.0 < late < 5.0 for late in observed)
+
+
+def test_until_the_spread_is_known_admission_keeps_the_most_headroom_it_allows(
+    mlp_backend: OnnxRuntimeBackend, model_name: str
+) -> None:
+    """No answers observed yet (a class's first requests, the start of an overload): of a 5.5 s deadline,
+    0.8 (4.4 s) less the most the spread may take (half of it) is left, 2.2 s: 2 s is admitted, 3 s not."""
+    gated = GatedBackend(mlp_backend)
+    classes = no_deadlines()
+    classes[LC] = ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500)
+
+    async def scenario() -> None:
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
+        await executor.start()
+        executor._rate.observe(rows=1, seconds=1.0)  # the drain rate is known, the spread is not
+        first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
+        await gated.wait_entered()
+        queued = asyncio.ensure_future(executor.submit(x(1), None, sla_class=LC, deadline=None))
+        await asyncio.sleep(0)
+        with pytest.raises(OverloadedError, match=r"(299\d|3000) ms, past the (219\d|2200) ms"):
+            await executor.submit(x(9), None, sla_class=LC, deadline=None)
+        gated.gate.set()
+        await asyncio.gather(first, queued)
+        await executor.stop(5)
+
+    run(scenario())
