@@ -65,17 +65,21 @@ def server_counts(port: int) -> dict[str, float]:
     """From the server's /metrics: requests answered so far (``all``) and answered 200 (``ok``),
     latency-critical requests timed in the server (decode to encode: ``lc``) and those of them done
     within 50 ms (``lc_50ms``), and the same for throughput-guaranteed ones within 2 s (``tg``, ``tg_2s``);
+    refusals (429/503) from the headers (``early``) and after the body was read (``late``);
     ``lc_admitted`` and ``lc_admitted_50ms`` count only the latency-critical requests that reached the
     model's scheduler (refusals from the headers carry no version label)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
-    counts = dict.fromkeys(("all", "ok", "lc", "lc_50ms", "tg", "tg_2s", "lc_admitted", "lc_admitted_50ms"), 0.0)
+    names = ("all", "ok", "lc", "lc_50ms", "tg", "tg_2s", "lc_admitted", "lc_admitted_50ms", "early", "late")
+    counts = dict.fromkeys(names, 0.0)
     deadlines = {"latency-critical": ("lc", "0.05", "lc_50ms"), "throughput-guaranteed": ("tg", "2.0", "tg_2s")}
     for line in text.splitlines():
         value = float(line.rsplit(" ", 1)[1]) if line[:1] != "#" and " " in line else 0.0
         if line.startswith("mcp_requests_total{"):
             counts["all"] += value
             counts["ok"] += value if 'code="200"' in line else 0.0
+            if 'code="429"' in line or 'code="503"' in line:  # refused from the headers: no version yet
+                counts["early" if 'version=""' in line else "late"] += value
         for sla_class, (total, bound, within) in deadlines.items():
             if not line.startswith("mcp_request_duration_seconds_") or f'sla_class="{sla_class}"' not in line:
                 continue
@@ -232,6 +236,7 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             f"latency-critical admitted to the scheduler: {within:.0f} of {admitted:.0f} within 50 ms in the "
             f"server ({within / admitted:.1%})"
         )
+    print(f"refused from the headers: {counts['early']:.0f}; after reading the body: {counts['late']:.0f}")
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
