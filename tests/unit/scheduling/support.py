@@ -90,10 +90,12 @@ def batching_config(**overrides: object) -> BatchingConfig:
     return BatchingConfig.model_validate({**base, **overrides})
 
 
-def measured(executor: BatchingExecutor, cls: SLAClass, rows_per_s: float, late_s: float = 0.0) -> None:
+def measured(executor: BatchingExecutor, cls: SLAClass, rows_per_s: float, late_s: float | None = 0.0) -> None:
     """What admission would have learned from earlier batches: one-row batches at ``rows_per_s``, and
-    answers ``late_s`` later than expected (enough of them for the spread to be known)."""
+    answers ``late_s`` later than expected (enough of them for the spread to be known; None: none yet)."""
     executor._rate.observe(rows=1, seconds=1.0 / rows_per_s)
+    if late_s is None:
+        return
     now = time.monotonic()
     for _ in range(SPREAD_MIN_SAMPLES):
         executor._spread.observe(cls, now, late_s)
