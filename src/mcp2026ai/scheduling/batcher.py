@@ -210,8 +210,9 @@ class BatchingExecutor:
         than expected its requests have lately been answered (admission.py, EstimateSpread; the
         most it may take while that is not known yet)."""
         share = deadline_s * self.config.classes[sla_class].admit_within
+        most = share * MAX_SPREAD_SHARE
         late_s = self._spread.late_s(sla_class, self._clock())
-        return share - (share * MAX_SPREAD_SHARE if late_s is None else min(late_s, share * MAX_SPREAD_SHARE))
+        return share - (most if late_s is None else min(late_s, most))
 
     def _seconds_to_answer(self, sla_class: SLAClass, rows: int, excluding: SLAClass | None = None) -> float:
         """How long a request of ``sla_class`` with ``rows`` rows, queued now, would take to be answered."""
