@@ -159,4 +159,16 @@ def test_slow_headers_get_a_408_json_and_the_connection_closes(tmp_path: Path) -
         with socket.create_connection((host, int(port))) as silent:  # connects, sends nothing
             silent.settimeout(5)
             assert silent.recv(4096).startswith(b"HTTP/1.1 408")
+        with socket.create_connection((host, int(port))) as kept:  # one prompt request, then slow headers
+            kept.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+            kept.settimeout(5)
+            assert kept.recv(4096).startswith(b"HTTP/1.1 200")
+            time.sleep(0.7)  # idle longer than the header timeout: only a started request is timed
+            kept.sendall(b"GET /v2/health/live HTTP/1.1\r\n")
+            started = time.monotonic()
+            reply = b""
+            while chunk := kept.recv(4096):
+                reply += chunk
+            assert 0.4 < time.monotonic() - started < 3  # counted from the request's first byte
+            assert reply.startswith(b"HTTP/1.1 408")
         assert httpx.get(f"http://{running.http_url}/v2/health/ready").status_code == 200  # prompt clients are fine

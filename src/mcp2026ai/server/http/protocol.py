@@ -108,6 +108,7 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     _over_limit = False
     _draining = False
     _header_timer: asyncio.TimerHandle | None = None
+    _headers_pending = False
 
     def _arm_header_timer(self) -> None:
         self._cancel_header_timer()
@@ -126,7 +127,9 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._arm_header_timer()
+        # the timer is armed at the end of this read, and only if the headers did not all come in it
+        # (nearly always they do: arming and cancelling a timer for every request costs the loop)
+        self._headers_pending = True
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
@@ -146,6 +149,7 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
             self.cycle.keep_alive = False  # closes once its response is out
 
     def on_headers_complete(self) -> None:
+        self._headers_pending = False
         self._cancel_header_timer()
         super().on_headers_complete()
         if self._draining and self.cycle is not None:
@@ -163,6 +167,8 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
                 self._send_error(503, message, [b"retry-after: 1\r\n"])
             return
         super().data_received(data)
+        if self._headers_pending and self._header_timer is None:
+            self._arm_header_timer()
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         """Answer now what :attr:`early_check` refuses; start the app for everything else (uvicorn
