@@ -79,7 +79,7 @@ def test_a_domain_error_is_answered_with_its_status_and_the_v2_error_json() -> N
 
 
 def test_an_unexpected_error_is_a_logged_500_with_the_v2_error_json(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="mcp2026ai.server.http.direct"):
+    with caplog.at_level(logging.ERROR, logger="mcp2026ai.server.http.errors"):
         answer = call("POST", "/v2/models/broken/infer", content=b"\x01")
     assert answer.status_code == 500
     assert answer.json() == {"error": "internal server error: RuntimeError"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import orjson
@@ -25,12 +24,11 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware, caller_details, principal_of
 from mcp2026ai.server.http.body import BodyBudget, read_body
 from mcp2026ai.server.http.direct import DirectInfer
-from mcp2026ai.server.http.errors import error_response, plain_error
+from mcp2026ai.server.http.errors import error_response, plain_error, unexpected_error
 from mcp2026ai.server.http.image import image_request, predictions, requested_model
 from mcp2026ai.server.http.openai import generation_routes
 from mcp2026ai.server.statistics import ServerStatistics
 
-log = logging.getLogger(__name__)
 PROTOCOL = "http"
 EDGE_CODES = EdgeCodes(ok="200", unexpected="500", cancelled="499")
 
@@ -271,8 +269,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:
-    log.exception("unexpected error on %s %s", request.method, request.url.path)
-    return plain_error(f"internal server error: {type(exc).__name__}", 500)
+    return unexpected_error(request.method, request.url.path, exc)
 
 
 def _middleware(config: ServerConfig) -> list[Middleware]:

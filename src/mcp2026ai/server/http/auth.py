@@ -42,6 +42,13 @@ def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     return TokenScope.INFER
 
 
+def authenticate_scope(authenticator: Authenticator, scope: Scope, needed: TokenScope) -> None:
+    """Check the request's bearer token for ``needed`` (raises the domain error) and leave the
+    principal in the request's state for the audit log."""
+    principal = authenticator.authenticate(Headers(scope=scope).get("authorization"), needed)
+    scope.setdefault("state", {})["principal"] = principal
+
+
 class BearerAuthMiddleware:
     def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
         self.app = app
@@ -52,11 +59,10 @@ class BearerAuthMiddleware:
             needed = required_scope(scope["path"], scope.get("method", "GET"))
             if needed is not None:
                 try:
-                    principal = self.authenticator.authenticate(Headers(scope=scope).get("authorization"), needed)
+                    authenticate_scope(self.authenticator, scope, needed)
                 except MCPError as exc:
                     await error_response(exc)(scope, receive, send)
                     return
-                scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
 
 

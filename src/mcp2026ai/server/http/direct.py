@@ -19,7 +19,6 @@ straight to the same handler, with the same answers:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 
 from starlette.middleware.gzip import GZipMiddleware
@@ -30,10 +29,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp2026ai.errors import MCPError
 from mcp2026ai.security import Authenticator
 from mcp2026ai.security import Scope as TokenScope
-from mcp2026ai.server.http.errors import error_response, plain_error
+from mcp2026ai.server.http.auth import authenticate_scope
+from mcp2026ai.server.http.errors import error_response, unexpected_error
 from mcp2026ai.server.http.paths import infer_target
-
-log = logging.getLogger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -64,16 +62,12 @@ class DirectInfer:
     async def _answer(self, scope: Scope, receive: Receive) -> Response:
         try:
             if self.authenticator is not None:
-                credentials = _header(scope, b"authorization")
-                token = None if credentials is None else credentials.decode("latin-1")
-                principal = self.authenticator.authenticate(token, TokenScope.INFER)
-                scope.setdefault("state", {})["principal"] = principal
+                authenticate_scope(self.authenticator, scope, TokenScope.INFER)
             return await self.infer(Request(scope, receive))
         except MCPError as exc:
             return error_response(exc)
-        except Exception as exc:
-            log.exception("unexpected error on POST %s", scope["path"])
-            return plain_error(f"internal server error: {type(exc).__name__}", 500)
+        except Exception as exc:  # noqa: BLE001 - a bug: logged with its traceback by unexpected_error
+            return unexpected_error("POST", scope["path"], exc)
 
 
 def _direct_target(scope: Scope) -> tuple[str, str | None] | None:

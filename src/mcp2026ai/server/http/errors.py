@@ -56,3 +56,10 @@ def error_response(error: errors.MCPError) -> Response:
 
 def plain_error(message: str, status: int, headers: dict[str, str] | None = None) -> Response:
     return Response(orjson.dumps({"error": message}), status, headers, media_type="application/json")
+
+
+def unexpected_error(method: str, path: str, error: Exception) -> Response:
+    """A bug, not the client's mistake: logged with its traceback, answered as a 500 v2 error that names
+    only the kind of error."""
+    log.exception("unexpected error on %s %s", method, path)
+    return plain_error(f"internal server error: {type(error).__name__}", 500)
