@@ -71,6 +71,7 @@ def server_counts(port: int) -> dict[str, float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
     names = ("all", "ok", "lc", "lc_50ms", "tg", "tg_2s", "lc_admitted", "lc_admitted_50ms", "early", "late")
+    names += ("batches", "batch_rows", "compute_s")
     counts = dict.fromkeys(names, 0.0)
     deadlines = {"latency-critical": ("lc", "0.05", "lc_50ms"), "throughput-guaranteed": ("tg", "2.0", "tg_2s")}
     for line in text.splitlines():
@@ -80,6 +81,12 @@ def server_counts(port: int) -> dict[str, float]:
             counts["ok"] += value if 'code="200"' in line else 0.0
             if 'code="429"' in line or 'code="503"' in line:  # refused from the headers: no version yet
                 counts["early" if 'version=""' in line else "late"] += value
+        for prefix, key in (
+            ("mcp_scheduler_batch_rows_count{", "batches"),
+            ("mcp_scheduler_batch_rows_sum{", "batch_rows"),
+            ("mcp_compute_duration_seconds_sum{", "compute_s"),
+        ):
+            counts[key] += value if line.startswith(prefix) else 0.0
         for sla_class, (total, bound, within) in deadlines.items():
             if not line.startswith("mcp_request_duration_seconds_") or f'sla_class="{sla_class}"' not in line:
                 continue
@@ -167,17 +174,27 @@ SHAPE = ["--shape", "x:1024"]
 
 
 def measure_capacity(server: subprocess.Popen[str], port: int) -> float:
-    """Closed-loop requests per second at c=16 for 5 s; also prints the event loop's CPU per request."""
-    loop_cpu_before = cpu_seconds(server.pid, thread=server.pid)
+    """Closed-loop requests per second at c=16 for 5 s; also prints the event loop's CPU per request and
+    the model's wall time per batch (against the same figure under overload: what the loop takes from it)."""
+    loop_cpu_before, counts_before = cpu_seconds(server.pid, thread=server.pid), server_counts(port)
     capacity_report = report(bench(port, "-c", "16", "--duration", "5", "-n", "1000000", *SHAPE))
     capacity = float(capacity_report["throughput_rps"])  # type: ignore[arg-type]
     loop_cpu = cpu_seconds(server.pid, thread=server.pid) - loop_cpu_before
+    counts = {key: value - counts_before[key] for key, value in server_counts(port).items()}
     capacity_sent = max(1, int(capacity_report["sent"]))  # type: ignore[call-overload]
     print(
         f"capacity (closed loop, c=16): {capacity:.0f} req/s; event loop {loop_cpu:.1f} s, "
-        f"{loop_cpu / capacity_sent * 1e6:.0f} us per request"
+        f"{loop_cpu / capacity_sent * 1e6:.0f} us per request; {batch_summary(counts)}"
     )
     return capacity
+
+
+def batch_summary(counts: dict[str, float]) -> str:
+    batches = max(1.0, counts["batches"])
+    return (
+        f"batches run: {counts['batches']:.0f}, {counts['batch_rows'] / batches:.2f} rows each, model compute "
+        f"{counts['compute_s']:.1f} s ({counts['compute_s'] / batches * 1000:.1f} ms per batch)"
+    )
 
 
 def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
@@ -237,6 +254,7 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             f"server ({within / admitted:.1%})"
         )
     print(f"refused from the headers: {counts['early']:.0f}; after reading the body: {counts['late']:.0f}")
+    print(batch_summary(counts))
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
