@@ -202,7 +202,8 @@ class BatchingExecutor:
         if deadline_ms is None:
             return True
         budget_s = self._admission_budget_s(sla_class, deadline_ms / 1000)
-        return self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE) <= budget_s
+        expected_s = self._seconds_to_answer(sla_class, 1, excluding=SHEDDABLE)
+        return expected_s <= budget_s or self._would_start_at_once(excluding=SHEDDABLE)
 
     def _admission_budget_s(self, sla_class: SLAClass, deadline_s: float) -> float:
         """The longest expected answer a request of ``sla_class`` with ``deadline_s`` left is admitted
@@ -221,6 +222,16 @@ class BatchingExecutor:
         )
         return self._rate.seconds_to_answer(ahead, self.config.merge_rows, self._slot_free_in_s())
 
+    def _would_start_at_once(self, excluding: SLAClass | None = None) -> bool:
+        """Whether a request queued now would run at once: a batch slot is free and nothing is queued
+        (``excluding`` one class, the one that would be shed). Such a request is never refused for its
+        deadline: nothing is ahead of it to wait for or to shed, and refusing it would refuse the model
+        its own speed (an idle server whose batch is estimated slower than the budget, its first
+        batches measured cold, refused every latency-critical request)."""
+        if len(self._running_since) >= self.config.max_concurrent_batches:
+            return False
+        return not any(self._queues.rows(cls) for cls in SLAClass if cls is not excluding)
+
     def _slot_free_in_s(self) -> float:
         """0 while a batch slot is free; else how long, by the measured batch time, until the running
         batch that started first ends (0 once it has run that long)."""
@@ -234,8 +245,8 @@ class BatchingExecutor:
 
     def _make_room(self, sla_class: SLAClass, budget_s: float, rows: int) -> float:
         """Shed best-effort requests while the backlog ahead would make this one miss its deadline;
-        refuse it if it still would (it would only expire in the queue). Returns the seconds to its
-        answer expected now."""
+        refuse it if it still would (it would only expire in the queue), unless it would run at once.
+        Returns the seconds to its answer expected now."""
         expected_s = self._seconds_to_answer(sla_class, rows)
         if sla_class is not SHEDDABLE and expected_s > budget_s:
             # Best-effort gives way: what is queued is answered 429 now (its fair share would keep
@@ -243,7 +254,7 @@ class BatchingExecutor:
             self._at_risk_since = self._clock()
             self._shed_best_effort(lambda: True)
             expected_s = self._seconds_to_answer(sla_class, rows)
-        if expected_s > budget_s:
+        if expected_s > budget_s and not self._would_start_at_once():
             answered_ms = expected_s * 1000
             raise OverloadedError(
                 f"{sla_class.value} request would be answered in about {answered_ms:.0f} ms, past the "

@@ -213,3 +213,31 @@ def test_answered_requests_feed_the_spread_of_their_class(mlp_backend: OnnxRunti
     observed = run(scenario())
     assert len(observed) == SPREAD_MIN_SAMPLES + SPREAD_REFRESH
     assert all(-5.0 < late < 5.0 for late in observed)
+
+
+def test_a_request_that_would_run_at_once_is_never_refused_for_its_deadline(
+    mlp_backend: OnnxRuntimeBackend, model_name: str
+) -> None:
+    """Batches measured at 10 s a row (a cold first run, a slow machine) against a 5.5 s deadline: an
+    idle model still takes the request (nothing is ahead of it to wait for or to shed); one arriving
+    while it runs is refused, before and after its body."""
+    gated = GatedBackend(mlp_backend)
+    classes = no_deadlines()
+    classes[LC] = ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500)
+
+    async def scenario() -> None:
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
+        await executor.start()
+        measured(executor, LC, rows_per_s=0.1)
+        executor.check_admission(LC)  # idle: the early check lets it through
+        first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
+        await gated.wait_entered()
+        with pytest.raises(OverloadedError, match="would be answered in about"):
+            await executor.submit(x(1), None, sla_class=LC, deadline=None)
+        with pytest.raises(OverloadedError, match="latency-critical queue is full"):
+            executor.check_admission(LC)
+        gated.gate.set()
+        assert (await first)["logits"].shape == (1, 4)
+        await executor.stop(5)
+
+    run(scenario())
