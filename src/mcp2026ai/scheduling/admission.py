@@ -24,7 +24,9 @@ measured because it is a property of the model and the machine (a batch more or 
 shared with the transport), not of the deadline: a share of the deadline large enough to cover it
 for a 50 ms class would turn away most of a 2 s class's work. The client's latency is what the
 deadline promises (a request admitted that then waits past its deadline before starting is still
-refused then, 503).
+refused then, 503). A request that would start at once (a batch slot free, nothing queued) is never
+refused for its deadline: with nothing ahead of it, refusing it makes nothing faster, and an idle
+model whose batches were measured slow (cold first runs) would refuse every request of the class.
 """
 
 from __future__ import annotations
