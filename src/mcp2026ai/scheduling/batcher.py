@@ -248,7 +248,7 @@ class BatchingExecutor:
         refuse it if it still would (it would only expire in the queue), unless it would run at once.
         Returns the seconds to its answer expected now."""
         expected_s = self._seconds_to_answer(sla_class, rows)
-        if sla_class is not SHEDDABLE and expected_s > budget_s:
+        if sla_class is not SHEDDABLE and expected_s > budget_s and not self._would_start_at_once():
             # Best-effort gives way: what is queued is answered 429 now (its fair share would keep
             # delaying the deadline classes), and new best-effort is refused until they keep up.
             self._at_risk_since = self._clock()

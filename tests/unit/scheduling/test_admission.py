@@ -219,8 +219,8 @@ def test_a_request_that_would_run_at_once_is_never_refused_for_its_deadline(
     mlp_backend: OnnxRuntimeBackend, model_name: str
 ) -> None:
     """Batches measured at 10 s a row (a cold first run, a slow machine) against a 5.5 s deadline: an
-    idle model still takes the request (nothing is ahead of it to wait for or to shed); one arriving
-    while it runs is refused, before and after its body."""
+    idle model still takes the request (nothing is ahead of it to wait for or to shed), without shedding
+    best-effort for it; one arriving while it runs is refused, before and after its body."""
     gated = GatedBackend(mlp_backend)
     classes = no_deadlines()
     classes[LC] = ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500)
@@ -232,6 +232,7 @@ def test_a_request_that_would_run_at_once_is_never_refused_for_its_deadline(
         executor.check_admission(LC)  # idle: the early check lets it through
         first = asyncio.ensure_future(executor.submit(x(0), None, sla_class=LC, deadline=None))
         await gated.wait_entered()
+        executor.check_admission(BE)  # taking it did not put the class at risk: best-effort is not shed
         with pytest.raises(OverloadedError, match="would be answered in about"):
             await executor.submit(x(1), None, sla_class=LC, deadline=None)
         with pytest.raises(OverloadedError, match="latency-critical queue is full"):
