@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from starlette.datastructures import Headers
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -55,7 +56,7 @@ class DirectInfer:
         model, version = target
         scope["path_params"] = {"model": model} if version is None else {"model": model, "version": version}
         response: ASGIApp = await self._answer(scope, receive)
-        if b"gzip" in (_header(scope, b"accept-encoding") or b"").lower():
+        if "gzip" in Headers(scope=scope).get("accept-encoding", "").lower():
             response = GZipMiddleware(response, minimum_size=self.gzip_minimum_bytes)
         await response(scope, receive, send)
 
@@ -75,10 +76,3 @@ def _direct_target(scope: Scope) -> tuple[str, str | None] | None:
     if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
         return None
     return infer_target(scope["path"])
-
-
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
