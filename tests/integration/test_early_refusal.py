@@ -9,6 +9,7 @@ timing, until that window ends.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -183,3 +184,56 @@ def test_only_a_refusable_infer_request_is_answered_early(server: BackgroundServ
     ]:
         assert early(method, path, headers) is None, (method, path, headers)
     first.join(timeout=30)
+
+
+def whole(sla_class: str = "best-effort") -> bytes:
+    """One whole infer request, line, headers and body, as one write (as most clients send it)."""
+    return head_only().replace(b"best-effort", sla_class.encode()) + BODY
+
+
+def test_a_whole_request_in_one_read_is_refused_and_the_connection_serves_on(server: BackgroundServer) -> None:
+    first = fill_best_effort_queue(server)
+    counted = refusals_counted("best-effort")
+    host, port = server.http_url.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        for _ in range(3):
+            connection.sendall(whole())
+            status, headers, body = read_response(connection)
+            assert (status, headers["retry-after"], headers["content-type"]) == (429, "2", "application/json")
+            assert json.loads(body) == {"error": "best-effort queue is full; retry later"}
+            assert "connection" not in headers and "date" in headers and "server" in headers
+        connection.sendall(whole("latency-critical"))  # that class has room: served on the same connection
+        status, _, body = read_response(connection)
+        assert status == 200 and json.loads(body)["outputs"][0]["shape"] == [1, 10]
+    assert refusals_counted("best-effort") == counted + 3
+    first.join(timeout=30)
+    assert first.answers == [200]  # type: ignore[attr-defined]
+
+
+def test_pipelined_requests_in_one_read_are_each_answered(server: BackgroundServer) -> None:
+    first = fill_best_effort_queue(server)
+    host, port = server.http_url.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        connection.sendall(whole() + whole() + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
+        answers = b""
+        while not answers.endswith(b'{"live":true}'):
+            chunk = connection.recv(65536)
+            assert chunk, f"connection closed after {answers!r}"
+            answers += chunk
+        assert re.findall(rb"HTTP/1.1 (\d+)", answers) == [b"429", b"429", b"200"]
+    first.join(timeout=30)
+
+
+def test_refusals_keep_a_connection_alive_and_idleness_closes_it(tmp_path: Path) -> None:
+    config = ServerConfig(http_port=0, grpc_port=0, drain_timeout_s=5, keep_alive_s=1)
+    with start(tmp_path, config) as server:
+        first = fill_best_effort_queue(server)
+        host, port = server.http_url.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5) as connection:
+            for _ in range(6):  # 1.8 s of refusals, longer than the keep-alive timeout
+                connection.sendall(whole())
+                assert read_response(connection)[0] == 429
+                time.sleep(0.3)
+            connection.settimeout(4)
+            assert connection.recv(1) == b""  # idle for a second since the last answer: closed
+        first.join(timeout=30)

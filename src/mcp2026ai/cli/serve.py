@@ -115,6 +115,7 @@ def serve(
     header_timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds a connection has to send a request's line and headers (then 408).")
     ] = 15.0,
+    keep_alive: Annotated[int, typer.Option(min=1, help="Seconds an idle HTTP keep-alive connection stays open.")] = 30,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -169,6 +170,7 @@ def serve(
         max_request_bytes=int(max_request_mb * (1 << 20)),
         max_connections=max_connections,
         header_timeout_s=header_timeout,
+        keep_alive_s=keep_alive,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),

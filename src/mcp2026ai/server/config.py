@@ -40,6 +40,7 @@ class ServerConfig(BaseModel):
         gt=0,
         description="Seconds a connection has to send a request line and headers (then 408, closed); None: no limit.",
     )
+    keep_alive_s: int = Field(30, ge=1, description="Seconds an idle HTTP keep-alive connection stays open.")
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
         5,

@@ -131,7 +131,7 @@ class InferenceServer:
                 EarlyRefusal(self.plane, self.config.security.authenticator()),
             ),
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
-            timeout_keep_alive=30,
+            timeout_keep_alive=self.config.keep_alive_s,
             # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name
             # itself; only the proxies the operator lists are believed.
             proxy_headers=bool(self.config.trusted_proxies),

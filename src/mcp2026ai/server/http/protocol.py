@@ -18,6 +18,11 @@ A request that :class:`~mcp2026ai.server.http.early.EarlyRefusal` refuses from i
 (an inference request its SLA class queue would not take) is answered here, when its headers are
 complete, instead of starting an ASGI task: its body is discarded as it arrives and the connection
 stays open (closed when the client asked for ``Expect: 100-continue``: it may never send the body).
+When a read holds exactly one whole plain POST (whole_request.py: nothing pipelined, no unusual
+framing), the same check is asked before the parser sees it, and a refusal is answered without any of
+uvicorn's per-request work (header callbacks, scope, request cycle, keep-alive timer): under overload
+that is most requests. The keep-alive timeout then counts from the last such answer (the timer is
+pushed back when it fires instead of re-armed for every refusal).
 
 uvicorn writes a response's head and its body with two sends: with TCP_NODELAY two segments, two
 wake-ups of the client. Each request's writes go through :class:`CoalescingWriter`, which holds a
@@ -40,6 +45,7 @@ from uvicorn._types import ASGI3Application
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
 from mcp2026ai.server.http.early import EarlyAnswer
+from mcp2026ai.server.http.whole_request import plain_post
 
 EarlyCheck = Callable[[str, str, Iterable[tuple[bytes, bytes]]], EarlyAnswer | None]
 """``check(method, path, headers)``: an answer to send before the app sees the request, or None."""
@@ -109,6 +115,9 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     _draining = False
     _header_timer: asyncio.TimerHandle | None = None
     _headers_pending = False
+    _at_boundary = True
+    _checked_whole = False
+    _last_answer_at = 0.0
 
     def _arm_header_timer(self) -> None:
         self._cancel_header_timer()
@@ -125,7 +134,12 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
         if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
             self._send_error(408, f"the request line and headers did not arrive within {self.header_timeout_s:g} s")
 
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._at_boundary = True
+
     def on_message_begin(self) -> None:
+        self._at_boundary = False
         super().on_message_begin()
         # the timer is armed at the end of this read, and only if the headers did not all come in it
         # (nearly always they do: arming and cancelling a timer for every request costs the loop)
@@ -166,14 +180,58 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
                 message = f"the server has {self.max_connections} connections open (its limit); retry later"
                 self._send_error(503, message, [b"retry-after: 1\r\n"])
             return
+        if self._at_boundary and self._refused_whole(data):
+            return
         super().data_received(data)
+        self._checked_whole = False
         if self._headers_pending and self._header_timer is None:
             self._arm_header_timer()
+
+    def _refused_whole(self, data: bytes) -> bool:
+        """Refuse ``data`` without the parser when it is one whole plain POST that :attr:`early_check`
+        refuses (whole_request.py); False (nothing done) for everything else."""
+        check = type(self).early_check
+        if check is None or self._draining or (self.cycle is not None and not self.cycle.response_complete):
+            return False
+        request = plain_post(data)
+        if request is None or request.sla_class is None:
+            return False
+        headers = [(b"x-sla-class", request.sla_class)]
+        if request.authorization is not None:
+            headers.append((b"authorization", request.authorization))
+        answer = check("POST", request.path, headers)
+        if answer is None:
+            self._checked_whole = True  # served: the parser's pass need not ask again
+            return False
+        self._cancel_header_timer()
+        self._write_answer(answer, keep_alive=True)
+        self.server_state.total_requests += 1
+        self._kept_alive_since_now()
+        return True
+
+    def _kept_alive_since_now(self) -> None:
+        """The keep-alive timeout counts from now (the timer is armed once, and pushed back when it fires)."""
+        self._last_answer_at = self.loop.time()
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
+
+    def timeout_keep_alive_handler(self) -> None:
+        """uvicorn's keep-alive timeout, not counting from before a request refused whole (those arm no
+        timer of their own: one timer per connection, pushed back when it fires)."""
+        idle_for = self.loop.time() - self._last_answer_at
+        if idle_for < self.timeout_keep_alive and not self.transport.is_closing():
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive - idle_for, self.timeout_keep_alive_handler
+            )
+            return
+        super().timeout_keep_alive_handler()
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
         """Answer now what :attr:`early_check` refuses; start the app for everything else (uvicorn
         >= 0.45 starts every request's task here, pipelined ones included)."""
-        check = type(self).early_check
+        check = None if self._checked_whole else type(self).early_check
         answer = None if check is None else check(cycle.scope["method"], cycle.scope["path"], cycle.scope["headers"])
         if answer is None:
             cycle.transport = CoalescingWriter(cycle.transport)
@@ -181,16 +239,19 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
             return
         if self._draining or cycle.waiting_for_100_continue:
             cycle.keep_alive = False
-        head = [STATUS_LINE[answer.status]]
-        for name, value in self.server_state.default_headers:
-            head.extend([name, b": ", value, b"\r\n"])
-        head += [answer.head, b"" if cycle.keep_alive else b"connection: close\r\n", b"\r\n", answer.body]
-        self.transport.write(b"".join(head))
+        self._write_answer(answer, cycle.keep_alive)
         cycle.response_started = cycle.response_complete = True  # the parser now discards the body
         cycle.message_event.set()
         if not cycle.keep_alive:
             self.transport.close()
         self.on_response_complete()
+
+    def _write_answer(self, answer: EarlyAnswer, keep_alive: bool) -> None:
+        head = [STATUS_LINE[answer.status]]
+        for name, value in self.server_state.default_headers:
+            head.extend([name, b": ", value, b"\r\n"])
+        head += [answer.head, b"" if keep_alive else b"connection: close\r\n", b"\r\n", answer.body]
+        self.transport.write(b"".join(head))
 
     def send_400_response(self, msg: str) -> None:
         self._send_error(400, msg)
