@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project'
 from support.models import chained_matmul_model  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import loop_accounting  # noqa: E402
 from local_server import MCP, serve_model  # noqa: E402
 
 CLASSES = ("latency-critical", "throughput-guaranteed", "best-effort")
@@ -120,11 +121,20 @@ def split_cpus() -> tuple[set[int], set[int]]:
     return set(cpus[:half]), set(cpus[half:])
 
 
-def start_server(home: Path, model: Path, port: int) -> subprocess.Popen[str]:
+def start_server(home: Path, model: Path, port: int, accounting: Path | None) -> subprocess.Popen[str]:
     contract = home.parent / "contract.yaml"
     contract.write_text(CONTRACT)
     serve = ["--port", str(port), "--grpc-port", "-1", "--no-policy"]
-    return serve_model(home, "heavy", model, serve, ["--contract", str(contract)])
+    if accounting is None:
+        return serve_model(home, "heavy", model, serve, ["--contract", str(contract)])
+    saved = dict(os.environ)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(loop_accounting.HOOK), os.environ.get("PYTHONPATH")]))
+    os.environ["MCP_LOOP_ACCOUNTING"] = str(accounting)
+    try:  # the server alone: the clients started later get the environment back
+        return serve_model(home, "heavy", model, serve, ["--contract", str(contract)])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def bench(port: int, *args: str) -> subprocess.Popen[str]:
@@ -152,6 +162,12 @@ def main() -> None:
         help="Server on the first half of this process's CPUs, the clients on the other half (capacity too): "
         "the clients' own CPU then leaves the server's alone, as with clients on other machines.",
     )
+    parser.add_argument(
+        "--loop-accounting",
+        action="store_true",
+        help="Also time every event-loop callback of the server (loop_accounting/) and print where the loop's "
+        "CPU went while the load was offered (costs about a microsecond a callback).",
+    )
     args = parser.parse_args()
     server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
@@ -159,7 +175,8 @@ def main() -> None:
         model = chained_matmul_model(root / "heavy.onnx", depth=args.depth)
         if server_cpus is not None:
             os.sched_setaffinity(0, server_cpus)  # the server inherits it ...
-        server = start_server(root / "home", model, args.port)
+        args.accounting = root / "loop.jsonl" if args.loop_accounting else None
+        server = start_server(root / "home", model, args.port, args.accounting)
         if client_cpus is not None:
             os.sched_setaffinity(0, client_cpus)  # ... and the clients this
             print(f"server on CPUs {sorted(server_cpus or [])}, clients on CPUs {sorted(client_cpus)}")
@@ -223,6 +240,7 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
         if ok_in_window is None and time.monotonic() - offered_from >= args.seconds:
             ok_in_window = server_counts(args.port)["ok"] - counts_before["ok"]
         time.sleep(0.2)
+    offered_until = offered_from + args.seconds
     counts = {key: value - counts_before[key] for key, value in server_counts(args.port).items()}
     elapsed = time.monotonic() - started
     cpu = cpu_seconds(server.pid) - cpu_before[0], cpu_seconds(server.pid, thread=server.pid) - cpu_before[1]
@@ -259,6 +277,8 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
     print(f"its event loop (main thread): {cpu[1]:.1f} s, {per_request[1]:.0f} us per request sent")
+    if args.accounting is not None:
+        print("\n" + loop_accounting.render(*loop_accounting.window(args.accounting, offered_from, offered_until)))
 
 
 def print_table(
