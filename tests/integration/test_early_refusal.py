@@ -115,6 +115,14 @@ def read_response(connection: socket.socket) -> tuple[int, dict[str, str], bytes
     return int(status_line.split()[1]), headers, body
 
 
+def assert_refused_kept_open(connection: socket.socket) -> None:
+    """The next answer on ``connection`` is the best-effort refusal, and the connection stays open."""
+    status, headers, body = read_response(connection)
+    assert (status, headers["retry-after"], headers["content-type"]) == (429, "2", "application/json")
+    assert json.loads(body) == {"error": "best-effort queue is full; retry later"}
+    assert "connection" not in headers and "date" in headers and "server" in headers
+
+
 def refusals_counted(sla_class: str) -> float:
     return metrics.REQUESTS.labels("mlp", "", "http", sla_class, "429")._value.get()
 
@@ -125,10 +133,7 @@ def test_a_best_effort_request_is_refused_before_its_body_is_sent(server: Backgr
     host, port = server.http_url.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=5) as connection:
         connection.sendall(head_only())  # no body yet: the answer cannot have waited for it
-        status, headers, body = read_response(connection)
-        assert status == 429 and headers["retry-after"] == "2"
-        assert headers["content-type"] == "application/json" and "connection" not in headers
-        assert json.loads(body) == {"error": "best-effort queue is full; retry later"}
+        assert_refused_kept_open(connection)
         # the body that follows is discarded and the connection serves the next request
         connection.sendall(BODY + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
         status, _, body = read_response(connection)
@@ -198,10 +203,7 @@ def test_a_whole_request_in_one_read_is_refused_and_the_connection_serves_on(ser
     with socket.create_connection((host, int(port)), timeout=5) as connection:
         for _ in range(3):
             connection.sendall(whole())
-            status, headers, body = read_response(connection)
-            assert (status, headers["retry-after"], headers["content-type"]) == (429, "2", "application/json")
-            assert json.loads(body) == {"error": "best-effort queue is full; retry later"}
-            assert "connection" not in headers and "date" in headers and "server" in headers
+            assert_refused_kept_open(connection)
         connection.sendall(whole("latency-critical"))  # that class has room: served on the same connection
         status, _, body = read_response(connection)
         assert status == 200 and json.loads(body)["outputs"][0]["shape"] == [1, 10]
