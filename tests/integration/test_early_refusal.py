@@ -93,6 +93,11 @@ def fill_best_effort_queue(server: BackgroundServer, headers: dict[str, str] | N
     return thread
 
 
+def connect(server: BackgroundServer) -> socket.socket:
+    host, port = server.http_url.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=5)
+
+
 def head_only(extra: str = "") -> bytes:
     """An infer request's line and headers, announcing a body that is not sent with them."""
     return (
@@ -130,8 +135,7 @@ def refusals_counted(sla_class: str) -> float:
 def test_a_best_effort_request_is_refused_before_its_body_is_sent(server: BackgroundServer) -> None:
     first = fill_best_effort_queue(server)
     counted = refusals_counted("best-effort")
-    host, port = server.http_url.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=5) as connection:
+    with connect(server) as connection:
         connection.sendall(head_only())  # no body yet: the answer cannot have waited for it
         assert_refused_kept_open(connection)
         # the body that follows is discarded and the connection serves the next request
@@ -145,8 +149,7 @@ def test_a_best_effort_request_is_refused_before_its_body_is_sent(server: Backgr
 
 def test_expect_100_continue_is_refused_and_the_connection_closed(server: BackgroundServer) -> None:
     first = fill_best_effort_queue(server)
-    host, port = server.http_url.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=5) as connection:
+    with connect(server) as connection:
         connection.sendall(head_only("Expect: 100-continue\r\n"))
         status, headers, _ = read_response(connection)
         assert status == 429 and headers["connection"] == "close"
@@ -199,8 +202,7 @@ def whole(sla_class: str = "best-effort") -> bytes:
 def test_a_whole_request_in_one_read_is_refused_and_the_connection_serves_on(server: BackgroundServer) -> None:
     first = fill_best_effort_queue(server)
     counted = refusals_counted("best-effort")
-    host, port = server.http_url.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=5) as connection:
+    with connect(server) as connection:
         for _ in range(3):
             connection.sendall(whole())
             assert_refused_kept_open(connection)
@@ -214,8 +216,7 @@ def test_a_whole_request_in_one_read_is_refused_and_the_connection_serves_on(ser
 
 def test_pipelined_requests_in_one_read_are_each_answered(server: BackgroundServer) -> None:
     first = fill_best_effort_queue(server)
-    host, port = server.http_url.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=5) as connection:
+    with connect(server) as connection:
         connection.sendall(whole() + whole() + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
         answers = b""
         while not answers.endswith(b'{"live":true}'):
@@ -230,8 +231,7 @@ def test_refusals_keep_a_connection_alive_and_idleness_closes_it(tmp_path: Path)
     config = ServerConfig(http_port=0, grpc_port=0, drain_timeout_s=5, keep_alive_s=1)
     with start(tmp_path, config) as server:
         first = fill_best_effort_queue(server)
-        host, port = server.http_url.rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=5) as connection:
+        with connect(server) as connection:
             for _ in range(6):  # 1.8 s of refusals, longer than the keep-alive timeout
                 connection.sendall(whole())
                 assert read_response(connection)[0] == 429

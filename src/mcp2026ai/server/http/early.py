@@ -99,13 +99,14 @@ class EarlyRefusal:
         key = (status, message, retry_after)
         answer = self._answers.get(key)
         if answer is None:
-            answer = _encode(status, message, retry_after)
+            answer = encode_answer(status, message, retry_after)
             if len(self._answers) < _CACHED_ANSWERS:
                 self._answers[key] = answer
         return answer
 
 
-def _encode(status: int, message: str, retry_after: int | None) -> EarlyAnswer:
+def encode_answer(status: int, message: str, retry_after: int | None = None) -> EarlyAnswer:
+    """A v2 error answer: ``{"error": message}`` with its content headers and Retry-After if given."""
     body = orjson.dumps({"error": message})
     lines = [
         *([b"retry-after: %d\r\n" % retry_after] if retry_after is not None else []),

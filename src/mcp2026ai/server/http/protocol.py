@@ -40,11 +40,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-import orjson
 from uvicorn._types import ASGI3Application
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
-from mcp2026ai.server.http.early import EarlyAnswer
+from mcp2026ai.server.http.early import EarlyAnswer, encode_answer
 from mcp2026ai.server.http.whole_request import plain_post
 
 EarlyCheck = Callable[[str, str, Iterable[tuple[bytes, bytes]]], EarlyAnswer | None]
@@ -178,7 +177,7 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
         if self._over_limit:
             if not self.transport.is_closing():
                 message = f"the server has {self.max_connections} connections open (its limit); retry later"
-                self._send_error(503, message, [b"retry-after: 1\r\n"])
+                self._send_error(503, message, retry_after=1)
             return
         if self._at_boundary and self._refused_whole(data):
             return
@@ -256,19 +255,9 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     def send_400_response(self, msg: str) -> None:
         self._send_error(400, msg)
 
-    def _send_error(self, status: int, message: str, extra: list[bytes] | None = None) -> None:
-        body = orjson.dumps({"error": message})
-        head = [STATUS_LINE[status]]
-        for name, value in self.server_state.default_headers:
-            head.extend([name, b": ", value, b"\r\n"])
-        head += [
-            *(extra or []),
-            b"content-type: application/json\r\n",
-            b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
-            b"connection: close\r\n",
-            b"\r\n",
-        ]
-        self.transport.write(b"".join(head) + body)
+    def _send_error(self, status: int, message: str, retry_after: int | None = None) -> None:
+        """Answer the v2 error JSON and close the connection."""
+        self._write_answer(encode_answer(status, message, retry_after), keep_alive=False)
         self.transport.close()
 
 
