@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.generation.service import GenerationModels
 from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -18,6 +17,7 @@ from mcp2026ai.registry.leftovers import remove_leftovers
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
+from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.replanning import ReplanSupervisor
 from mcp2026ai.serving.sync import ServingSync
@@ -51,22 +51,22 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner, config.runtime)
     models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
-    generation = GenerationModels(registry, config.generation)
-    tensor_names = [name for name in names if not generation.is_language_model(name)]
+    llms = GenerationModels(registry, config.generation)
+    tensor_names = [name for name in names if not llms.is_language_model(name)]
     return DataPlane(
         models,
         default_models=tensor_names,
         audit=config.security.audit(),
         trace_settings=TraceSettings(traced),
-        generation=generation,
+        llms=llms,
     )
 
 
 async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
     loaded = []
     for name in names:
-        if plane.generation.is_language_model(name):
-            loaded.append(await plane.generation.load(name))
+        if plane.llms.is_language_model(name):
+            loaded.append(await plane.llms.load(name))
         else:
             loaded.append((await plane.models.load(name)).record)
     return loaded
@@ -79,7 +79,7 @@ def serving_sync(
     replanner: ReplanSupervisor | None = None,
 ) -> ServingSync:
     """The background reconciliation of what ``plane`` serves (hot reload, rollouts, canary ticks)."""
-    return ServingSync(plane.models, plane.traffic, plane.tick, config.sync_interval_s, watched, replanner)
+    return ServingSync(plane.models, plane.traffic, plane.repository.tick, config.sync_interval_s, watched, replanner)
 
 
 FULL_COLLECTION_AFTER = 100

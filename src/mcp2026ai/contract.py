@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mcp2026ai.errors import ContractError
+from mcp2026ai.errors import ContractError, InvalidInputError
 from mcp2026ai.messages import describe_validation_error, read_yaml_file
 
 
@@ -30,6 +30,15 @@ class SLAClass(StrEnum):
     LATENCY_CRITICAL = "latency-critical"
     THROUGHPUT_GUARANTEED = "throughput-guaranteed"
     BEST_EFFORT = "best-effort"
+
+
+def parse_sla_class(raw: str) -> SLAClass:
+    """A class as a caller names it (``X-SLA-Class``, gRPC metadata, a parameter); unknown is InvalidInputError."""
+    try:
+        return SLAClass(raw.strip().lower())
+    except ValueError:
+        known = ", ".join(cls.value for cls in SLAClass)
+        raise InvalidInputError(f"unknown SLA class {raw!r} (known: {known})") from None
 
 
 class _Section(BaseModel):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from mcp2026ai.errors import ContractError
+from mcp2026ai.errors import ContractError, InvalidArgumentError
+
+Model = TypeVar("Model", bound=BaseModel)
 
 
 def describe_validation_error(exc: ValidationError, source: str) -> str:
@@ -21,6 +23,16 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
         message = str(error["msg"]).removeprefix("Value error, ")
         problems.append(f"{field}: {message}{shown}")
     return f"{source}: " + "; ".join(problems)
+
+
+def validated(model: type[Model], document: Any) -> Model:
+    """``document`` as ``model``; InvalidArgumentError naming the first bad field (a request's 400)."""
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "body"
+        raise InvalidArgumentError(f"{where}: {error['msg']}") from None
 
 
 def yaml_location(exc: yaml.YAMLError) -> str:

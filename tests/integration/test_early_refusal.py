@@ -32,7 +32,7 @@ from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPol
 from mcp2026ai.security import AuthConfig, ServingSecurity, TokenStore
 from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.config import ServerConfig
-from mcp2026ai.server.http.early import EarlyRefusal
+from mcp2026ai.server.http.connection.early import EarlyRefusal
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.testing import BackgroundServer
 from support.models import mlp_model

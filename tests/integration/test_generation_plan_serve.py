@@ -16,7 +16,7 @@ import httpx
 import openai
 import pytest
 
-from mcp2026ai.generation.planning import decisions
+from mcp2026ai.policy.generation import decisions
 from mcp2026ai.registry import ModelRegistry
 from tests.support.cli import run_main
 from tests.support.llm import register_smollm2

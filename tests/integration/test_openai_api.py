@@ -71,7 +71,7 @@ def http(server: BackgroundServer) -> Iterator[httpx.Client]:
 
 
 def engine_of(server: BackgroundServer) -> Engine:
-    return server.plane.generation.get("smollm2").engine
+    return server.plane.llms.get("smollm2").engine
 
 
 def chat_prompt_tokens(server: BackgroundServer, messages: list[dict[str, str]]) -> int:

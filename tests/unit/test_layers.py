@@ -23,7 +23,8 @@ FLOORS: list[set[str]] = [
     {"protocol", "observability", "imaging", "classification"},
     {"client"},
     {"quantization", "routing", "scheduling", "bench"},
-    {"policy", "generation"},
+    {"generation"},  # the engine alone: its plans are policy/generation.py, its served table serving/llms.py
+    {"policy"},
     {"serving"},
     {"dataplane"},
     {"server"},
@@ -76,3 +77,16 @@ def test_imports_only_run_down(path: Path) -> None:
         if target != own and FLOOR_OF[target] >= FLOOR_OF[own]
     ]
     assert not upward, "\n".join(upward)
+
+
+def test_the_servers_reach_text_generation_only_through_the_data_plane() -> None:
+    """server/ decodes and encodes; the engine is reached through dataplane/generation.py."""
+    engine_users = [
+        f"{path.relative_to(SOURCE)}:{node.lineno}"
+        for path in sources()
+        if path.relative_to(SOURCE).parts[0] == "server"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "mcp2026ai.generation.engine"
+        or isinstance(node, ast.Import) and any(alias.name == "mcp2026ai.generation.engine" for alias in node.names)
+    ]
+    assert not engine_users, engine_users

@@ -13,19 +13,19 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError, MCPError
-from mcp2026ai.generation.serving_config import (
-    ServingConfig,
-    config_notes,
-    load_serving_config,
-    resolve_model,
-    store_config,
-)
 from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import sign_version, verify_artifact
 from mcp2026ai.security import KeyRing, TrustedKeys
+from mcp2026ai.serving.llm_config import (
+    ServingConfig,
+    config_notes,
+    load_serving_config,
+    resolve_model,
+    store_config,
+)
 
 app = typer.Typer(help="Register and manage model versions.", no_args_is_help=True)
 

@@ -7,7 +7,8 @@ from datetime import datetime
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.errors import MCPError
-from mcp2026ai.generation.planning import (
+from mcp2026ai.ir.llm_info import LLMPrecision
+from mcp2026ai.policy.generation import (
     GenerationDecision,
     GenerationEvaluation,
     PrecisionVariant,
@@ -15,7 +16,6 @@ from mcp2026ai.generation.planning import (
     last_decision,
     plan_generation,
 )
-from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.policy.pareto import nondominated
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 

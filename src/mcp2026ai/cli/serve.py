@@ -21,9 +21,8 @@ from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.generation.config import EngineConfig
-from mcp2026ai.generation.planning import ensure_generation_plan
-from mcp2026ai.generation.serving_config import config_notes, load_serving_config, resolve_model
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
+from mcp2026ai.policy.generation import ensure_generation_plan
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
@@ -31,6 +30,7 @@ from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts
+from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
 
 class TraceExporter(StrEnum):

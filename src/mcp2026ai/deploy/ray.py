@@ -29,11 +29,11 @@ from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
-from mcp2026ai.generation.serving_config import load_serving_config
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
+from mcp2026ai.serving.llm_config import load_serving_config
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class DataPlaneReplica:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         await load_models(self.plane, self.names)
-        configs = GenerationConfigWatcher(self.plane.generation, self.config.generation_configs)
+        configs = GenerationConfigWatcher(self.plane.llms, self.config.generation_configs)
         configs.start()
         sync = serving_sync(self.plane, self.config)
         sync.start()

@@ -1,7 +1,7 @@
 """Metrics and the trace span of one inference request, shared by the HTTP and gRPC edges.
 
     with observe_inference("http", name, headers, is_served, EdgeCodes("200", "500", "499")) as seen:
-        response = await plane.infer(decoded)
+        response = await plane.inference.infer(decoded)
         seen.answered(response)                  # its version and SLA class label the metrics and span
         ...
         seen.fail("404", exc)                    # the transport's code for a domain error

@@ -26,8 +26,8 @@ from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_server_app
-from mcp2026ai.server.http.early import EarlyRefusal
-from mcp2026ai.server.http.protocol import http_protocol
+from mcp2026ai.server.http.connection.early import EarlyRefusal
+from mcp2026ai.server.http.connection.protocol import http_protocol
 from mcp2026ai.server.statistics import ServerStatistics
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
 from mcp2026ai.serving.sync import ServingSync
@@ -95,7 +95,7 @@ class InferenceServer:
         self._stopped = asyncio.Event()
         self.statistics = ServerStatistics(plane, config.peer_dir)
         self.ports = BoundPorts(http=0, grpc=None)
-        self.generation_configs = GenerationConfigWatcher(plane.generation, config.generation_configs)
+        self.generation_configs = GenerationConfigWatcher(plane.llms, config.generation_configs)
 
     async def start(self) -> BoundPorts:
         self.generation_configs.start()  # before the ports open: the first request gets the defaults

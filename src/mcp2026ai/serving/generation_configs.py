@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from mcp2026ai.errors import MCPError
-from mcp2026ai.generation.service import GenerationModels
-from mcp2026ai.generation.serving_config import load_serving_config
+from mcp2026ai.serving.llm_config import load_serving_config
+from mcp2026ai.serving.llms import GenerationModels
 
 log = logging.getLogger(__name__)
 

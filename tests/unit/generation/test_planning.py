@@ -9,7 +9,8 @@ import pytest
 
 from mcp2026ai.contract import parse_contract
 from mcp2026ai.generation.config import EngineConfig
-from mcp2026ai.generation.planning import (
+from mcp2026ai.ir import Signature
+from mcp2026ai.policy.generation import (
     GenerationEvaluation,
     GenerationPlan,
     candidates,
@@ -18,9 +19,8 @@ from mcp2026ai.generation.planning import (
     version_gates,
     violations,
 )
-from mcp2026ai.generation.service import contract_config, planned_config
-from mcp2026ai.ir import Signature
 from mcp2026ai.registry import ModelVersion, Stage
+from mcp2026ai.serving.llms import contract_config, planned_config
 from tests.support.cli import run_main
 from tests.support.llm import LLM_CACHE, register_smollm2
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.contract import parse_contract
-from mcp2026ai.generation.planning import (
+from mcp2026ai.policy.generation import (
     GenerationDecision,
     PrecisionVariant,
     chosen_plan,
@@ -23,8 +23,8 @@ from mcp2026ai.generation.planning import (
     plan_generation,
     version_gates,
 )
-from mcp2026ai.generation.service import GenerationModels
 from mcp2026ai.registry import ModelRegistry, Stage
+from mcp2026ai.serving.llms import GenerationModels
 from tests.support.cli import run_main
 from tests.support.llm import register_smollm2
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.errors import ContractError, NotFoundError
-from mcp2026ai.generation.serving_config import (
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.serving.llm_config import (
     GenerationDefaults,
     config_notes,
     load_serving_config,
     resolve_model,
 )
-from mcp2026ai.registry import ModelRegistry
 from support.models import mlp_model
 
 SEED = """\

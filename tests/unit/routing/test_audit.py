@@ -29,10 +29,10 @@ def test_loads_and_unloads_are_recorded_with_the_caller(
     plane = _plane(registry, clock, audit)
 
     async def manage() -> None:
-        await plane.load("clf", "token:ops", {"protocol": "http"})
-        await plane.unload("clf", "token:ops", {"protocol": "grpc"})
+        await plane.repository.load("clf", "token:ops", {"protocol": "http"})
+        await plane.repository.unload("clf", "token:ops", {"protocol": "grpc"})
         with pytest.raises(NotFoundError, match="not loaded"):
-            await plane.unload("clf", "token:ops")
+            await plane.repository.unload("clf", "token:ops")
 
     asyncio.run(manage())
     rows = [(e["action"], e["actor"], e["target"], e["details"]["result"]) for e in audit.entries()]
@@ -53,10 +53,10 @@ def test_an_automatic_rollback_is_recorded(registry: ModelRegistry, clock: FakeC
     manager.set(RolloutConfig(name="clf", canary="1.1.0", weight=20, analysis=AnalysisSpec(interval_s=10)))
     for _ in range(50):
         manager.observe("clf", "1.1.0", Outcome.SERVER_ERROR, 5.0)
-    plane.tick()
+    plane.repository.tick()
     assert audit.entries() == []  # the interval is not over yet
     clock.advance(10)
-    plane.tick()
+    plane.repository.tick()
     [entry] = audit.entries()
     assert (entry["action"], entry["actor"], entry["target"]) == ("rollout.rollback", ROLLBACK_ACTOR, "clf:1.1.0")
     assert "5xx rate" in entry["details"]["reason"]

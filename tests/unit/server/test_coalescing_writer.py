@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from mcp2026ai.server.http.protocol import COALESCE_BYTES, CoalescingWriter
+from mcp2026ai.server.http.connection.protocol import COALESCE_BYTES, CoalescingWriter
 
 
 async def _scenario() -> tuple[list[bytes], bytes]:

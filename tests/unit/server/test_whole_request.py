@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp2026ai.server.http.whole_request import PlainPost, plain_post
+from mcp2026ai.server.http.connection.whole_request import PlainPost, plain_post
 
 BODY = b'{"inputs": []}'
 

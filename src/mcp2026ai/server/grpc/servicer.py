@@ -92,7 +92,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     @domain_errors
     async def RepositoryIndex(self, request: Any, context: Any) -> pb.RepositoryIndexResponse:
-        return json_format.ParseDict({"models": self.plane.repository_index()}, pb.RepositoryIndexResponse())
+        return json_format.ParseDict({"models": self.plane.repository.index()}, pb.RepositoryIndexResponse())
 
     @domain_errors
     async def RepositoryModelLoad(self, request: pb.RepositoryModelLoadRequest, context: Any) -> Any:
@@ -100,44 +100,44 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             key: getattr(value, value.WhichOneof("parameter_choice") or "string_param")
             for key, value in request.parameters.items()
         }
-        await self.plane.load(request.model_name, PRINCIPAL.get().actor, caller_details(context), parameters)
+        await self.plane.repository.load(request.model_name, PRINCIPAL.get().actor, caller_details(context), parameters)
         return pb.RepositoryModelLoadResponse()
 
     @domain_errors
     async def RepositoryModelUnload(self, request: pb.RepositoryModelUnloadRequest, context: Any) -> Any:
-        await self.plane.unload(request.model_name, PRINCIPAL.get().actor, caller_details(context))
+        await self.plane.repository.unload(request.model_name, PRINCIPAL.get().actor, caller_details(context))
         return pb.RepositoryModelUnloadResponse()
 
     @domain_errors
     async def SystemSharedMemoryStatus(self, request: Any, context: Any) -> Any:
         reply = pb.SystemSharedMemoryStatusResponse()
-        for region in self.plane.system_shm_status(request.name or None):
+        for region in self.plane.extensions.system_shm_status(request.name or None):
             reply.regions[region["name"]].CopyFrom(pb.SystemSharedMemoryStatusResponse.RegionStatus(**region))
         return reply
 
     @domain_errors
     async def SystemSharedMemoryRegister(self, request: Any, context: Any) -> Any:
-        self.plane.register_system_shm(request.name, request.key, request.offset, request.byte_size)
+        self.plane.extensions.register_system_shm(request.name, request.key, request.offset, request.byte_size)
         return pb.SystemSharedMemoryRegisterResponse()
 
     @domain_errors
     async def SystemSharedMemoryUnregister(self, request: Any, context: Any) -> Any:
-        self.plane.unregister_system_shm(request.name or None)
+        self.plane.extensions.unregister_system_shm(request.name or None)
         return pb.SystemSharedMemoryUnregisterResponse()
 
     @domain_errors
     async def CudaSharedMemoryStatus(self, request: Any, context: Any) -> Any:
-        self.plane.cuda_shm_status(request.name or None)
+        self.plane.extensions.cuda_shm_status(request.name or None)
         return pb.CudaSharedMemoryStatusResponse()
 
     @domain_errors
     async def CudaSharedMemoryRegister(self, request: Any, context: Any) -> Any:
-        self.plane.register_cuda_shm(request.name)
+        self.plane.extensions.register_cuda_shm(request.name)
         return pb.CudaSharedMemoryRegisterResponse()
 
     @domain_errors
     async def CudaSharedMemoryUnregister(self, request: Any, context: Any) -> Any:
-        self.plane.unregister_cuda_shm(request.name or None)
+        self.plane.extensions.unregister_cuda_shm(request.name or None)
         return pb.CudaSharedMemoryUnregisterResponse()
 
     @domain_errors
@@ -145,7 +145,9 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         model = request.model_name or None
         changes = {key: (list(value.value) or None) for key, value in request.settings.items()}
         settings = (
-            self.plane.update_trace_settings(_scalars(changes), model) if changes else self.plane.trace_settings(model)
+            self.plane.extensions.update_trace_settings(_scalars(changes), model)
+            if changes
+            else self.plane.extensions.trace_settings(model)
         )
         response = pb.TraceSettingResponse()
         for key, value in settings.items():
@@ -155,7 +157,9 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
     @domain_errors
     async def LogSettings(self, request: pb.LogSettingsRequest, context: Any) -> pb.LogSettingsResponse:
         changes = {key: getattr(value, value.WhichOneof("parameter_choice")) for key, value in request.settings.items()}
-        settings = self.plane.update_log_settings(changes) if changes else self.plane.log_settings()
+        settings = (
+            self.plane.extensions.update_log_settings(changes) if changes else self.plane.extensions.log_settings()
+        )
         response = pb.LogSettingsResponse()
         for key, value in settings.items():
             field = (
@@ -210,11 +214,11 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         requested = metadata.get("x-sla-class")
         if not requested and "sla_class" in request.parameters:
             requested = request.parameters["sla_class"].string_param
-        self.plane.check_admission(request.model_name, request.model_version or None, requested)
-        decoded = decode_request(request, metadata, self.plane.shared_memory)
-        response = await self.plane.infer(decoded)
+        self.plane.inference.check_admission(request.model_name, request.model_version or None, requested)
+        decoded = decode_request(request, metadata, self.plane.extensions.shared_memory)
+        response = await self.plane.inference.infer(decoded)
         seen.answered(response)
-        return encode_response(response, decoded, self.plane.shared_memory)
+        return encode_response(response, decoded, self.plane.extensions.shared_memory)
 
 
 def _scalars(changes: dict[str, list[str] | None]) -> dict[str, Any]:

@@ -10,13 +10,13 @@ from pathlib import Path
 from mcp2026ai.errors import ContractError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
-from mcp2026ai.generation.planning import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
-from mcp2026ai.generation.serving_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
+from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
+from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:

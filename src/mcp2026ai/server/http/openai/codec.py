@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from mcp2026ai.dataplane.generation import Prompt, TextRequest
 from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.generation.serving_config import GenerationDefaults
 from mcp2026ai.generation.tokenizer import TextTokenizer
-from mcp2026ai.generation.types import Choice, Delta, SamplingParams, TokenLogprob, Usage
+from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
+from mcp2026ai.messages import validated
 
 
 class _Request(BaseModel):
@@ -44,15 +46,12 @@ class _Request(BaseModel):
     def include_usage(self) -> bool:
         return bool(self.stream and self.stream_options and self.stream_options.get("include_usage"))
 
-    def sampling(
-        self, max_tokens: int | None, logprobs: int | None, defaults: GenerationDefaults | None = None
-    ) -> SamplingParams:
-        """The request's sampling fields over the model's defaults (``mcp-config.yaml``), then the
-        server's; a field the request sets always wins."""
+    def sampling_fields(self, max_tokens: int | None, logprobs: int | None) -> dict[str, Any]:
+        """The sampling fields the request set (None: unset, the model's defaults apply)."""
         if max_tokens is not None and max_tokens < 1:
             raise InvalidArgumentError(f"max_tokens must be at least 1 (got {max_tokens})")
         stops = [self.stop] if isinstance(self.stop, str) else self.stop
-        fields = {
+        return {
             "max_tokens": max_tokens,
             "temperature": self.temperature,
             "top_p": self.top_p,
@@ -68,9 +67,6 @@ class _Request(BaseModel):
             "n": self.n,
             "logprobs": logprobs,
         }
-        merged = (defaults or GenerationDefaults()).fill(fields)
-        params: SamplingParams = validated(SamplingParams, merged)
-        return params
 
 
 COMPLETION_MAX_TOKENS = 16
@@ -82,24 +78,24 @@ class CompletionRequest(_Request):
     logprobs: int | None = None
     echo: bool = False
 
-    def completion_sampling(self, defaults: GenerationDefaults | None = None) -> SamplingParams:
-        wanted = self.max_tokens
-        if wanted is None and (defaults is None or defaults.max_new_tokens is None):
-            wanted = COMPLETION_MAX_TOKENS
-        return self.sampling(wanted, self.logprobs, defaults)
+    def text_request(self, headers: Mapping[str, str]) -> TextRequest:
+        fields = self.sampling_fields(self.max_tokens, self.logprobs)
+        return TextRequest(
+            self.model, self._prompt(), fields, COMPLETION_MAX_TOKENS, headers.get("x-sla-class"), headers
+        )
 
-    def prompt_ids(self, tokenizer: TextTokenizer) -> list[int]:
+    def _prompt(self) -> Prompt:
         if self.echo:
             raise InvalidArgumentError("echo is not supported")
         prompt = self.prompt
         if isinstance(prompt, str):
-            return tokenizer.encode(prompt)
+            return Prompt(text=prompt)
         texts = [item for item in prompt if isinstance(item, str)]
         if not texts:
-            return [int(token) for token in prompt]
+            return Prompt(token_ids=tuple(int(token) for token in prompt))
         if len(prompt) != 1:
             raise InvalidArgumentError(f"one prompt per request (got {len(prompt)})")
-        return tokenizer.encode(texts[0])
+        return Prompt(text=texts[0])
 
 
 class ChatMessage(BaseModel):
@@ -125,30 +121,24 @@ class ChatCompletionRequest(_Request):
     logprobs: bool = False
     top_logprobs: int | None = None
 
-    def prompt_ids(self, tokenizer: TextTokenizer) -> list[int]:
-        messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in self.messages]
-        return tokenizer.encode(tokenizer.apply_chat_template(messages), add_special_tokens=False)
-
-    def chat_sampling(self, defaults: GenerationDefaults | None = None) -> SamplingParams:
+    def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
         if self.top_logprobs is not None and not self.logprobs:
             raise InvalidArgumentError("top_logprobs needs logprobs: true")
-        return self.sampling(wanted, (self.top_logprobs or 0) if self.logprobs else None, defaults)
+        fields = self.sampling_fields(wanted, (self.top_logprobs or 0) if self.logprobs else None)
+        return TextRequest(self.model, self._prompt(), fields, None, headers.get("x-sla-class"), headers)
+
+    def _prompt(self) -> Prompt:
+        turns = tuple(
+            {"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in self.messages
+        )
+        return Prompt(messages=turns)
 
 
 def parse_request(model: type[_Request], document: Any) -> Any:
     if not isinstance(document, dict):
         raise InvalidArgumentError("the request body must be a JSON object")
     return validated(model, document)
-
-
-def validated(model: type[BaseModel], document: dict[str, Any]) -> Any:
-    try:
-        return model.model_validate(document)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "body"
-        raise InvalidArgumentError(f"{where}: {error['msg']}") from None
 
 
 # --- responses --------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ A request whose line and headers have not all arrived ``header_timeout_s`` after
 opened (or after its first byte, on a kept-alive connection) gets a 408 JSON and the connection is
 closed: slow-header clients cannot hold connections (and so the connection cap) for ever.
 
-A request that :class:`~mcp2026ai.server.http.early.EarlyRefusal` refuses from its line and headers
+A request that :class:`~mcp2026ai.server.http.connection.early.EarlyRefusal` refuses from its line and headers
 (an inference request its SLA class queue would not take) is answered here, when its headers are
 complete, instead of starting an ASGI task: its body is discarded as it arrives and the connection
 stays open (closed when the client asked for ``Expect: 100-continue``: it may never send the body).
@@ -43,8 +43,8 @@ from collections.abc import Callable, Iterable
 from uvicorn._types import ASGI3Application
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
-from mcp2026ai.server.http.early import EarlyAnswer, encode_answer
-from mcp2026ai.server.http.whole_request import plain_post
+from mcp2026ai.server.http.connection.early import EarlyAnswer, encode_answer
+from mcp2026ai.server.http.connection.whole_request import plain_post
 
 EarlyCheck = Callable[[str, str, Iterable[tuple[bytes, bytes]]], EarlyAnswer | None]
 """``check(method, path, headers)``: an answer to send before the app sees the request, or None."""

@@ -71,7 +71,7 @@ class EarlyRefusal:
         started = time.perf_counter()
         model, version = target
         try:
-            self.plane.check_admission(model, version, sla_class)
+            self.plane.inference.check_admission(model, version, sla_class)
         except MCPError as exc:
             answer = self._answer(exc)
             label = model if self.plane.is_served(model) else metrics.UNKNOWN_MODEL

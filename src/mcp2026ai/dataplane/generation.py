@@ -1,0 +1,219 @@
+"""Text generation as a use case: a neutral, already-parsed request in, an observed stream out.
+
+The OpenAI routes and Triton's generate routes only decode and encode; everything between is here:
+
+- the model lookup (a served language model, else NotFoundError) and the serving config's defaults
+  (``mcp-config.yaml``) under the request's own sampling fields;
+- the prompt's token ids (text, token ids, or chat messages through the model's chat template; long
+  prompts are tokenized off the event loop);
+- the SLA class (the caller's ``X-SLA-Class``, else the contract's) and admission: the engine's class
+  queue refuses a full class with OverloadedError (429 + Retry-After at the edge);
+- the drain check: once the server stops accepting, new generations get UnavailableError (503);
+- the request metrics (``mcp_requests_total``, ``mcp_request_duration_seconds``, in-flight), counted
+  when the stream ends, with the transport's status code; the engine keeps the generation's span
+  and its own ``mcp_generation_*`` figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp2026ai.contract import SLAClass, parse_sla_class
+from mcp2026ai.dataplane.gate import AcceptGate
+from mcp2026ai.errors import MCPError
+from mcp2026ai.generation.stream import GenerationStream
+from mcp2026ai.generation.tokenizer import TextTokenizer
+from mcp2026ai.generation.types import Choice, Delta, GenerationRequest, SamplingParams, Usage
+from mcp2026ai.messages import validated
+from mcp2026ai.observability import metrics
+from mcp2026ai.serving.llms import GenerationModels, ServedLLM
+
+TOKENIZE_INLINE_CHARS = 4096
+"""Prompts up to this many characters are tokenized on the event loop (well under a millisecond);
+longer ones in a worker thread, so that one large prompt never stalls every other connection."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What to continue: exactly one of plain text, token ids, or chat messages (``role``/``content``
+    mappings as the model's chat template takes them)."""
+
+    text: str | None = None
+    token_ids: tuple[int, ...] | None = None
+    messages: tuple[Mapping[str, Any], ...] | None = None
+
+    def characters(self) -> int:
+        if self.text is not None:
+            return len(self.text)
+        if self.messages is not None:
+            return sum(len(str(message.get("content") or "")) for message in self.messages)
+        return 0
+
+    def token_ids_for(self, tokenizer: TextTokenizer) -> list[int]:
+        if self.token_ids is not None:
+            return list(self.token_ids)
+        if self.messages is not None:
+            return tokenizer.encode(tokenizer.apply_chat_template(self.messages), add_special_tokens=False)
+        return tokenizer.encode(self.text or "")
+
+
+@dataclass(frozen=True)
+class TextRequest:
+    """One generation as every text protocol asks for it, decoded."""
+
+    model: str
+    prompt: Prompt
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    """:class:`SamplingParams` fields the caller set (None means unset: the model's defaults apply)."""
+    default_max_tokens: int | None = None
+    """The protocol's own max_tokens when neither the request nor the model's config sets one."""
+    sla_class: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResultCodes:
+    """How the calling transport labels its answers in the request metrics."""
+
+    protocol: str
+    ok: str
+    cancelled: str
+    unexpected: str
+    of_error: Callable[[MCPError], str]
+
+
+class _Observation:
+    """In-flight gauge on start; one ``mcp_requests_total`` count and duration when :meth:`end` is called."""
+
+    def __init__(self, codes: ResultCodes) -> None:
+        self.codes = codes
+        self.model = metrics.UNKNOWN_MODEL
+        self.version = ""
+        self.sla_class = metrics.UNKNOWN_CLASS
+        self._started = time.perf_counter()
+        self._in_flight = metrics.child(metrics.IN_FLIGHT, codes.protocol)
+        self._in_flight.inc()
+        self._ended = False
+
+    def end(self, code: str) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self._in_flight.dec()
+        seconds = time.perf_counter() - self._started
+        metrics.observe_request(self.model, self.version, self.codes.protocol, self.sla_class, code, seconds)
+
+    def end_with(self, error: BaseException) -> None:
+        self.end(self.codes.of_error(error) if isinstance(error, MCPError) else self.codes.unexpected)
+
+
+class TextGeneration:
+    """An admitted generation: its deltas (iterate once), the served model it runs on, its parameters.
+
+    Ending the iteration, a domain error while iterating, or :meth:`abort` before the end (the client
+    went away) counts the request once with the matching code.
+    """
+
+    def __init__(
+        self, served: ServedLLM, params: SamplingParams, stream: GenerationStream, observation: _Observation
+    ) -> None:
+        self.served = served
+        self.params = params
+        self._stream = stream
+        self._observation = observation
+
+    @property
+    def tokenizer(self) -> TextTokenizer:
+        return self.served.engine.tokenizer
+
+    @property
+    def usage(self) -> Usage:
+        return self._stream.usage
+
+    def __aiter__(self) -> TextGeneration:
+        return self
+
+    async def __anext__(self) -> Delta:
+        try:
+            return await self._stream.__anext__()
+        except StopAsyncIteration:
+            self._observation.end(self._observation.codes.ok)
+            raise
+        except BaseException as exc:
+            self._observation.end_with(exc)
+            raise
+
+    async def collect(self, choices: int) -> list[Choice]:
+        """Every choice whole (non-streaming answers)."""
+        gathered = [Choice(index) for index in range(choices)]
+        async for delta in self:
+            gathered[delta.index].add(delta)
+        return gathered
+
+    def abort(self) -> None:
+        """Stop generating (the client went away); a no-op once the stream has ended."""
+        self._observation.end(self._observation.codes.cancelled)
+        self._stream.abort()
+
+
+class GenerationHandlers:
+    """The text use cases over the served language models."""
+
+    def __init__(self, llms: GenerationModels, gate: AcceptGate) -> None:
+        self.llms = llms
+        self.gate = gate
+
+    def served(self) -> list[ServedLLM]:
+        return [self.llms.get(name) for name in self.llms.names()]
+
+    def model(self, name: str) -> ServedLLM:
+        return self.llms.get(name)
+
+    async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:
+        """Admit ``request``: its observed stream, or the domain error that refused it (counted too)."""
+        observation = _Observation(codes)
+        try:
+            self.gate.check()
+            served = self.llms.get(request.model)
+            observation.model, observation.version = request.model, served.record.version
+            sla_class = self._sla_class(served, request)
+            observation.sla_class = sla_class.value
+            params = self._sampling(request)
+            ids = await _token_ids(request.prompt, served.engine.tokenizer)
+            engine_request = GenerationRequest(_request_id(), ids, params, sla_class, dict(request.headers))
+            stream = served.engine.submit(engine_request)
+        except BaseException as exc:
+            observation.end_with(exc)
+            raise
+        return TextGeneration(served, params, stream, observation)
+
+    def _sampling(self, request: TextRequest) -> SamplingParams:
+        """The request's sampling fields over the model's defaults (``mcp-config.yaml``), then the
+        protocol's default max_tokens, then the server's; a field the request sets always wins."""
+        defaults = self.llms.defaults(request.model)
+        merged = defaults.fill(dict(request.sampling))
+        if "max_tokens" not in merged and request.default_max_tokens is not None:
+            merged["max_tokens"] = request.default_max_tokens
+        return validated(SamplingParams, merged)
+
+    @staticmethod
+    def _sla_class(served: ServedLLM, request: TextRequest) -> SLAClass:
+        if request.sla_class:
+            return parse_sla_class(request.sla_class)
+        contract = served.record.contract
+        return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+async def _token_ids(prompt: Prompt, tokenizer: TextTokenizer) -> list[int]:
+    if prompt.characters() <= TOKENIZE_INLINE_CHARS:
+        return prompt.token_ids_for(tokenizer)
+    return await asyncio.to_thread(prompt.token_ids_for, tokenizer)
+
+
+def _request_id() -> str:
+    return f"gen-{uuid.uuid4().hex}"

@@ -1,0 +1,120 @@
+"""The model repository's use cases: index, load (with Triton's ``config`` and ``file:`` parameters),
+unload, and the rollout tick; every load and unload, refusals included, is written to the audit log."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcp2026ai.errors import InvalidArgumentError, MCPError, PermissionDeniedError
+from mcp2026ai.routing.traffic import TrafficController
+from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.serving.models import ServedModels
+from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
+
+SYSTEM_ACTOR = "system"
+ROLLBACK_ACTOR = "system:canary-analysis"
+
+
+class RepositoryHandlers:
+    def __init__(self, models: ServedModels, traffic: TrafficController, audit: AuditLog | None = None) -> None:
+        self.models = models
+        self.traffic = traffic
+        self.audit = audit
+
+    def index(self) -> list[dict[str, str]]:
+        return self.models.index()
+
+    async def load(
+        self,
+        name: str,
+        actor: str = SYSTEM_ACTOR,
+        details: dict[str, Any] | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> None:
+        """Load a model's default version, with Triton's ``config`` override among ``parameters`` if
+        given; recorded in the audit log, refusals and failures included."""
+        try:
+            override = _load_override(name, parameters or {})
+            version = await self._register_files(name, parameters or {}, actor)
+            served = await self.models.load(name, version, override=override)
+        except MCPError as exc:
+            await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
+            raise
+        outcome = {"result": "ok", "digest": served.record.digest}
+        await self._record("model.load", actor, served.record.ref, {**(details or {}), **outcome})
+
+    async def _register_files(self, name: str, parameters: dict[str, Any], actor: str) -> str | None:
+        """A model file sent with ``load`` (Triton's ``file:<version>/model.onnx`` parameter, base64 over
+        HTTP, bytes over gRPC) is registered like any model file (the same content is the same version)
+        and that version is loaded; None when the load names no file."""
+        files = {key: value for key, value in parameters.items() if key.startswith("file:")}
+        if not files:
+            return None
+        if "config" not in parameters:
+            raise InvalidArgumentError(f"load {name!r}: file: parameters need a 'config' parameter too, as in Triton")
+        if len(files) != 1 or not next(iter(files)).endswith(".onnx"):
+            listed = ", ".join(sorted(files))[:200]
+            raise InvalidArgumentError(
+                f"load {name!r}: expected one 'file:<version>/<name>.onnx' parameter, got {listed}"
+            )
+        data = _file_bytes(next(iter(files.values())))
+        folder = self.models.registry.home / "tmp"
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".load-", suffix=".onnx") as handle:
+            handle.write(data)
+            handle.flush()
+            register = self.models.registry.register_or_reuse
+            source = {"source": "load request file: parameter"}
+            record = await asyncio.to_thread(register, name, Path(handle.name), actor, source)
+        return record.version
+
+    async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
+        try:
+            await self.models.unload(name)
+        except MCPError as exc:
+            await self._record("model.unload", actor, name, {**(details or {}), **_refusal(exc)})
+            raise
+        await self._record("model.unload", actor, name, {**(details or {}), "result": "ok"})
+
+    def tick(self) -> None:
+        """Let canary analysis run; automatic rollbacks are recorded in the audit log."""
+        rollouts = {name: self.traffic.rollout(name) for name in self.models.loaded_names()}
+        for model, verdict in self.traffic.tick().items():
+            canary = getattr(rollouts.get(model), "canary", None)
+            if verdict.rollback and self.audit is not None:
+                target = f"{model}:{canary}" if canary else model
+                self.audit.record("rollout.rollback", ROLLBACK_ACTOR, target, {"reason": verdict.reason})
+
+    async def _record(self, action: str, actor: str, target: str, details: dict[str, Any]) -> None:
+        if self.audit is not None:
+            await asyncio.to_thread(self.audit.record, action, actor, target, details)
+
+
+def _load_override(name: str, parameters: dict[str, Any]) -> ConfigOverride | None:
+    """Triton's ``config`` load parameter (a JSON model configuration), as the override it means."""
+    config = parameters.get("config")
+    if config is None:
+        return None
+    if not isinstance(config, str):
+        raise InvalidArgumentError(f"load {name!r}: the 'config' parameter must be a JSON string")
+    return parse_config_override(config, name)
+
+
+def _file_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if not isinstance(value, str):
+        raise InvalidArgumentError("a file: load parameter must be base64 text (HTTP) or bytes (gRPC)")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidArgumentError("a file: load parameter is not valid base64") from None
+
+
+def _refusal(error: MCPError) -> dict[str, str]:
+    return {"result": "denied" if isinstance(error, PermissionDeniedError) else "failed", "error": str(error)}

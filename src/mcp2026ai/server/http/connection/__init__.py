@@ -1,0 +1,1 @@
+"""The HTTP connection layer below the ASGI app: uvicorn's httptools protocol with early refusals."""

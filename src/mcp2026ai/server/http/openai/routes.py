@@ -1,0 +1,120 @@
+"""OpenAI-compatible text generation: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``.
+
+The routes decode (codec.py), hand a neutral text request to the data plane's generation use case,
+and encode what it streams back. A streamed answer is Server-Sent Events ending in ``data: [DONE]``;
+a client that disconnects, streaming or not, aborts its generation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration
+from mcp2026ai.errors import MCPError
+from mcp2026ai.protocol.v2_json import parse_json
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.http.body import BodyBudget, read_body
+from mcp2026ai.server.http.errors import http_status
+from mcp2026ai.server.http.openai.codec import (
+    ChatCompletionRequest,
+    ChatEncoder,
+    CompletionEncoder,
+    CompletionRequest,
+    parse_request,
+)
+from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
+from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
+from mcp2026ai.serving.llms import ServedLLM
+
+CODES = ResultCodes("openai", ok="200", cancelled="499", unexpected="500", of_error=lambda exc: str(http_status(exc)))
+"""``protocol="openai"`` in the request metrics, with the HTTP status as the code."""
+
+
+class OpenAIEndpoints:
+    """Route handlers over the data plane's generation use case."""
+
+    def __init__(self, plane: DataPlane, config: ServerConfig, bodies: BodyBudget) -> None:
+        self.plane = plane
+        self.config = config
+        self.bodies = bodies
+
+    async def models(self, request: Request) -> Response:
+        data = [_model_entry(served) for served in self.plane.generation.served()]
+        return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+
+    async def model(self, request: Request) -> Response:
+        try:
+            served = self.plane.generation.model(request.path_params["model"])
+        except MCPError as exc:
+            return openai_error(exc)
+        return Response(orjson.dumps(_model_entry(served)), media_type="application/json")
+
+    async def completions(self, request: Request) -> Response:
+        return await self._generate(request, chat=False)
+
+    async def chat_completions(self, request: Request) -> Response:
+        return await self._generate(request, chat=True)
+
+    async def _generate(self, request: Request, chat: bool) -> Response:
+        try:
+            async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
+                document = parse_json(raw)
+            parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document)
+            headers = {key.lower(): value for key, value in request.headers.items()}
+            generation = await self.plane.generation.start(parsed.text_request(headers), CODES)
+        except MCPError as exc:
+            return openai_error(exc)
+        encoder = (ChatEncoder if chat else CompletionEncoder)(parsed.model, generation.tokenizer)
+        logprobs = generation.params.logprobs is not None
+        if parsed.stream:
+            events = _events(generation, encoder, logprobs, parsed.include_usage)
+            return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+        try:
+            choices = await collect_unless_gone(request, generation, generation.params.n)
+        except MCPError as exc:
+            return openai_error(exc)
+        body = encoder.response(choices, generation.usage, logprobs)
+        return Response(orjson.dumps(body), media_type="application/json")
+
+
+async def _events(
+    generation: TextGeneration, encoder: CompletionEncoder, logprobs: bool, include_usage: bool
+) -> AsyncIterator[bytes]:
+    try:
+        async for delta in generation:
+            yield sse(encoder.chunk(delta, logprobs, include_usage))
+        if include_usage:
+            yield sse(encoder.usage_chunk(generation.usage))
+        yield DONE
+    except MCPError as exc:
+        yield sse(openai_error_document(exc))
+        yield DONE
+    finally:
+        generation.abort()  # the client went away mid-stream (no-op once the stream ended)
+
+
+def _model_entry(served: ServedLLM) -> dict[str, Any]:
+    return {
+        "id": served.record.name,
+        "object": "model",
+        "created": int(served.record.created_at.timestamp()),
+        "owned_by": "mcp2026ai",
+        "max_model_len": served.engine.max_len,
+    }
+
+
+def openai_routes(plane: DataPlane, config: ServerConfig, bodies: BodyBudget) -> list[Route]:
+    endpoints = OpenAIEndpoints(plane, config, bodies)
+    return [
+        Route("/v1/models", endpoints.models, methods=["GET"]),
+        Route("/v1/models/{model}", endpoints.model, methods=["GET"]),
+        Route("/v1/completions", endpoints.completions, methods=["POST"]),
+        Route("/v1/chat/completions", endpoints.chat_completions, methods=["POST"]),
+    ]
