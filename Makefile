@@ -50,14 +50,14 @@ typecheck: $(TESTS)
 
 # Side-by-side benchmark (benchmarks/README.md): a few minutes; peers install into benchmarks/.venvs/.
 bench: $(TESTS)
-	bash benchmarks/setup_peers.sh
-	$(BIN)/python benchmarks/run.py
+	bash benchmarks/peers/setup_peers.sh
+	$(BIN)/python benchmarks/compare/run.py
 
 # Text generation (benchmarks/README.md): aiperf against llama-server, naive transformers and mcp serve
 # (when it has OpenAI routes), ~6-8 minutes; the first setup builds llama-server (~8 minutes, -j2).
 bench-llm: $(BASE)
-	bash benchmarks/setup_llm_peers.sh
-	$(BIN)/python benchmarks/llm.py
+	bash benchmarks/peers/setup_llm_peers.sh
+	$(BIN)/python benchmarks/llm/llm.py
 
 clean:
 	rm -rf $(VENV) .mcp-demo .pytest_cache .mypy_cache .ruff_cache
