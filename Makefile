@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
 DEMO   := $(VENV)/.installed-demo
+LINT   := $(VENV)/.installed-lint
+TYPES  := $(VENV)/.installed-typecheck
 
 .PHONY: demo test lint typecheck bench bench-llm clean
 
@@ -35,17 +37,27 @@ $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
 	bash scripts/install-perf-analyzer.sh $(VENV)
 	touch $@
 
+# ruff alone (pyproject's `lint` dependency group): lint needs neither the package nor its dependencies.
+$(LINT): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --group lint
+	touch $@
+
+# mypy (the `typecheck` group) over the package's own install: the types of its dependencies.
+$(TYPES): $(BASE)
+	$(BIN)/python -m pip install --quiet --group typecheck
+	touch $@
+
 demo: $(DEMO)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
 test: $(TESTS)
 	$(BIN)/python -m pytest
 
-lint: $(TESTS)
+lint: $(LINT)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-typecheck: $(TESTS)
+typecheck: $(TYPES)
 	$(BIN)/mypy
 
 # Side-by-side benchmark (benchmarks/README.md): a few minutes; peers install into benchmarks/.venvs/.
