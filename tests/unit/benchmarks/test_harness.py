@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import http.server
 import json
-import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 import pytest
+from benchmarks.compare.models import (
+    CLASSIFIER_INPUT,
+    RESNET_INPUT,
+    RESNET_SHAPE,
+    resnet50_dynamic,
+    squeezenet_classifier,
+)
+from benchmarks.compare.perf import PerfError, parse_export, perf_command
+from benchmarks.compare.report import ceilings, render
+from benchmarks.compare.servers import Endpoints, chosen_plan
+from benchmarks.engine.ceiling import SplitRunner, offline_throughput, open_session
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-from ceiling import SplitRunner, offline_throughput, open_session  # noqa: E402
-from models import CLASSIFIER_INPUT, RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic, squeezenet_classifier  # noqa: E402
-from perf import PerfError, parse_export, perf_command  # noqa: E402
-from report import ceilings, render  # noqa: E402
-from servers import Endpoints, chosen_plan  # noqa: E402
-
-from mcp2026ai.runtime.plan import Plan  # noqa: E402
+from mcp2026ai.runtime.plan import Plan
 
 
 def _export(pairs_ms: list[tuple[float, float]]) -> bytes:

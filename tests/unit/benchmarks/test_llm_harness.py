@@ -15,13 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-from llm_aiperf import AiperfError, Workload, aiperf_command, parse_export, run_aiperf, workloads  # noqa: E402
-from llm_report import render  # noqa: E402
-from llm_servers import served_model_id  # noqa: E402
+from benchmarks.llm.llm_aiperf import AiperfError, Workload, aiperf_command, parse_export, run_aiperf, workloads
+from benchmarks.llm.llm_report import render
+from benchmarks.llm.llm_servers import served_model_id
 
 
 def _metric(unit: str, avg: float, p50: float | None = None, p99: float | None = None) -> dict[str, Any]:

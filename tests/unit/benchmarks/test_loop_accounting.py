@@ -1,4 +1,4 @@
-"""benchmarks/loop_accounting: the hook times a real event loop's callbacks in a fresh interpreter, and
+"""benchmarks/overload/loop_accounting: the hook times a real event loop's callbacks in a fresh interpreter, and
 the window turns its running totals into per-second rates."""
 
 from __future__ import annotations
@@ -10,11 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-from loop_accounting import HOOK, Row, window  # noqa: E402
+from benchmarks.overload.loop_accounting import HOOK, Row, window
 
 PROGRAM = """
 import asyncio, time

@@ -1,37 +1,31 @@
-"""benchmarks/overhead.py's parts on a real server: pinned_serve.py serves the plan it is given, and
+"""benchmarks/compare/overhead.py's parts on a real server: pinned_serve.py serves the plan it is given, and
 the Triton statistics, per-thread CPU and batch figures it reads come from that running server."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
+from benchmarks.compare.overhead import PinnedServer, batch_sizes, busy_seconds, model_stats, stat_delta, thread_cpu
+from benchmarks.compare.servers import BenchModel, Endpoints, chosen_plan
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-from overhead import PinnedServer, batch_sizes, busy_seconds, model_stats, stat_delta, thread_cpu  # noqa: E402
-from servers import BenchModel, Endpoints, chosen_plan  # noqa: E402
-
-from mcp2026ai.runtime.plan import Plan  # noqa: E402
-from support.models import mlp_model  # noqa: E402
+from mcp2026ai.runtime.plan import Plan
+from support.models import mlp_model
 
 pytestmark = pytest.mark.timeout(120)
 
+SRC = Path(__file__).resolve().parents[3] / "src"
 PLAN = Plan(intra_op_threads=1, instances=2, lone_threads=2)
 
 
 @pytest.fixture()
 def pinned(tmp_path: Path) -> Iterator[tuple[PinnedServer, Endpoints, BenchModel]]:
     model = BenchModel("mlp", mlp_model(tmp_path / "mlp.onnx"), "x", (16,), p99_budget_ms=1000)
-    server = PinnedServer(
-        "pinned", tmp_path / "pinned", json.dumps(PLAN.model_dump(mode="json")), BENCHMARKS.parent / "src"
-    )
+    server = PinnedServer("pinned", tmp_path / "pinned", json.dumps(PLAN.model_dump(mode="json")), SRC)
     endpoints = server.start(model)
     try:
         yield server, endpoints, model

@@ -224,9 +224,3 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 def _scalars(changes: dict[str, list[str] | None]) -> dict[str, Any]:
     """gRPC trace settings are string lists; all but trace_level take one value."""
     return {key: value if key == "trace_level" or value is None else value[0] for key, value in changes.items()}
-
-
-def _log_field(value: object) -> str:
-    if isinstance(value, bool):
-        return "bool_param"
-    return "uint32_param" if isinstance(value, int) else "string_param"

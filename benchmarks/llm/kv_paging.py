@@ -9,7 +9,7 @@ concurrent sequences, output tokens/s, KV fragmentation (reserved-but-unfilled /
 static reservation, of its slots' max_model_len tokens; for the pool, of the blocks held, while at
 least half of it is in use), preemptions, and whether every answer matched.
 
-    .venv/bin/python benchmarks/kv_paging.py [--requests 32] [--tokens 64] [--static-seqs 4] [--max-len 512]
+    .venv/bin/python benchmarks/llm/kv_paging.py [--requests 32] [--tokens 64] [--static-seqs 4] [--max-len 512]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.ir.llm_convert import convert_llm
 from mcp2026ai.ir.llm_info import LLMPrecision
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 TOPICS = ["rivers", "compilers", "bees", "volcanoes", "chess", "bridges", "tea", "comets", "jazz", "forests"]
 
 

@@ -1,9 +1,9 @@
 """One bounded, interleaved side-by-side benchmark run; prints the table and writes results.
 
-    python benchmarks/run.py                 # mlp (3 rounds) + resnet50 (3 rounds): ~7 minutes on 2 cores
-    python benchmarks/run.py --quick         # half the requests, one round
-    python benchmarks/run.py --models mlp --rounds 5 --peers-on-resnet
-    python benchmarks/run.py --models classifier,resnet50 --concurrency 1,8 --peers-on-resnet \
+    python benchmarks/compare/run.py                 # mlp (3 rounds) + resnet50 (3 rounds): ~7 minutes on 2 cores
+    python benchmarks/compare/run.py --quick         # half the requests, one round
+    python benchmarks/compare/run.py --models mlp --rounds 5 --peers-on-resnet
+    python benchmarks/compare/run.py --models classifier,resnet50 --concurrency 1,8 --peers-on-resnet \
         --servers mcp2026ai,mcp2026ai-tput,pytriton   # issue 23: image models vs PyTriton
 
 Per model, every server is started at once; then per round and per concurrency level c, the
@@ -24,10 +24,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: benchmarks.* imports
 
-from ceiling import Runner, offline_throughput, open_runtimes
-from models import (
+from benchmarks.compare.models import (
     CLASSIFIER_INPUT,
     CLASSIFIER_OUTPUT,
     MLP_FEATURES,
@@ -37,9 +36,18 @@ from models import (
     squeezenet_classifier,
     tiny_mlp,
 )
-from perf import PerfError, PerfHang, PerfResult, find_perf_analyzer, perf_command, run_perf
-from report import render
-from servers import SERVERS, BenchModel, Endpoints, OurServer, ServerProcess, Unavailable, chosen_plan
+from benchmarks.compare.perf import PerfError, PerfHang, PerfResult, find_perf_analyzer, perf_command, run_perf
+from benchmarks.compare.report import render
+from benchmarks.compare.servers import (
+    SERVERS,
+    BenchModel,
+    Endpoints,
+    OurServer,
+    ServerProcess,
+    Unavailable,
+    chosen_plan,
+)
+from benchmarks.engine.ceiling import Runner, offline_throughput, open_runtimes
 
 PROTOCOLS = ("http", "grpc")
 
@@ -247,7 +255,7 @@ def _arguments() -> argparse.Namespace:
         "--servers", default="", help="Comma-separated subset of: " + ", ".join(SERVERS) + " (default: all)."
     )
     parser.add_argument("--peers-on-resnet", action="store_true", help="Also run MLServer and PyTriton on ResNet-50.")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results")
     args = parser.parse_args()
     args.models = [name.strip() for name in args.models.split(",") if name.strip()]
     unknown = [name for name in args.models if name not in WORKLOADS]

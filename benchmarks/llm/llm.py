@@ -1,14 +1,14 @@
 """Text-generation benchmark: aiperf against OpenAI-compatible servers on the same GGUF.
 
-    python benchmarks/llm.py                                  # all servers, c=1 and c=8 (~6-8 min on 2 cores)
-    python benchmarks/llm.py --servers llama-server --concurrency 1
-    python benchmarks/llm.py --url http://127.0.0.1:8000 --label mine   # any running OpenAI server
+    python benchmarks/llm/llm.py                                  # all servers, c=1 and c=8 (~6-8 min on 2 cores)
+    python benchmarks/llm/llm.py --servers llama-server --concurrency 1
+    python benchmarks/llm/llm.py --url http://127.0.0.1:8000 --label mine   # any running OpenAI server
 
-Servers (benchmarks/llm_servers.py): llama.cpp's llama-server (-t 2 -np 8 -cb), naive transformers
+Servers (benchmarks/llm/llm_servers.py): llama.cpp's llama-server (-t 2 -np 8 -cb), naive transformers
 (peers/transformers_server.py) and ``mcp serve`` of this project when it has OpenAI routes. One
 server runs at a time (2 cores): start, one warm-up request, one aiperf run per concurrency level,
 stop. Requests per run: max(--min-requests, --requests-per-stream x c). Every run gets a fresh
-random seed (see llm_aiperf.py). Needs benchmarks/setup_llm_peers.sh first (or `make bench-llm`).
+random seed (see llm_aiperf.py). Needs benchmarks/peers/setup_llm_peers.sh first (or `make bench-llm`).
 The table is printed and written with the raw rows to benchmarks/results/llm-<time>/ (table.md,
 results.json; each run's aiperf artifacts under <server>-c<c>/).
 """
@@ -24,12 +24,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: benchmarks.* imports
 
-from llm_aiperf import AiperfError, aiperf_command, run_aiperf, workloads
-from llm_report import render
-from llm_servers import LLM_SERVERS, LlmServer, gguf_path, served_model_id, warm_up
-from servers import BENCH_DIR, VENVS, Unavailable
+from benchmarks.compare.servers import BENCH_DIR, VENVS, Unavailable
+from benchmarks.llm.llm_aiperf import AiperfError, aiperf_command, run_aiperf, workloads
+from benchmarks.llm.llm_report import render
+from benchmarks.llm.llm_servers import LLM_SERVERS, LlmServer, gguf_path, served_model_id, warm_up
 
 AIPERF = VENVS / "aiperf" / "bin" / "aiperf"
 TOKENIZER = VENVS / "smollm2-tokenizer"
@@ -53,7 +53,7 @@ def _arguments() -> argparse.Namespace:
 def _check_tools() -> None:
     for path in (AIPERF, TOKENIZER / "tokenizer_config.json"):
         if not path.exists():
-            raise SystemExit(f"{path} missing: run benchmarks/setup_llm_peers.sh (or make bench-llm)")
+            raise SystemExit(f"{path} missing: run benchmarks/peers/setup_llm_peers.sh (or make bench-llm)")
 
 
 def _measure(

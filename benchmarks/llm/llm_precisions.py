@@ -8,7 +8,7 @@ quantization (``quantize_dynamic``, MatMul weights, per tensor and per channel) 
 Conversions land in a work folder (the import's own in ``.cache/llm``); agreement is teacher-forced
 over the planner's two fixed prompts, 48 tokens each; speed is one greedy sequence, 1 thread.
 
-    .venv/bin/python benchmarks/llm_precisions.py [--work /tmp/llm-precisions]
+    .venv/bin/python benchmarks/llm/llm_precisions.py [--work /tmp/llm-precisions]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from mcp2026ai.policy.generation import GenerationPlan, measure, token_agreement
 from mcp2026ai.ir.llm_convert import convert_llm, gguf_to_hf, keep_last_logits
 from mcp2026ai.ir.llm_info import INFO_FILE, LLMPrecision, read_llm_info, save_llm_info
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 
 
 def builder_int8(hf: Path, out: Path, extra: list[str]) -> Path:

@@ -5,7 +5,7 @@ requests of ~128 prompt tokens and exactly ``--tokens`` output tokens (EOS ignor
 rounds per concurrency; prints tokens/s (all output tokens over the round's wall time), TTFT and
 ITL percentiles. A measurement, not a test: numbers depend on the machine and its load.
 
-    .venv/bin/python benchmarks/generation_engine.py [--tokens 128] [--rounds 3] [--concurrency 1 8]
+    .venv/bin/python benchmarks/engine/generation_engine.py [--tokens 128] [--rounds 3] [--concurrency 1 8]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.ir.llm_convert import convert_llm
 from mcp2026ai.ir.llm_info import LLMPrecision
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 TOPICS = ["rivers", "compilers", "bees", "volcanoes", "chess", "bridges", "tea", "comets", "jazz", "forests"]
 
 

@@ -8,7 +8,7 @@ process sends ``--requests`` best-effort requests closed-loop at ``--concurrency
 the CPU time of the event-loop thread (from /proc) per request, with the refusals per second.
 The machine's other load moves the rate much more than the CPU per request.
 
-    .venv/bin/python benchmarks/refusal_cost.py [--requests 20000] [--concurrency 16]
+    .venv/bin/python benchmarks/overload/refusal_cost.py [--requests 20000] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from mcp2026ai.scheduling.config import AdaptiveConfig, BatchingConfig, ClassPol
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.testing import BackgroundServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project's generated test models
 
 from support.models import mlp_model  # noqa: E402

@@ -1,7 +1,7 @@
 """Per-second event-loop CPU by callback over a time window, from the snapshots that
 ``loop_accounting/sitecustomize.py`` writes (see there).
 
-    .venv/bin/python benchmarks/loop_accounting.py FILE [--from MONOTONIC] [--to MONOTONIC]
+    .venv/bin/python benchmarks/overload/loop_accounting.py FILE [--from MONOTONIC] [--to MONOTONIC]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Serve one model over HTTP and gRPC with a given execution plan, not the policy's choice.
 
-    python benchmarks/pinned_serve.py --model resnet50.onnx --contract contract.yaml \
+    python benchmarks/compare/pinned_serve.py --model resnet50.onnx --contract contract.yaml \
         --plan '{"runtime": "openvino", "intra_op_threads": 1, "performance_hint": "THROUGHPUT",
                  "streams": 2, "instances": 2}' --http-port 8000 --grpc-port 8001
 

@@ -6,7 +6,7 @@ at a time, ``--requests`` of them per mode, the two modes interleaved round by r
 hits both alike. Prints TTFT p50 / p90 per mode, their ratio, and the cache's hit rate. Greedy
 answers are compared too: the cache must not change a token.
 
-    .venv/bin/python benchmarks/prefix_cache.py [--requests 12] [--system-tokens 512]
+    .venv/bin/python benchmarks/llm/prefix_cache.py [--requests 12] [--system-tokens 512]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.ir.llm_convert import convert_llm
 from mcp2026ai.ir.llm_info import LLMPrecision
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 QUESTIONS = [
     "How tall is the tower?",
     "Who lit the lamp last night?",

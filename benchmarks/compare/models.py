@@ -18,7 +18,7 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project's generated test models
 
 from mcp2026ai.bundled import bundled_model_path  # noqa: E402

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the peer servers for benchmarks/run.py, each in its own venv under benchmarks/.venvs/
+# Install the peer servers for benchmarks/compare/run.py, each in its own venv under benchmarks/.venvs/
 # (gitignored; the project venv is never touched). Re-running is cheap: existing venvs are kept.
 #   mlserver: MLServer 1.7.1 + onnxruntime. uvloop < 0.22: MLServer 1.7.1's inference-pool workers
 #             call asyncio.get_event_loop() with no loop set, which uvloop >= 0.22 turns into an error.
@@ -18,7 +18,7 @@
 # only if PyTriton really loads and runs a model with it (peers/pytriton_check.py, ~10 s). If none
 # does, the script says why and run.py reports pytriton as not measured.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."  # benchmarks/: the venvs go to benchmarks/.venvs/
 PYTHON="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 
 make_venv() {

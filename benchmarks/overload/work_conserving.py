@@ -11,7 +11,7 @@ A closed-loop tritonclient gRPC client keeps ``--concurrency`` requests (one row
 the same minutes of a shared machine. Reported per name: median over rounds of throughput, p50 and
 p99 (over every request of the round), and the mean rows per backend run (server statistics).
 
-    .venv/bin/python benchmarks/work_conserving.py [--model dense|ocr-cls] [--rounds 3] [--requests 400]
+    .venv/bin/python benchmarks/overload/work_conserving.py [--model dense|ocr-cls] [--rounds 3] [--requests 400]
 """
 
 from __future__ import annotations
@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 import tritonclient.grpc as grpcclient
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # benchmarks.* imports
 sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project's generated test models
-from local_server import MCP  # noqa: E402
-
+from benchmarks.local_server import MCP  # noqa: E402
 from mcp2026ai.bundled import bundled_model_path  # noqa: E402
 from support.models import slow_matmul_model  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what benchmarks/llm.py needs, all under benchmarks/.venvs/ (gitignored; the project venv is
+# Install what benchmarks/llm/llm.py needs, all under benchmarks/.venvs/ (gitignored; the project venv is
 # never touched). Re-running is cheap: finished parts are kept.
 #   llama.cpp/llama-server  llama.cpp's server, built with cmake from the llama.cpp copy inside the
 #                           llama-cpp-python 0.3.36 sdist: CPU only, Release, static, only the
@@ -12,7 +12,7 @@
 #   smollm2-tokenizer/      the GGUF's tokenizer saved by transformers' save_pretrained, so aiperf
 #                           counts tokens offline (it would otherwise fetch one from the Hub).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."  # benchmarks/: the venvs go to benchmarks/.venvs/
 PYTHON="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 JOBS="${JOBS:-2}"
 LLAMA_CPP_PYTHON=0.3.36

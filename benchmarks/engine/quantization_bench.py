@@ -6,7 +6,7 @@ and PaddleOCR's text-direction classifier ocr-cls (real trained weights, batch 8
 lines, so its drift figures are meaningful). Each variant is timed in interleaved rounds (other
 processes share this machine); the median round counts.
 
-    python benchmarks/quantization_bench.py [--seconds 3] [--rounds 3] [--threads 0]
+    python benchmarks/engine/quantization_bench.py [--seconds 3] [--rounds 3] [--threads 0]
 
 Prints a table and writes benchmarks/results/quantization.json, with this CPU's flags: int8 gains
 on x86 depend on VNNI (avx512_vnni / avx_vnni); the issue's target is >= 2x int8/fp32 on VNNI CPUs.
@@ -35,7 +35,7 @@ from mcp2026ai.quantization import QuantizeOptions, Scheme, quantize_file
 from mcp2026ai.quantization.drift import compare
 from mcp2026ai.registry import Preprocessing
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "quantization.json"
 CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8", "f16c", "avx512_fp16")
 VARIANTS: dict[str, QuantizeOptions | None] = {

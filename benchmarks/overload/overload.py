@@ -13,7 +13,7 @@ rejection share, server memory.
    other threads) over the overload phase per request sent, a figure that other load on the
    machine moves much less than the rates.
 
-    .venv/bin/python benchmarks/overload.py [--load 4] [--connections 3000] [--seconds 10]
+    .venv/bin/python benchmarks/overload/overload.py [--load 4] [--connections 3000] [--seconds 10]
 
 The clients share the machine with the server (2 cores here): their CPU is load too, so goodput is
 quoted against the capacity measured with the same client, and the run is bounded in time.
@@ -36,14 +36,14 @@ import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # tests/support/models.py: the project's generated test models
 
 from support.models import chained_matmul_model  # noqa: E402
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import loop_accounting  # noqa: E402
-from local_server import MCP, serve_model  # noqa: E402
+sys.path.insert(0, str(ROOT))  # benchmarks.* imports
+from benchmarks.local_server import MCP, serve_model  # noqa: E402
+from benchmarks.overload import loop_accounting  # noqa: E402
 
 CLASSES = ("latency-critical", "throughput-guaranteed", "best-effort")
 CONTRACT = "batching: {max_batch_size: 4, max_queue_delay_ms: 2}\n"

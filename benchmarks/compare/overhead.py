@@ -1,7 +1,7 @@
 """Where a served request's time and CPU go, beside the offline ceiling: ResNet-50 by default.
 
-    python benchmarks/overhead.py                       # latency contract, grpc+http, c=1 and c=8
-    python benchmarks/overhead.py --objective throughput --requests 48
+    python benchmarks/compare/overhead.py                       # latency contract, grpc+http, c=1 and c=8
+    python benchmarks/compare/overhead.py --objective throughput --requests 48
 
 One server (``mcp serve`` under the benchmark's contract) and, per (protocol, concurrency), one bounded
 perf_analyzer run. Per request it reports: the client's latency and rate; the server's own breakdown
@@ -29,11 +29,18 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: benchmarks.* imports
 
-from models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic
-from perf import find_perf_analyzer, perf_command, run_perf
-from servers import MAX_BATCH, QUEUE_DELAY_MS, BenchModel, OurServer, OurServerThroughput, chosen_plan
+from benchmarks.compare.models import RESNET_INPUT, RESNET_SHAPE, resnet50_dynamic
+from benchmarks.compare.perf import find_perf_analyzer, perf_command, run_perf
+from benchmarks.compare.servers import (
+    MAX_BATCH,
+    QUEUE_DELAY_MS,
+    BenchModel,
+    OurServer,
+    OurServerThroughput,
+    chosen_plan,
+)
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
@@ -170,7 +177,7 @@ def _children_cpu() -> float:
 
 
 class PinnedServer(OurServer):
-    """``benchmarks/pinned_serve.py``: the same contract, a given plan, the server code of ``src``."""
+    """``benchmarks/compare/pinned_serve.py``: the same contract, a given plan, the server code of ``src``."""
 
     def __init__(self, label: str, workdir: Path, plan: str, src: Path) -> None:
         super().__init__(label, workdir)
@@ -195,8 +202,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--py-spy", type=Path, default=None, help="Record each run's Python stacks into this folder.")
     parser.add_argument("--backend", default=None, help="mcp serve --backend (default: the policy picks the runtime).")
-    parser.add_argument("--plan", default=None, help="Serve this Plan (JSON) with benchmarks/pinned_serve.py.")
-    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src", help="With --plan.")
+    parser.add_argument("--plan", default=None, help="Serve this Plan (JSON) with benchmarks/compare/pinned_serve.py.")
+    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[2] / "src", help="With --plan.")
     parser.add_argument("--workdir", type=Path, default=None, help="Keep the model and MCP_HOME here (plans reused).")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="overhead-"))

@@ -2,7 +2,7 @@
 the tensor costs about as much as the model: perf_analyzer at concurrency 8 over gRPC and HTTP, with
 and without ``--shared-memory system``, against the offline onnxruntime ceiling of the same model.
 
-    .venv/bin/python benchmarks/shared_memory.py [--model onnx-squeezenet] [--seconds 3]
+    .venv/bin/python benchmarks/compare/shared_memory.py [--model onnx-squeezenet] [--seconds 3]
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: benchmarks.* imports
 
-
-from ceiling import offline_throughput, open_session
-from local_server import serve_model
-from models import plain_inputs
-
+from benchmarks.compare.models import plain_inputs
+from benchmarks.engine.ceiling import offline_throughput, open_session
+from benchmarks.local_server import serve_model
 from mcp2026ai.bundled import bundled_model_path
 
 PERF = str(Path(sys.executable).parent / "perf_analyzer")

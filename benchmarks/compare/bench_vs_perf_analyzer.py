@@ -1,6 +1,6 @@
 """Does `mcp bench` measure what Triton's perf_analyzer measures? One server, same load, both tools.
 
-    python benchmarks/bench_vs_perf_analyzer.py [--mode together|time|count] [--concurrency 8] [--repeat 6]
+    python benchmarks/compare/bench_vs_perf_analyzer.py [--mode together|time|count] [--concurrency 8] [--repeat 6]
 
 Starts `mcp serve` in its own process (ocr-cls, the real bundled classifier, and a small MLP) on
 loopback ports. For each model x protocol, after a warm-up, it runs perf_analyzer and `mcp bench`
@@ -53,7 +53,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 SHAPES = {"ocr-cls": ["x:3,48,192"], "mlp": []}
 DEFAULT_REQUESTS = {"ocr-cls": 1000, "mlp": 3000}

@@ -15,7 +15,7 @@ adds onnxruntime's per-operator profile of each measure (by operator type, the s
 each node's fastest run). Last, the sampler's
 full-vocabulary draw at temperature 1: a plain ``np.cumsum`` (before) vs ``sampling.inverse_cdf`` (now).
 
-    .venv/bin/python benchmarks/decode_step.py [--rounds 5] [--profile]
+    .venv/bin/python benchmarks/engine/decode_step.py [--rounds 5] [--profile]
         [--session-config session.force_spinning_stop=1 ...] [--threads 0]
 """
 
@@ -38,7 +38,7 @@ from mcp2026ai.ir.llm_info import LLMPrecision, load_llm_info
 from mcp2026ai.runtime.cpu_load import LoadProbe
 from mcp2026ai.runtime.onnx_decoder import SESSION_CONFIG, OnnxDecoder
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 PROMPT_TOKENS = 128
 LENGTH = 200
 MEASURES = ("prefill", "decode b=1", "decode b=8")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-BENCH_DIR = Path(__file__).resolve().parent
+BENCH_DIR = Path(__file__).resolve().parents[1]
 ROOT = BENCH_DIR.parent
 VENVS = BENCH_DIR / ".venvs"
 MAX_BATCH = 32
@@ -159,7 +159,7 @@ def group_cpu_seconds(pgid: int) -> float:
 def _venv_python(name: str) -> Path:
     python = VENVS / name / "bin" / "python"
     if not (VENVS / name / ".installed").exists():
-        raise Unavailable(f"{python} missing: run benchmarks/setup_peers.sh")
+        raise Unavailable(f"{python} missing: run benchmarks/peers/setup_peers.sh")
     return python
 
 

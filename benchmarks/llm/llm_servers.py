@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from servers import BENCH_DIR, ROOT, VENVS, ServerProcess, Unavailable, free_port
+from benchmarks.compare.servers import BENCH_DIR, ROOT, VENVS, ServerProcess, Unavailable, free_port
 
 LLAMA_SERVER = VENVS / "llama.cpp" / "llama-server"
 TRANSFORMERS_PYTHON = VENVS / "transformers" / "bin" / "python"
@@ -34,7 +34,7 @@ THREADS = 2
 def gguf_path() -> Path:
     """The benchmark's GGUF, located inside the transformers venv (where setup_llm_peers.sh put it)."""
     if not TRANSFORMERS_PYTHON.exists():
-        raise Unavailable(f"{TRANSFORMERS_PYTHON} missing: run benchmarks/setup_llm_peers.sh")
+        raise Unavailable(f"{TRANSFORMERS_PYTHON} missing: run benchmarks/peers/setup_llm_peers.sh")
     done = subprocess.run(
         [str(TRANSFORMERS_PYTHON), str(BENCH_DIR / "peers" / "llm_model.py"), "gguf-path"],
         capture_output=True,
@@ -156,7 +156,7 @@ class LlamaServer(LlmServer):
 
     def launch(self, gguf: Path, port: int) -> tuple[list[str], dict[str, str]]:
         if not LLAMA_SERVER.exists():
-            raise Unavailable(f"{LLAMA_SERVER} missing: run benchmarks/setup_llm_peers.sh")
+            raise Unavailable(f"{LLAMA_SERVER} missing: run benchmarks/peers/setup_llm_peers.sh")
         command = [str(LLAMA_SERVER), "-m", str(gguf), "-t", str(THREADS), "-np", "8", "-cb"]
         return [*command, "--host", "127.0.0.1", "--port", str(port), "-a", MODEL_ALIAS], {}
 

@@ -7,7 +7,7 @@ free, keeping one block per running sequence in reserve). The static baseline re
 ``max_model_len`` tokens per sequence, as a server without paging must. Memory per token is
 SmolLM2-135M's (30 layers x keys and values x 3 KV heads x 64 dims, fp32).
 
-    .venv/bin/python benchmarks/kv_admission.py [--budget-mib 256] [--max-model-len 2048] [--requests 400]
+    .venv/bin/python benchmarks/llm/kv_admission.py [--budget-mib 256] [--max-model-len 2048] [--requests 400]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ SmolLM2-135M-Instruct int4 (converted once into .cache/llm), the engine alone (n
 Prints output tokens/s per task and mode, the speed-up, the acceptance rate, and whether the
 answers were identical (they must be).
 
-    .venv/bin/python benchmarks/speculative.py [--rounds 3] [--tokens 96] [--draft 4]
+    .venv/bin/python benchmarks/llm/speculative.py [--rounds 3] [--tokens 96] [--draft 4]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.ir.llm_convert import convert_llm
 from mcp2026ai.ir.llm_info import LLMPrecision
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "llm"
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 PASSAGE = (
     "The keeper climbed the one hundred and twelve stairs at dusk, lit the great lamp, wound the clockwork "
     "that turned the lens, and wrote in the log that the sea was calm, the wind came from the west, and the "

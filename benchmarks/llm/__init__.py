@@ -1,0 +1,1 @@
+"""Text generation: aiperf against OpenAI-compatible peers, and A/Bs of the engine's features."""

@@ -1,0 +1,1 @@
+"""Load past capacity and the scheduler under it: goodput, refusals, the event loop's time, batching."""
