@@ -1,5 +1,5 @@
 """Which int8 paths keep SmolLM2 correct: greedy token agreement with the fp32 import (the planner's
-accuracy gate, ``generation/planning.py``) and decode speed, for every weight precision the import
+accuracy gate, ``policy/generation.py``) and decode speed, for every weight precision the import
 offers plus the int8 alternatives it does not.
 
 Paths: the model builder's int4 and int8 (weight-only MatMulNBits, the import's ``--precision``),

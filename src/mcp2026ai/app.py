@@ -97,7 +97,7 @@ def freeze_startup_heap() -> None:
     Full collections are also made rarer (:data:`FULL_COLLECTION_AFTER` young collections instead of
     10): what lives long while serving is mostly connections, and with thousands of them open a full
     collection walks them all, 40-70 ms during which nothing is answered. Under 4x overload with 3,000
-    connections (benchmarks/overload.py) nearly every latency-critical answer over its 50 ms deadline
+    connections (benchmarks/overload/overload.py) nearly every latency-critical answer over its 50 ms deadline
     was in flight during one of the two full collections of a run; with this, none ran in a run.
     Garbage cycles that reach the oldest generation wait longer to be freed.
     """

@@ -5,7 +5,7 @@
   AVX2 CPUs without VNNI), per-tensor or per-channel weights, MinMax/Entropy/Percentile calibration.
 * int8-dynamic: ``quantize_dynamic`` (weights int8 ahead of time, activations at run time) with
   onnxruntime's default operator set. It suits MatMul-heavy models (transformers, RNNs); on CNNs
-  its ConvInteger kernels are slower than fp32 (see benchmarks/quantization_bench.py).
+  its ConvInteger kernels are slower than fp32 (see benchmarks/engine/quantization_bench.py).
 * fp16: onnxconverter-common's ``convert_float_to_float16`` with ``keep_io_types=True``, so inputs
   and outputs stay FP32 and the signature does not change (optional extra ``[quantization]``).
 """

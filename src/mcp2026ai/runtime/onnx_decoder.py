@@ -29,7 +29,7 @@ from mcp2026ai.runtime.cpu_load import LoadProbe
 
 PLATFORM = "onnxruntime_decoder"
 SESSION_CONFIG: dict[str, str] = {}
-"""onnxruntime session config entries every decoder gets (benchmarks/decode_step.py compares others)."""
+"""onnxruntime session config entries every decoder gets (benchmarks/engine/decode_step.py compares others)."""
 BLOCKING = {"session.intra_op.allow_spinning": "0"}
 """Added for the session used while the CPUs are contended (see :class:`OnnxDecoder`)."""
 
@@ -93,7 +93,7 @@ class OnnxDecoder:
         options.intra_op_num_threads = confine(options, self._threads)
         for key, value in config.items():
             options.add_session_config_entry(key, value)
-        if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/decode_step.py --profile)
+        if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/engine/decode_step.py --profile)
             options.enable_profiling = True
             options.profile_file_prefix = str(profile_prefix)
         try:
