@@ -24,6 +24,7 @@ from mcp2026ai.errors import (
 )
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.versioning import integer_alias
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
@@ -34,7 +35,7 @@ from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.overrides import ConfigOverride
+from mcp2026ai.serving.overrides import ConfigOverride, override_from_triton
 
 log = logging.getLogger(__name__)
 
@@ -153,9 +154,11 @@ class ServedModels:
         """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False.
         A config ``override`` stays in force for the model (later loads and reloads) until it is unloaded."""
         async with self._lock:
-            record = self.registry.resolve(name, version)
+            record = self._resolve(name, version)
             try:
-                served = await self._build(record, override or self._overrides.get(name))
+                given = override or self._overrides.get(name)
+                standing = await asyncio.to_thread(self._standing_override, record, given)
+                served = await self._build(record, standing)
             except (SignatureError, IntegrityError) as exc:  # refused: the index shows why
                 self._set_failure(name, str(exc))
                 raise
@@ -169,6 +172,29 @@ class ServedModels:
                 self._overrides[name] = override
         await self._retire(retired)
         return served
+
+    def _resolve(self, name: str, version: str | None) -> ModelVersion:
+        """The registry version to load; an unknown or refused model in Triton's words ("failed to load")."""
+        try:
+            return self.registry.resolve(name, version)
+        except NotFoundError as exc:
+            entry = self._models.get(name)
+            if entry is not None and entry.failure:
+                raise ModelNotReadyError(entry.failure) from None
+            raise NotFoundError(f"failed to load '{name[:100]}': {exc}") from None
+
+    def _standing_override(self, record: ModelVersion, given: ConfigOverride | None) -> ConfigOverride | None:
+        """The version's stored Triton config (when imported from a repository), then ``given`` on top."""
+        config = stored_config(self.registry, record)
+        if config is None:
+            return given
+        stored = override_from_triton(config, record.name)
+        return stored if given is None else stored.merged(given)
+
+    def record_failure(self, name: str, reason: str) -> None:
+        """Show ``name`` as UNAVAILABLE with ``reason`` in the repository index (a model that could not
+        be loaded, registered or not)."""
+        self._set_failure(name, reason)
 
     def set_default(self, name: str, version: str) -> None:
         """Point unpinned traffic at another loaded version (one atomic swap)."""
@@ -246,7 +272,8 @@ class ServedModels:
     def index(self) -> list[dict[str, str]]:
         """Every registered model with its state, as in Triton's repository index."""
         rows = []
-        for name in self.registry.model_names():
+        failed = {name for name, entry in self._models.items() if entry.failure and not entry.versions}
+        for name in sorted(set(self.registry.model_names()) | failed):
             entry = self._models.get(name)
             if entry and entry.versions:
                 rows += [{"name": name, "version": v, "state": "READY", "reason": ""} for v in entry.versions]

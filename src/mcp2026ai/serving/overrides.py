@@ -5,7 +5,11 @@
 something here: ``max_batch_size``, ``instance_group[].count`` (batches run at once) and
 ``dynamic_batching`` (queue delay, preferred sizes). They stay in force for the model until it is
 unloaded, and ``/config`` reports them. An override that is not JSON, names another model, has an
-unknown field or an out-of-range value is refused (400 / INVALID_ARGUMENT) and nothing changes.
+unknown field or an out-of-range value is refused (400 / INVALID_ARGUMENT, in Triton's words:
+"failed to load ...", which its model-control client checks) and nothing changes.
+
+A version imported from a Triton repository carries its ``config.pbtxt``: :func:`override_from_triton`
+reads the same fields from it, and a ``load`` override is applied on top.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from google.protobuf import json_format
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp2026ai.errors import InvalidArgumentError
@@ -41,6 +46,10 @@ class ConfigOverride(BaseModel):
     max_queue_delay_ms: float | None = Field(None, ge=0, le=10_000)
     preferred_batch_sizes: list[int] | None = None
 
+    def merged(self, other: ConfigOverride) -> ConfigOverride:
+        """This override with what ``other`` sets on top."""
+        return ConfigOverride(**{**self.model_dump(exclude_none=True), **other.model_dump(exclude_none=True)})
+
     def apply(self, config: BatchingConfig) -> BatchingConfig:
         """``config`` with what this override sets (validated again as a whole)."""
         updates: dict[str, Any] = {
@@ -57,11 +66,29 @@ class ConfigOverride(BaseModel):
         try:
             return BatchingConfig.model_validate(merged)
         except ValidationError as exc:
-            raise InvalidArgumentError(describe_validation_error(exc, "config")) from None
+            raise InvalidArgumentError("failed to load: " + describe_validation_error(exc, "config")) from None
 
 
 def parse_config_override(text: str, model: str) -> ConfigOverride:
     """A Triton configuration JSON given with ``load``, as the override it means here."""
+    try:
+        return _parse_config_override(text, model)
+    except InvalidArgumentError as exc:
+        raise InvalidArgumentError(f"failed to load '{model[:100]}': {exc}") from None
+
+
+def override_from_triton(config: Any, model: str) -> ConfigOverride:
+    """What a stored Triton ``ModelConfig`` (``model_config_pb2``) sets: max batch, instances and
+    dynamic batching (none: no queue delay)."""
+    document = json_format.MessageToDict(config, preserving_proto_field_name=True)
+    wanted = {key: document[key] for key in ("max_batch_size", "instance_group", "dynamic_batching") if key in document}
+    override = parse_config_override(json.dumps(wanted), model)
+    if config.max_batch_size > 0 and not config.HasField("dynamic_batching"):
+        override = override.model_copy(update={"max_queue_delay_ms": 0.0})
+    return override
+
+
+def _parse_config_override(text: str, model: str) -> ConfigOverride:
     try:
         document = json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:
