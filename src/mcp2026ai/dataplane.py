@@ -82,9 +82,12 @@ class DataPlane:
 
     # metadata -------------------------------------------------------------------------------
     def model_ready(self, name: str, version: str | None = None) -> bool:
-        """Whether the version is loaded and ready; an unknown model or version raises NotFoundError."""
+        """Whether the version is loaded and ready: False for a known model that is not loaded (as Triton's
+        model-control clients expect); an unknown model or version raises NotFoundError."""
         if self.models.is_ready(name, version):
             return True
+        if not self.models.is_loaded(name) and self.models.knows(name):
+            return False
         if self.generation.serves(name):
             return version in (None, self.generation.get(name).record.version)
         self.models.get(name, version)  # raises the right not-found error

@@ -68,8 +68,6 @@ def repository_registry(repository: Path) -> tuple[ModelRegistry, RepositoryServ
     serving = RepositoryServing.from_import(imported)
     for name in serving.names:
         _print_notes(name, imported.notes.get(name, []))
-    for reason in serving.failures.values():
-        console.print(reason, highlight=False, soft_wrap=True)
     if not serving.names:
         raise InvalidArgumentError(f"{repository}: no model can be served")
     return registry, serving

@@ -262,6 +262,11 @@ class ServedModels:
         entry = self._models.get(name)
         return entry is not None and bool(entry.versions)
 
+    def knows(self, name: str) -> bool:
+        """Registered, or refused at load (in the repository index either way)."""
+        entry = self._models.get(name)
+        return (entry is not None and entry.failure is not None) or self._known(name)
+
     def loaded_names(self) -> list[str]:
         return sorted(name for name, entry in self._models.items() if entry.versions)
 
