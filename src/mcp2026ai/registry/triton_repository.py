@@ -90,9 +90,12 @@ def read_model(directory: Path) -> RepositoryModel:
     if config.name and config.name != directory.name:
         raise TritonConfigError(f"{path}: name: {config.name!r} differs from the directory name {directory.name!r}")
     config.name = directory.name
-    if config.platform not in ONNX_PLATFORMS or config.backend not in ONNX_BACKENDS:
-        given = config.platform or config.backend
-        raise TritonConfigError(f"{path}: platform: {given!r} is not served here (ONNX models: onnxruntime_onnx)")
+    for field, value, served in (
+        ("platform", config.platform, ONNX_PLATFORMS),
+        ("backend", config.backend, ONNX_BACKENDS),
+    ):
+        if value not in served:
+            raise TritonConfigError(f"{path}: {field}: {value!r} is not served here (ONNX models: onnxruntime)")
     filename = config.default_model_filename or DEFAULT_MODEL_FILE
     available = {int(p.name): p / filename for p in directory.iterdir() if p.is_dir() and p.name.isdigit()}
     selected = selected_versions(config, sorted(available), path)
