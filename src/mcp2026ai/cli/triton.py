@@ -36,7 +36,7 @@ def import_triton(
     imported = import_repository(registry, repository, registry.home / "tmp")
     for name, records in imported.records.items():
         versions = ", ".join(f"{record.version} (Triton {record.number})" for record in records)
-        console.print(f"imported {name}: {versions}", highlight=False)
+        console.print(f"imported {name}: {versions}", highlight=False, soft_wrap=True)
         _print_notes(name, imported.notes.get(name, []))
 
 
@@ -52,7 +52,7 @@ def export(
         raise InvalidArgumentError("nothing to export: register a model first")
     for directory in export_repository(registry, names, out):
         versions = ", ".join(sorted((p.name for p in directory.iterdir() if p.is_dir()), key=int))
-        console.print(f"exported {directory.name}: {directory} (versions {versions})", highlight=False)
+        console.print(f"exported {directory.name}: {directory} (versions {versions})", highlight=False, soft_wrap=True)
 
 
 def repository_registry(repository: Path) -> tuple[ModelRegistry, RepositoryServing]:
