@@ -189,6 +189,14 @@ def priority_class(level: int, dynamic: mc.ModelDynamicBatching) -> SLAClass | N
     return SLAClass.BEST_EFFORT if level == levels else SLAClass.THROUGHPUT_GUARANTEED
 
 
+def priority_classes(config: mc.ModelConfig) -> dict[int, SLAClass]:
+    """Each of the model's priority levels as an SLA class (empty: the model declares no levels), so
+    that a request's ``priority`` parameter picks its class queue."""
+    dynamic = config.dynamic_batching
+    levels = {level: priority_class(level, dynamic) for level in range(1, dynamic.priority_levels + 1)}
+    return {level: cls for level, cls in levels.items() if cls is not None}
+
+
 def _sequence(batching: mc.ModelSequenceBatching) -> dict[str, Any]:
     controls: dict[str, str] = {}
     for control_input in batching.control_input:

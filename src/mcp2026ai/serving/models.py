@@ -14,6 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from tritonclient.grpc.model_config_pb2 import ModelConfig
+
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import (
     IntegrityError,
     InvalidArgumentError,
@@ -24,6 +27,7 @@ from mcp2026ai.errors import (
 )
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.triton_config import priority_classes
 from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.versioning import integer_alias
 from mcp2026ai.runtime.base import Backend
@@ -58,6 +62,14 @@ def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
     if alias is None:
         return None
     return next((m for m in entry.versions.values() if m.record.number == alias), None)
+
+
+def _standing(config: ModelConfig | None, record: ModelVersion, given: ConfigOverride | None) -> ConfigOverride | None:
+    """The version's stored Triton config (when imported from a repository), then ``given`` on top."""
+    if config is None:
+        return given
+    stored = override_from_triton(config, record.name)
+    return stored if given is None else stored.merged(given)
 
 
 def direct_executor(
@@ -106,6 +118,8 @@ class ServedModel:
     load_seconds: float = 0.0
     sequences: SequenceTable | None = None
     """The live sequences of a stateful model (its contract has a ``sequence`` section)."""
+    priority_classes: dict[int, SLAClass] = field(default_factory=dict)
+    """Triton priority level -> SLA class (a request's ``priority`` parameter), from its stored config."""
 
     @property
     def plan(self) -> Plan:
@@ -156,9 +170,9 @@ class ServedModels:
         async with self._lock:
             record = self._resolve(name, version)
             try:
-                given = override or self._overrides.get(name)
-                standing = await asyncio.to_thread(self._standing_override, record, given)
-                served = await self._build(record, standing)
+                config = await asyncio.to_thread(stored_config, self.registry, record)
+                served = await self._build(record, _standing(config, record, override or self._overrides.get(name)))
+                served.priority_classes = priority_classes(config) if config is not None else {}
             except (SignatureError, IntegrityError) as exc:  # refused: the index shows why
                 self._set_failure(name, str(exc))
                 raise
@@ -182,14 +196,6 @@ class ServedModels:
             if entry is not None and entry.failure:
                 raise ModelNotReadyError(entry.failure) from None
             raise NotFoundError(f"failed to load '{name[:100]}': {exc}") from None
-
-    def _standing_override(self, record: ModelVersion, given: ConfigOverride | None) -> ConfigOverride | None:
-        """The version's stored Triton config (when imported from a repository), then ``given`` on top."""
-        config = stored_config(self.registry, record)
-        if config is None:
-            return given
-        stored = override_from_triton(config, record.name)
-        return stored if given is None else stored.merged(given)
 
     def record_failure(self, name: str, reason: str) -> None:
         """Show ``name`` as UNAVAILABLE with ``reason`` in the repository index (a model that could not

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidArgumentError, ModelNotReadyError, NotFoundError
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.triton_import import import_repository
@@ -18,7 +19,7 @@ from tests.support.triton_repository import BROKEN_CONFIG, add_sub, add_sub_conf
 CONFIG = add_sub_config("simple") + (
     "version_policy: { latest: { num_versions: 2 } }\n"
     "instance_group [ { count: 2 kind: KIND_CPU } ]\n"
-    "dynamic_batching { preferred_batch_size: [ 4 ] max_queue_delay_microseconds: 500 }\n"
+    "dynamic_batching { preferred_batch_size: [ 4 ] max_queue_delay_microseconds: 500 priority_levels: 2 }\n"
 )
 
 
@@ -41,6 +42,8 @@ def test_selected_versions_load_with_the_config_in_force(registry: ModelRegistry
         assert batching is not None
         assert (batching.max_batch_size, batching.max_concurrent_batches) == (8, 2)
         assert (batching.max_queue_delay_ms, batching.preferred_batch_sizes) == (0.5, [4])
+        levels = {1: SLAClass.LATENCY_CRITICAL, 2: SLAClass.BEST_EFFORT}
+        assert models.get("simple").priority_classes == levels  # a request's priority picks its class queue
         index = {(row["name"], row["version"]): row for row in models.index()}
         assert index["broken_dims", ""]["state"] == "UNAVAILABLE"
         assert index["broken_dims", ""]["reason"].startswith("failed to load 'broken_dims': ")
