@@ -1,5 +1,6 @@
 """A Triton ``config.pbtxt`` as what the registry keeps: checked dims, a contract, preprocessing.
 
+- no latency budget (a config states none): planned for the best latency with no constraint.
 - ``max_batch_size`` and ``dynamic_batching`` (queue delay, preferred sizes) -> the contract's
   ``batching``; no ``dynamic_batching`` -> no queue delay.
 - ``sequence_batching`` (control inputs START/END/READY/CORRID, implicit ``state``, idle time,
@@ -45,6 +46,9 @@ _CONTROL_FIELDS = {
     mc.ModelSequenceBatching.Control.CONTROL_SEQUENCE_READY: "ready",
     mc.ModelSequenceBatching.Control.CONTROL_SEQUENCE_CORRID: "corrid",
 }
+NO_LATENCY_BUDGET_MS = 3_600_000
+"""A Triton config promises no latency: its contract is planned like a model registered without one
+(the policy's ``UNCONSTRAINED``), not held to the contract's default 100 ms p99."""
 DEFAULT_SEQUENCE_IDLE_US = 1_000_000
 """Triton's ``max_sequence_idle_microseconds`` when the config leaves it out."""
 
@@ -158,7 +162,7 @@ def sequence_inputs(config: mc.ModelConfig) -> list[str]:
 
 def contract_from_config(config: mc.ModelConfig, source: Path) -> InferenceContract:
     """The contract a config means (see the module docstring); refused with the file and field named."""
-    document: dict[str, Any] = {}
+    document: dict[str, Any] = {"latency": {"p99_ms": NO_LATENCY_BUDGET_MS}}
     if config.max_batch_size > 0:
         document["batching"] = _batching(config)
     level_class = priority_class(config.dynamic_batching.default_priority_level, config.dynamic_batching)
@@ -237,7 +241,7 @@ def unapplied_notes(config: mc.ModelConfig) -> list[str]:
     notes = []
     if config.parameters:
         keys = ", ".join(sorted(config.parameters))
-        notes.append(f"parameters {keys}: kept and reported in /config; nothing here reads them")
+        notes.append(f"parameters {keys}: kept with the version (and exported); nothing here reads them")
     known = APPLIED_FIELDS | {"parameters"}
     skipped = sorted(field.name for field, _ in config.ListFields() if field.name not in known)
     if skipped:

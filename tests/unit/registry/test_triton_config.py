@@ -127,7 +127,7 @@ def test_fields_that_change_nothing_are_named() -> None:
     text = sequence_config("dyna", dynamic=True) + "model_warmup [{ name: 'w' batch_size: 1 }]\n"
     notes = unapplied_notes(parse(text))
     assert notes == [
-        "parameters execute_delay_ms: kept and reported in /config; nothing here reads them",
+        "parameters execute_delay_ms: kept with the version (and exported); nothing here reads them",
         "model_warmup: not applied here (kept in the stored config)",
     ]
     assert unapplied_notes(parse(add_sub_config("simple"))) == []
