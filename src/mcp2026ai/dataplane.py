@@ -120,7 +120,7 @@ class DataPlane:
         served = self.models.get(name, version)
         signature = served.record.signature
         batching = served.batching
-        max_batch = served.max_batch_size if signature.batchable else 0
+        max_batch = served.max_batch_size if signature.batchable and (batching is None or batching.batch_dim) else 0
         dynamic = None
         if max_batch > 0 and batching is not None and batching.batching:
             dynamic = DynamicBatching(batching.max_queue_delay_ms, tuple(batching.preferred_batch_sizes))

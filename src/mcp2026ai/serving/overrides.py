@@ -42,6 +42,7 @@ class ConfigOverride(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_batch_size: int | None = Field(None, ge=1, le=4096)
+    batch_dim: bool | None = Field(None, description="False: Triton's max_batch_size 0, requests never merged.")
     instance_count: int | None = Field(None, ge=1, le=64)
     max_queue_delay_ms: float | None = Field(None, ge=0, le=10_000)
     preferred_batch_sizes: list[int] | None = None
@@ -61,7 +62,9 @@ class ConfigOverride(BaseModel):
         merged = {**config.model_dump(), **{key: value for key, value in updates.items() if value is not None}}
         if self.max_batch_size is not None:
             merged["batch_rows"] = None  # the configured max batch replaces the plan's cap
-        if not config.batch_dim:
+        if self.batch_dim is False:  # the first dimension is the model's own, not a batch
+            merged.update(batch_dim=False, batch_rows=None, preferred_batch_sizes=[], max_queue_delay_ms=0.0)
+        if not merged["batch_dim"]:
             merged["max_batch_size"] = 1
         try:
             return BatchingConfig.model_validate(merged)
@@ -83,8 +86,10 @@ def override_from_triton(config: Any, model: str) -> ConfigOverride:
     document = json_format.MessageToDict(config, preserving_proto_field_name=True)
     wanted = {key: document[key] for key in ("max_batch_size", "instance_group", "dynamic_batching") if key in document}
     override = parse_config_override(json.dumps(wanted), model)
-    if config.max_batch_size > 0 and not config.HasField("dynamic_batching"):
-        override = override.model_copy(update={"max_queue_delay_ms": 0.0})
+    if config.max_batch_size == 0:
+        return override.model_copy(update={"batch_dim": False})
+    if not config.HasField("dynamic_batching"):
+        return override.model_copy(update={"max_queue_delay_ms": 0.0})
     return override
 
 
@@ -102,7 +107,11 @@ def _parse_config_override(text: str, model: str) -> ConfigOverride:
         raise InvalidArgumentError(f"load config names model {str(document['name'])[:100]!r}, not {model!r}")
     fields: dict[str, Any] = {}
     if "max_batch_size" in document:
-        fields["max_batch_size"] = max(1, _integer(document["max_batch_size"], "max_batch_size"))
+        max_batch_size = _integer(document["max_batch_size"], "max_batch_size")
+        if max_batch_size == 0:
+            fields["batch_dim"] = False
+        else:
+            fields["max_batch_size"] = max_batch_size
     groups = document.get("instance_group")
     if groups is not None:
         if not isinstance(groups, list) or not all(isinstance(group, dict) for group in groups):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.contract import SLAClass
+from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import InvalidArgumentError, ModelNotReadyError, NotFoundError
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.triton_import import import_repository
@@ -67,3 +68,23 @@ def test_bad_load_overrides_say_failed_to_load(text: str) -> None:
     """Triton's model-control clients look for these words."""
     with pytest.raises(InvalidArgumentError, match=r"^failed to load 'simple': "):
         parse_config_override(text, "simple")
+
+
+def test_max_batch_size_zero_never_merges_requests(registry: ModelRegistry, tmp_path: Path) -> None:
+    """Triton's max_batch_size 0: the model's first dimension is its own (dims [-1, 16]), not a batch."""
+    unbatched = (
+        add_sub_config("simple").replace("max_batch_size: 8", "max_batch_size: 0").replace("[ 16 ]", "[ -1, 16 ]")
+    )
+    write_model(tmp_path / "repo", "simple", unbatched, {1: add_sub(tmp_path / "sources" / "simple.onnx")})
+    served = RepositoryServing.from_import(import_repository(registry, tmp_path / "repo", tmp_path / "work"))
+
+    async def scenario() -> None:
+        models = ServedModels(registry)
+        await load_repository(models, served)
+        batching = models.get("simple").batching
+        assert batching is not None and not batching.batch_dim and not batching.batching
+        assert DataPlane(models).describe("simple").max_batch_size == 0  # /config says so, as Triton's does
+        await models.unload_all()
+
+    asyncio.run(scenario())
+    assert parse_config_override('{"max_batch_size": 0}', "simple").batch_dim is False
