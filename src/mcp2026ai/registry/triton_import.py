@@ -123,6 +123,12 @@ def _existing(registry: ModelRegistry, prepared: PreparedModel, version: Prepare
     try:
         record = registry.catalog.get(name, version.version)
     except NotFoundError:
+        taken = _by_number(registry, name, version.number)
+        if taken is not None:
+            raise AlreadyExistsError(
+                f"{prepared.model.directory / str(version.number)}: model {name!r} already has integer alias "
+                f"{version.number} (version {taken.version}); remove it first (mcp model rm)"
+            ) from None
         return None
     same_contract = record.contract is not None and record.contract.model_dump() == prepared.contract.model_dump()
     if record.digest == sha256_of(version.onnx) and record.number == version.number and same_contract:
@@ -131,6 +137,13 @@ def _existing(registry: ModelRegistry, prepared: PreparedModel, version: Prepare
         f"{prepared.model.directory / str(version.number)}: model {name!r} already has version {record.version} "
         "with another model file or config; remove it first (mcp model rm)"
     )
+
+
+def _by_number(registry: ModelRegistry, name: str, number: int) -> ModelVersion | None:
+    try:
+        return registry.catalog.get_by_number(name, number)
+    except NotFoundError:
+        return None
 
 
 def stored_config_text(registry: ModelRegistry, record: ModelVersion) -> str | None:

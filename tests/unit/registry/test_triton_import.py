@@ -45,6 +45,15 @@ def test_importing_again_reuses_and_a_changed_model_is_refused(registry: ModelRe
     assert len(registry.versions("simple")) == 2
 
 
+def test_a_taken_integer_alias_is_refused_first(registry: ModelRegistry, repository: Path, mlp_path: Path) -> None:
+    registry.register("simple", mlp_path, version="0.5.0")  # integer alias 1
+    with pytest.raises(
+        AlreadyExistsError, match=r"simple/1: model 'simple' already has integer alias 1 \(version 0\.5\.0\)"
+    ):
+        import_repository(registry, repository, registry.home / "tmp")
+    assert [r.version for r in registry.versions("simple")] == ["0.5.0"]
+
+
 def test_one_refused_model_registers_nothing(registry: ModelRegistry, repository: Path) -> None:
     write_model(repository, "broken_dims", BROKEN_CONFIG, {1: repository / "simple" / "1" / "model.onnx"})
     with pytest.raises(TritonConfigError, match=r"broken_dims/config\.pbtxt: input 'INPUT0': dims: -2 is impossible"):
