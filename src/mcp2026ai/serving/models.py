@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tritonclient.grpc.model_config_pb2 import ModelConfig
-
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import (
     IntegrityError,
@@ -39,7 +37,7 @@ from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.overrides import ConfigOverride, override_from_triton
+from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +60,6 @@ def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
     if alias is None:
         return None
     return next((m for m in entry.versions.values() if m.record.number == alias), None)
-
-
-def _standing(config: ModelConfig | None, record: ModelVersion, given: ConfigOverride | None) -> ConfigOverride | None:
-    """The version's stored Triton config (when imported from a repository), then ``given`` on top."""
-    if config is None:
-        return given
-    stored = override_from_triton(config, record.name)
-    return stored if given is None else stored.merged(given)
 
 
 def direct_executor(
@@ -171,15 +161,16 @@ class ServedModels:
             record = self._resolve(name, version)
             try:
                 config = await asyncio.to_thread(stored_config, self.registry, record)
-                served = await self._build(record, _standing(config, record, override or self._overrides.get(name)))
+                given = override or self._overrides.get(name)
+                served = await self._build(record, with_stored_config(config, record.name, given))
                 served.priority_classes = priority_classes(config) if config is not None else {}
             except (SignatureError, IntegrityError) as exc:  # refused: the index shows why
-                self._set_failure(name, str(exc))
+                self.record_failure(name, str(exc))
                 raise
             except MCPError:
                 raise
             except Exception as exc:  # a broken artifact must not take the server down  # noqa: BLE001
-                self._set_failure(name, f"failed to load {record.ref}: {exc}")
+                self.record_failure(name, f"failed to load {record.ref}: {exc}")
                 raise ModelNotReadyError(f"failed to load {record.ref}: {exc}") from None
             retired = self._install(served, make_default)
             if override is not None:
@@ -196,11 +187,6 @@ class ServedModels:
             if entry is not None and entry.failure:
                 raise ModelNotReadyError(entry.failure) from None
             raise NotFoundError(f"failed to load '{name[:100]}': {exc}") from None
-
-    def record_failure(self, name: str, reason: str) -> None:
-        """Show ``name`` as UNAVAILABLE with ``reason`` in the repository index (a model that could not
-        be loaded, registered or not)."""
-        self._set_failure(name, reason)
 
     def set_default(self, name: str, version: str) -> None:
         """Point unpinned traffic at another loaded version (one atomic swap)."""
@@ -322,7 +308,8 @@ class ServedModels:
         self._swap(models)
         return retired
 
-    def _set_failure(self, name: str, reason: str) -> None:
+    def record_failure(self, name: str, reason: str) -> None:
+        """Show ``name`` as UNAVAILABLE with ``reason`` in the repository index (registered or not)."""
         models = dict(self._models)
         entry = models.get(name, _ModelEntry())
         models[name] = _ModelEntry(versions=entry.versions, default=entry.default, failure=reason)

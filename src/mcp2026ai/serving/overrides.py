@@ -93,6 +93,14 @@ def override_from_triton(config: Any, model: str) -> ConfigOverride:
     return override
 
 
+def with_stored_config(config: Any, model: str, given: ConfigOverride | None) -> ConfigOverride | None:
+    """A version's stored Triton config (None: not imported from a repository), then ``given`` on top."""
+    if config is None:
+        return given
+    stored = override_from_triton(config, model)
+    return stored if given is None else stored.merged(given)
+
+
 def _parse_config_override(text: str, model: str) -> ConfigOverride:
     try:
         document = json.loads(text)
