@@ -110,6 +110,26 @@ def reshapes(config: mc.ModelConfig) -> tuple[list[Reshape], list[Reshape]]:
     return of(config.input), of(config.output)
 
 
+def check_reshapes(config: mc.ModelConfig, original: Signature, source: Path) -> None:
+    """Each ``reshape`` against the model's own tensor, before the graph is wrapped."""
+    batched = config.max_batch_size > 0
+    for kind, tensors, specs in (("input", config.input, original.inputs), ("output", config.output, original.outputs)):
+        shapes = {spec.name: spec.shape for spec in specs}
+        for tensor in (t for t in tensors if t.HasField("reshape") and t.name in shapes):
+            wanted = [-1, *tensor.reshape.shape] if batched else list(tensor.reshape.shape)
+            model = shapes[tensor.name]
+            fits = len(wanted) == len(model) and all(m == -1 or m == w for w, m in zip(wanted, model, strict=True))
+            if not fits:
+                raise TritonConfigError(
+                    f"{source}: {kind} {tensor.name!r}: reshape.shape: {list(tensor.reshape.shape)} does not match "
+                    f"the model's {_without_batch_shape(model, batched)}"
+                )
+
+
+def _without_batch_shape(shape: list[int], batched: bool) -> list[int]:
+    return shape[1:] if batched and shape else shape
+
+
 def check_signature(config: mc.ModelConfig, signature: Signature, source: Path) -> None:
     """The config's tensors against the model's (after any reshape): names, types and dims; every model
     input is configured or filled by sequence batching."""

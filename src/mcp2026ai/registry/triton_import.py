@@ -26,6 +26,7 @@ from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import sha256_of
 from mcp2026ai.registry.triton_config import (
     check_config,
+    check_reshapes,
     check_signature,
     contract_from_config,
     preprocessing_from_config,
@@ -75,6 +76,7 @@ def prepare(model: RepositoryModel, workdir: Path) -> PreparedModel:
     for number, path in model.versions.items():
         onnx = path
         if inputs or outputs:
+            check_reshapes(config, import_model(path, workdir).signature, source)
             workdir.mkdir(parents=True, exist_ok=True)
             try:
                 onnx = wrap_reshapes(path, workdir / f"{model.name}-{number}.onnx", inputs, outputs)

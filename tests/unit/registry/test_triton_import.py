@@ -88,3 +88,13 @@ def test_reshape_is_wrapped_into_the_stored_onnx(registry: ModelRegistry, tmp_pa
     wrapped = session.run(None, {"data_0": image})[0]
     original = ort.InferenceSession(str(bundled_model_path("onnx-densenet121")), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(wrapped, original.run(None, {"data_0": image[None]})[0].reshape(1000), rtol=1e-6)
+
+
+def test_a_reshape_the_model_cannot_take_is_refused(registry: ModelRegistry, tmp_path: Path) -> None:
+    from mcp2026ai.bundled import bundled_model_path
+
+    config = DENSENET_CONFIG.replace("[ 1, 3, 224, 224 ]", "[ 1, 3, 112, 448 ]")
+    model = write_model(tmp_path / "repo", "densenet_onnx", config, {1: bundled_model_path("onnx-densenet121")})
+    (model / "densenet_labels.txt").write_text("tench\n")
+    with pytest.raises(TritonConfigError, match=r"input 'data_0': reshape.shape: \[1, 3, 112, 448\] does not match"):
+        import_repository(registry, tmp_path / "repo", registry.home / "tmp")
