@@ -12,9 +12,11 @@ from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import InvalidArgumentError, ModelNotReadyError, NotFoundError
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.triton_import import import_repository
+from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
 from mcp2026ai.serving.repository import RepositoryServing, load_repository
+from mcp2026ai.serving.sync import ServingSync
 from tests.support.triton_repository import BROKEN_CONFIG, add_sub, add_sub_config, write_model
 
 CONFIG = add_sub_config("simple") + (
@@ -53,6 +55,9 @@ def test_selected_versions_load_with_the_config_in_force(registry: ModelRegistry
             await models.load("broken_dims")
         with pytest.raises(NotFoundError, match=r"failed to load 'ghost': unknown model 'ghost'"):
             await models.load("ghost")
+        sync = ServingSync(models, TrafficController(registry), lambda: None, pinned=served.versions)
+        await sync.sync_once()  # the policy's versions stay loaded beside the default
+        assert sorted(m.record.version for m in models.served_versions("simple")) == ["2.0.0", "3.0.0"]
         reloaded = await models.load("simple", "3.0.0", override=ConfigOverride(max_batch_size=4))
         assert reloaded.batching is not None and reloaded.batching.max_concurrent_batches == 2  # stored, then given
         assert reloaded.batching.max_batch_size == 4
