@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from mcp2026ai.cli import context
+from mcp2026ai.cli import context, triton
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError, MCPError
@@ -255,3 +255,7 @@ def _plan_or_withdraw(registry: ModelRegistry, record: ModelVersion) -> None:
         context.audit("model.rm", record.ref, {"digest": record.digest, "reason": str(exc)[:200]})
         raise
     console.print(f"plan: {decision.reason}", highlight=False)
+
+
+app.command("import-triton")(triton.import_triton)
+app.command("export")(triton.export)

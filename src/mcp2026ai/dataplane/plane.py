@@ -70,9 +70,12 @@ class DataPlane:
 
     # metadata -------------------------------------------------------------------------------
     def model_ready(self, name: str, version: str | None = None) -> bool:
-        """Whether the version is loaded and ready; an unknown model or version raises NotFoundError."""
+        """Whether the version is loaded and ready: False for a known model that is not loaded (as Triton's
+        model-control clients expect); an unknown model or version raises NotFoundError."""
         if self.models.is_ready(name, version):
             return True
+        if not self.models.is_loaded(name) and self.models.knows(name):
+            return False
         if self.llms.serves(name):
             return version in (None, self.llms.get(name).record.version)
         self.models.get(name, version)  # raises the right not-found error
@@ -105,7 +108,7 @@ class DataPlane:
         served = self.models.get(name, version)
         signature = served.record.signature
         batching = served.batching
-        max_batch = served.max_batch_size if signature.batchable else 0
+        max_batch = served.max_batch_size if signature.batchable and (batching is None or batching.batch_dim) else 0
         dynamic = None
         if max_batch > 0 and batching is not None and batching.batching:
             dynamic = DynamicBatching(batching.max_queue_delay_ms, tuple(batching.preferred_batch_sizes))

@@ -102,16 +102,21 @@ class Catalog:
         finally:
             db.close()
 
-    def insert(self, record: ModelVersion, intent: AuditIntent | None = None) -> ModelVersion:
-        """Store a new version; its Triton-style integer alias (1, 2, 3, ...) is the next free one for
-        its name, chosen inside the insert's own write transaction so concurrent registrations of one
-        name (other processes included) never share an alias. ``intent`` (the audit entry owed for
-        the registration) is stored in the same transaction. Returns the record with its number."""
+    def insert(
+        self, record: ModelVersion, intent: AuditIntent | None = None, number: int | None = None
+    ) -> ModelVersion:
+        """Store a new version; its Triton-style integer alias (1, 2, 3, ...) is ``number`` when given
+        (a Triton repository's version directory), else the next free one for its name, chosen inside
+        the insert's own write transaction so concurrent registrations of one name (other processes
+        included) never share an alias. ``intent`` (the audit entry owed for the registration) is
+        stored in the same transaction. Returns the record with its number."""
         try:
             with self._connect() as db:
                 db.execute("BEGIN IMMEDIATE")
-                row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (record.name,)).fetchone()
-                record = record.model_copy(update={"number": int(row[0] or 0) + 1})
+                if number is None:
+                    row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (record.name,)).fetchone()
+                    number = int(row[0] or 0) + 1
+                record = record.model_copy(update={"number": number})
                 db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _to_row(record))
                 if intent is not None:
                     db.execute(
@@ -119,7 +124,8 @@ class Catalog:
                         (intent.id, intent.action, intent.actor, record.ref, json.dumps(intent.details), _now()),
                     )
         except sqlite3.IntegrityError:
-            raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}") from None
+            alias = f" or integer alias {number}" if number is not None else ""
+            raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}{alias}") from None
         return record
 
     def pending_audits(self) -> list[PendingAudit]:

@@ -84,10 +84,12 @@ class ModelRegistry:
         precision: LLMPrecision | None = None,
         actor: str | None = None,
         audit_details: dict[str, Any] | None = None,
+        number: int | None = None,
     ) -> ModelVersion:
         """Import ``path`` as a new version; with an audit log, its ``model.register`` entry (by
         ``actor``, else :attr:`actor`; ``audit_details`` added to the digest and source) is written
-        with the catalog row, all or nothing across a crash."""
+        with the catalog row, all or nothing across a crash. ``number`` fixes its integer alias (a
+        Triton version directory's number) instead of the next free one."""
         validate_model_name(name)
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
         if is_llm_source(Path(path)):
@@ -120,25 +122,29 @@ class ModelRegistry:
             **(audit_details or {}),
         }
         return self._catalogue(
-            record, not version, AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details)
+            record, not version, AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details), number
         )
 
-    def _catalogue(self, record: ModelVersion, automatic: bool, intent: AuditIntent) -> ModelVersion:
+    def _catalogue(
+        self, record: ModelVersion, automatic: bool, intent: AuditIntent, number: int | None = None
+    ) -> ModelVersion:
         """Insert the version; with an audit log, its entry too, all or nothing across a crash: the intent
         goes in with the row, the entry follows, the intent is cleared (all under the log's lock)."""
         if self.audit is None:
-            return self._insert(record, automatic)
+            return self._insert(record, automatic, number=number)
         with self.audit.holding() as append:
             recover_pending(self.catalog, self.audit, append)  # what a killed registration owes first
-            record = self._insert(record, automatic, intent)
+            record = self._insert(record, automatic, intent, number)
             append(intent.action, intent.actor, record.ref, {**intent.details, "intent": intent.id})
             self.catalog.clear_audit(intent.id)
         return record
 
-    def _insert(self, record: ModelVersion, automatic: bool, intent: AuditIntent | None = None) -> ModelVersion:
+    def _insert(
+        self, record: ModelVersion, automatic: bool, intent: AuditIntent | None = None, number: int | None = None
+    ) -> ModelVersion:
         for _ in range(_AUTOMATIC_VERSION_TRIES):
             try:
-                return self.catalog.insert(record, intent)
+                return self.catalog.insert(record, intent, number)
             except AlreadyExistsError:
                 if not automatic:  # the caller's own version is taken: say so
                     raise
