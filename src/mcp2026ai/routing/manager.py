@@ -79,6 +79,10 @@ class RolloutManager:
         self._install(stored.name, stored)
         return stored
 
+    def analyzer(self, model: str) -> CanaryAnalyzer | None:
+        """The active canary's analyzer (None without an active canary)."""
+        return self._analyzers.get(model)
+
     def observe(self, model: str, version: str, outcome: Outcome, latency_ms: float) -> None:
         """Count one finished request; only the active canary's requests are analysed."""
         analyzer = self._analyzers.get(model)

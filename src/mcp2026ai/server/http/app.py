@@ -27,6 +27,7 @@ from mcp2026ai.server.http.direct import DirectInfer
 from mcp2026ai.server.http.errors import error_response, plain_error, unexpected_error
 from mcp2026ai.server.http.image import image_request, predictions, requested_model
 from mcp2026ai.server.http.openai import generation_routes
+from mcp2026ai.server.http.ui import ui_routes
 from mcp2026ai.server.statistics import ServerStatistics
 
 PROTOCOL = "http"
@@ -295,7 +296,7 @@ def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: Se
 
 def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
     app = Starlette(
-        routes=[*_routes(endpoints), *generation_routes(plane, config, endpoints.bodies)],
+        routes=[*_routes(endpoints), *generation_routes(plane, config, endpoints.bodies), *ui_routes(plane, config)],
         middleware=_middleware(config),
         exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},
     )
