@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.policy.pareto import pareto_front, why_not
+from mcp2026ai.policy.pareto import nondominated, why_not
 from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.selection import Evaluation, fmt
 from mcp2026ai.policy.trace import DecisionLog
@@ -122,16 +122,19 @@ def _history_row(decision: Decision) -> dict[str, Any]:
 
 
 def candidate_points(decision: Decision) -> list[dict[str, Any]]:
-    """The chart's points: every measured candidate at (expected p99, throughput), on the front or
-    not, chosen or not, with why it was (not) taken."""
+    """The chart's points: every measured candidate at (expected p99, throughput), on the two-axis
+    Pareto front or not (the chart's axes; the policy's own front adds memory), chosen or not, with
+    why it was (not) taken."""
     chosen = decision.chosen
-    front = pareto_front(decision.evaluations)
+    measured = [e for e in decision.evaluations if e.figures is not None and e.expected_p99_ms is not None]
+    front = nondominated(measured, _latency_throughput)
     objective = decision.contract.objective
-    return [
-        _point(evaluation, chosen, evaluation in front, why_not(objective, evaluation, chosen))
-        for evaluation in decision.evaluations
-        if evaluation.figures is not None and evaluation.expected_p99_ms is not None
-    ]
+    return [_point(e, chosen, e in front, why_not(objective, e, chosen)) for e in measured]
+
+
+def _latency_throughput(evaluation: Evaluation) -> tuple[float, float]:
+    assert evaluation.figures is not None and evaluation.expected_p99_ms is not None
+    return evaluation.expected_p99_ms, -evaluation.figures.throughput_rps
 
 
 def _point(evaluation: Evaluation, chosen: Evaluation | None, on_front: bool, why: str) -> dict[str, Any]:

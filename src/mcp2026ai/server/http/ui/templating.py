@@ -23,7 +23,7 @@ _environment = Environment(
 _environment.globals["asset_version"] = __version__
 
 
-def render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+def render(template: str, **context: Any) -> HTMLResponse:
     """A template rendered as an HTML response that no cache keeps (it shows live state)."""
     html = _environment.get_template(template).render(**context)
-    return HTMLResponse(html, status, headers={"Cache-Control": "no-store"})
+    return HTMLResponse(html, headers={"Cache-Control": "no-store"})

@@ -142,19 +142,18 @@
     }
   }
 
-  document.addEventListener("htmx:afterSettle", function () {
-    const chatForm = document.getElementById("chat-form");
-    if (chatForm && !chatForm.dataset.wired) {
-      chatForm.dataset.wired = "true";
-      chatForm.addEventListener("submit", chat);
-      document.getElementById("chat-stop").addEventListener("click", function () { if (controller) controller.abort(); });
-    }
-    const inferForm = document.getElementById("infer-form");
-    if (inferForm && !inferForm.dataset.wired) {
-      inferForm.dataset.wired = "true";
-      inferForm.addEventListener("submit", infer);
-      document.getElementById("infer-model").addEventListener("change", showInputs);
-      showInputs();
-    }
+  // Delegated from the document: the forms arrive later (htmx swaps them in) and work at once.
+  document.addEventListener("submit", function (event) {
+    if (event.target.id === "chat-form") chat(event);
+    else if (event.target.id === "infer-form") infer(event);
+  });
+  document.addEventListener("click", function (event) {
+    if (event.target.id === "chat-stop" && controller) controller.abort();
+  });
+  document.addEventListener("change", function (event) {
+    if (event.target.id === "infer-model") showInputs();
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (document.getElementById("infer-model")) showInputs();
   });
 })();
