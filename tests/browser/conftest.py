@@ -12,8 +12,8 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass

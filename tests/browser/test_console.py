@@ -3,6 +3,7 @@ the policy measures plans), mlp with a canary rollout, and SmolLM2 for the chat.
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
 from collections.abc import Iterator
@@ -55,7 +56,8 @@ def console(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path, smollm
 def _register(home: Path) -> str:
     registry = ModelRegistry(home, audit=AuditLog(home / "audit.jsonl"))
     preprocessing = Preprocessing.model_validate(OCR_CLS_PREPROCESSING)
-    registry.register("ocr-cls", bundled_model_path("ocr-cls"), contract=load_contract(CONTRACT), preprocessing=preprocessing)
+    contract = load_contract(CONTRACT)
+    registry.register("ocr-cls", bundled_model_path("ocr-cls"), contract=contract, preprocessing=preprocessing)
     registry.register("mlp", mlp_model(home / "mlp.onnx"))
     canary = registry.register("mlp", mlp_model(home / "mlp-2.onnx", seed=10)).version
     RolloutStore(registry).put(RolloutConfig(name="mlp", canary=canary, weight=20))
@@ -120,8 +122,6 @@ def test_live_charts_move_while_a_load_runs(console: Console, page: Page) -> Non
 
 def _bounded_load(console: Console, seconds: float, limit: int) -> None:
     """ocr-cls through /v1/infer for at most ``seconds`` and ``limit`` requests."""
-    import base64
-
     body = {"model": "ocr-cls", "image": base64.b64encode(png_bytes(render_text())).decode(), "top_k": 1}
     headers = {"Authorization": f"Bearer {console.admin}"}
     deadline = time.monotonic() + seconds
