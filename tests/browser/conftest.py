@@ -83,15 +83,17 @@ def _listening_port(process: subprocess.Popen[str]) -> int:
     raise AssertionError("mcp serve ended before listening:\n" + "".join(seen))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
+    """Per module: Playwright's sync API runs an event loop in this thread while it is started, and
+    the tests after the browser modules need it gone (asyncio.run)."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; make test does)")
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
     yield browser

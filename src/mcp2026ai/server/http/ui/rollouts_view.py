@@ -23,26 +23,29 @@ ACTIONS = ("promote", "rollback", "abort")
 
 
 def rollout_rows(plane: DataPlane) -> list[dict[str, Any]]:
-    """One entry per served model that has a rollout (blocking catalog reads: call off the loop)."""
+    """One entry per served model that has a rollout, from what the traffic controller holds in
+    memory (on the event loop: the serving sync keeps served models' rollouts cached)."""
     rows = []
     for name in sorted(plane.models.loaded_names()):
         config = plane.traffic.rollout(name)
         if config is not None:
-            rows.append(rollout_row(plane, name, config))
+            analyzer = plane.traffic.manager.analyzer(name)
+            window = analyzer.current() if analyzer else None
+            rows.append({"name": name, "config": config, "window": window, "breakers": _breakers(plane, name)})
     return rows
 
 
-def rollout_row(plane: DataPlane, name: str, config: RolloutConfig) -> dict[str, Any]:
-    analyzer = plane.traffic.manager.analyzer(name)
+def with_history(plane: DataPlane, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with their last rollbacks and the shadow diffs (catalog reads: call off the loop)."""
     store = plane.traffic.manager.store
-    return {
-        "name": name,
-        "config": config,
-        "window": analyzer.current() if analyzer else None,
-        "rollbacks": list(reversed(store.decisions(name, ROLLBACK_TRIGGER)))[:5],
-        "shadow": shadow_report(store.catalog, name),
-        "breakers": _breakers(plane, name),
-    }
+    return [
+        {
+            **row,
+            "rollbacks": list(reversed(store.decisions(row["name"], ROLLBACK_TRIGGER)))[:5],
+            "shadow": shadow_report(store.catalog, row["name"]),
+        }
+        for row in rows
+    ]
 
 
 def _breakers(plane: DataPlane, name: str) -> list[dict[str, str]]:
@@ -59,10 +62,13 @@ def _state_name(state: BreakerState) -> str:
 
 
 def apply_action(plane: DataPlane, name: str, action: str, actor: str, details: dict[str, str]) -> RolloutConfig | None:
-    """Run ``action`` on the model's canary and record it in the audit log; returns the new rollout."""
+    """Store what ``action`` makes of the model's rollout and record it in the audit log (blocking
+    I/O: call off the loop, then :meth:`RolloutManager.adopt` the result on it). Returns the new
+    rollout (None: cleared)."""
     if action not in ACTIONS:
         raise NotFoundError(f"unknown rollout action {action!r} (known: {', '.join(ACTIONS)})")
-    config = plane.traffic.rollout(name)
+    store = plane.traffic.manager.store
+    config = store.get(name)
     if config is None:
         raise NotFoundError(f"model {name!r} has no rollout")
     if config.canary is None and action != "abort":
@@ -71,10 +77,9 @@ def apply_action(plane: DataPlane, name: str, action: str, actor: str, details: 
     updated = _changed(config, action)
     reason = f"{action} by {actor} from the console"
     if updated is None:
-        plane.traffic.manager.store.clear(name, reason)
-        plane.traffic.manager.refresh(name)
+        store.clear(name, reason)
     else:
-        plane.traffic.manager.set(updated, reason)
+        updated = store.put(updated, reason)
     if plane.audit is not None:
         plane.audit.record(f"rollout.{action}", actor, target, {**details, "result": "ok", "via": "console"})
     return updated
