@@ -37,7 +37,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+SCREENSHOTS = Path(os.environ.get("MCP_SCREENSHOTS_DIR") or REPO_ROOT / "docs" / "screenshots")
+"""Where the tests write the page screenshots the README links (MCP_SCREENSHOTS_DIR elsewhere)."""
 VIEWPORT = {"width": 1200, "height": 800}
 BLOCKING_IMPACTS = ("serious", "critical")
 
@@ -135,6 +136,7 @@ def screenshot(page: Page, name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000, f"{path}: a blank page?"
     return path
 
 

@@ -100,6 +100,7 @@ def test_model_page_charts_the_candidates_with_the_chosen_plan(console: Console,
     expect(page.locator("tr.chosen")).to_contain_text("chosen:")
     expect(page.locator("#running-plan")).not_to_be_empty()
     check_accessibility(page)
+    page.evaluate("document.getElementById('h-candidates').scrollIntoView()")  # the chart in the picture
     screenshot(page, "model")
 
 
