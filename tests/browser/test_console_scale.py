@@ -30,16 +30,23 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]
             yield server
 
 
-def _page_ready_ms(page: Page, url: str) -> float:
-    """Milliseconds from navigation start until the models table is in the page."""
+def _page_ready_ms(page: Page, url: str, ready: str = "#models-count") -> float:
+    """Milliseconds from navigation start until ``ready`` is in the page."""
     page.goto(url)
-    page.locator("#models-count").wait_for()
+    page.locator(ready).first.wait_for()
     return float(page.evaluate("performance.now()"))
 
 
+def _best_of_three(page: Page, url: str, ready: str = "#models-count") -> float:
+    """The fastest of three loads after a first one (the first request of a fresh server, cold
+    caches): what the page costs, less the noise of the machine's other work."""
+    _page_ready_ms(page, url, ready)
+    return min(_page_ready_ms(page, url, ready) for _ in range(3))
+
+
 def test_models_page_loads_under_a_second_with_1000_models(crowded: ConsoleServer, page: Page) -> None:
-    _page_ready_ms(page, crowded.url("/ui/models"))  # warm: the first request of a fresh server
-    elapsed = min(_page_ready_ms(page, crowded.url("/ui/models")) for _ in range(3))
+    elapsed = _best_of_three(page, crowded.url("/ui/models"))
+    print(f"models page with {MODELS} models: {elapsed:.0f} ms")
     expect(page.locator("#models-count")).to_contain_text(f"{MODELS} of {MODELS} versions, page 1 of 20")
     assert elapsed < BUDGET_MS, f"the models page took {elapsed:.0f} ms with {MODELS} models"
     check_accessibility(page)
@@ -67,11 +74,7 @@ READY = {
 
 def test_every_page_loads_under_a_second_with_1000_models(crowded: ConsoleServer, page: Page) -> None:
     """Navigation start until each page's data is shown (the Live page: its first poll answered)."""
-    timings = {}
-    for path, ready in READY.items():
-        page.goto(crowded.url(path))
-        page.locator(ready).first.wait_for()
-        timings[path] = float(page.evaluate("performance.now()"))
+    timings = {path: _best_of_three(page, crowded.url(path), ready) for path, ready in READY.items()}
     print("page load ms with 1,000 models:", {path: round(ms) for path, ms in timings.items()})
     slow = {path: ms for path, ms in timings.items() if ms >= BUDGET_MS}
     assert not slow, f"pages over {BUDGET_MS:.0f} ms: {slow}"
