@@ -15,7 +15,7 @@ from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.selection import Evaluation, fmt
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelVersion
-from mcp2026ai.registry.signing import signatures
+from mcp2026ai.registry.signing import SIGNATURE_KIND
 
 PAGE_SIZE = 50
 
@@ -39,7 +39,9 @@ def model_page(plane: DataPlane, query: str = "", stage: str = "", page: int = 1
     pages = max(1, -(-len(matching) // PAGE_SIZE))
     page = min(max(1, page), pages)
     shown = matching[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    return ModelPage([model_row(plane, record) for record in shown], len(records), len(matching), page, pages)
+    signed = plane.models.registry.catalog.annotated(SIGNATURE_KIND)
+    rows = [model_row(plane, record, (record.name, record.version) in signed) for record in shown]
+    return ModelPage(rows, len(records), len(matching), page, pages)
 
 
 def _matches(record: ModelVersion, query: str, stage: str) -> bool:
@@ -51,7 +53,7 @@ def _matches(record: ModelVersion, query: str, stage: str) -> bool:
     return any(query in text.lower() for text in (record.name, record.format, tags)) or record.digest.startswith(query)
 
 
-def model_row(plane: DataPlane, record: ModelVersion) -> dict[str, Any]:
+def model_row(plane: DataPlane, record: ModelVersion, signed: bool) -> dict[str, Any]:
     contract = record.contract
     return {
         "name": record.name,
@@ -59,7 +61,7 @@ def model_row(plane: DataPlane, record: ModelVersion) -> dict[str, Any]:
         "stage": record.stage.value,
         "format": record.format,
         "digest": record.digest[:12],
-        "signed": bool(signatures(plane.models.registry, record)),
+        "signed": signed,
         "contract": _contract_summary(record) if contract else "",
         "served": served_state(plane, record),
     }
