@@ -198,3 +198,19 @@ def test_an_uploaded_image_gets_its_orientation_label(console: Console, page: Pa
     expect(page.locator("#infer-result")).to_contain_text("180", timeout=15_000)
     assert page.locator("#infer-result").inner_text().startswith("180")
     screenshot(page, "playground-image")
+
+
+def test_bad_console_requests_get_a_clear_error_not_a_500(console: Console) -> None:
+    admin = {"Authorization": f"Bearer {console.admin}"}
+    with httpx.Client(base_url=console.server.base_url, headers=admin, timeout=10) as client:
+        cases = {
+            ("GET", "/ui/fragments/models?page=two"): (400, "page must be a whole number"),
+            ("GET", "/ui/fragments/models/nope"): (404, "nope"),
+            ("GET", "/ui/fragments/models/ocr-cls?version=9.9.9"): (404, "9.9.9"),
+            ("POST", "/ui/fragments/rollouts/mlp/explode"): (404, "unknown rollout action 'explode'"),
+            ("POST", "/ui/fragments/rollouts/ocr-cls/promote"): (404, "has no rollout"),
+        }
+        for (method, path), (status, message) in cases.items():
+            response = client.request(method, path)
+            assert response.status_code == status, (path, response.text)
+            assert message in response.json()["error"], (path, response.text)
