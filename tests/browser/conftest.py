@@ -140,12 +140,15 @@ def screenshot(page: Page, name: str) -> Path:
     return path
 
 
+@contextmanager
 def fast_home(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
     """A registry home on tmpfs when there is one (registrations fsync: 1.4 ms each there, ~20 on disk)."""
     shm = Path("/dev/shm")
     if shm.is_dir() and os.access(shm, os.W_OK):
         folder = Path(tempfile.mkdtemp(prefix=f"mcp-{name}-", dir=shm))
-        yield folder
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     else:
         yield tmp_path_factory.mktemp(name)

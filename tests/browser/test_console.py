@@ -41,7 +41,7 @@ class Console:
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path, smollm2_int4: Path) -> Iterator[Console]:
-    for home in fast_home(tmp_path_factory, "console"):
+    with fast_home(tmp_path_factory, "console") as home:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(CACHE_VARIABLE, str(LLM_CACHE))
             canary = _register(home)

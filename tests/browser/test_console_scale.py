@@ -21,7 +21,7 @@ BUDGET_MS = 1000.0
 @pytest.fixture(scope="module")
 def crowded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
     """1,000 models registered through the registry API (one tiny ONNX file), one of them served."""
-    for home in fast_home(tmp_path_factory, "crowded"):
+    with fast_home(tmp_path_factory, "crowded") as home:
         registry = ModelRegistry(home)
         model = add_sub_model(home / "add_sub.onnx")
         for index in range(MODELS):
