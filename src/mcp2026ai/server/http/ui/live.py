@@ -2,7 +2,7 @@
 (or per language model), for the browser to turn into rates and quantiles between two polls.
 
 No second metrics store: each poll reads the counters, gauges and histogram buckets that ``/metrics``
-serves, from the same registry, and forgets them. Cumulative figures go out as they are (the page
+serves, from the same registry (every worker's under ``--workers N``), and forgets them. Cumulative figures go out as they are (the page
 keeps the previous snapshot and takes differences), so the server keeps no state per viewer.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from prometheus_client.metrics_core import Metric
 
-from mcp2026ai.observability.metrics import REGISTRY
+from mcp2026ai.observability.metrics import server_registry
 
 REFUSAL_CODES = frozenset({"429", "503"})
 _HISTOGRAMS = {
@@ -41,7 +41,7 @@ def live_snapshot(families: Iterable[Metric] | None = None) -> dict[str, Any]:
     "counts": [...], "sum": s}}, "<counter or gauge>": {key: value}}``; keys are SLA classes or models
     (``"all"`` for series summed over everything)."""
     snapshot: dict[str, Any] = {"time": time.time(), "requests": {}, "refusals": {}}
-    for family in REGISTRY.collect() if families is None else families:
+    for family in server_registry().collect() if families is None else families:
         if family.name == "mcp_requests":
             _add_requests(snapshot, family)
         elif family.name in _HISTOGRAMS:
