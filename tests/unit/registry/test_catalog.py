@@ -95,6 +95,16 @@ def test_annotations_by_kind_and_version_and_deletion(tmp_path: Path) -> None:
     assert [r.version for r in catalog.versions("m")] == ["1.1.0"]
 
 
+def test_annotated_lists_every_version_holding_a_kind_once(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "registry.db")
+    at = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+    for name, version in (("a", "1.0.0"), ("a", "1.0.0"), ("b", "2.0.0")):
+        catalog.annotate(name, version, "signature", {"key_id": "k"}, at)
+    catalog.annotate("c", "1.0.0", "plan", {}, at)
+    assert catalog.annotated("signature") == {("a", "1.0.0"), ("b", "2.0.0")}
+    assert catalog.annotated("nothing") == set()
+
+
 def test_digest_in_use(tmp_path: Path) -> None:
     catalog = Catalog(tmp_path / "registry.db")
     assert not catalog.digest_in_use("ab" * 32)
