@@ -31,6 +31,7 @@ from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
 from mcp2026ai.generation.serving_config import load_serving_config
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry.stores import open_registry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
@@ -98,7 +99,7 @@ class DataPlaneReplica:
     def __init__(self, home: str, names: list[str], config_json: str) -> None:
         self.config = ServerConfig.model_validate_json(config_json)
         self.names = names
-        self.plane = build_plane(ModelRegistry(Path(home)), names, self.config)
+        self.plane = build_plane(open_registry(home=Path(home)), names, self.config)
 
     def __serve_build_asgi_app__(self) -> Starlette:
         app = build_http_app(self.plane, self.config)

@@ -11,7 +11,7 @@ from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, NotFoundError
 from mcp2026ai.ir import Signature, TensorSpec
 from mcp2026ai.registry import ModelVersion, Preprocessing, Stage
-from mcp2026ai.registry.catalog import Catalog
+from mcp2026ai.registry.catalogs import SQLiteCatalog
 
 SIGNATURE = Signature(
     inputs=[TensorSpec(name="x", datatype="FP32", shape=[-1, 4])],
@@ -26,7 +26,7 @@ def record(version: str = "1.0.0", name: str = "m", **extra: object) -> ModelVer
 
 
 def test_insert_get_round_trip_every_field(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "db" / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "db" / "registry.db")
     full = record(
         contract=InferenceContract.model_validate({"latency": {"p99_ms": 5}}),
         tags={"team": "vision", "a": "b"},
@@ -35,13 +35,13 @@ def test_insert_get_round_trip_every_field(tmp_path: Path) -> None:
     )
     catalog.insert(full)
     assert catalog.get("m", "1.0.0") == full
-    assert Catalog(tmp_path / "db" / "registry.db").get("m", "1.0.0") == full, "persists across instances"
+    assert SQLiteCatalog(tmp_path / "db" / "registry.db").get("m", "1.0.0") == full, "persists across instances"
 
 
 def test_a_stored_contract_keeps_what_it_states(tmp_path: Path) -> None:
     """Gates that apply "only when the contract states it" (generation planning, adaptive batching)
     see the same stated sections after a reload, not every default."""
-    catalog = Catalog(tmp_path / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "registry.db")
     catalog.insert(record(contract=InferenceContract.model_validate({"generation": {"max_num_seqs": 2}})))
     contract = catalog.get("m", "1.0.0").contract
     assert contract is not None and contract.model_fields_set == {"generation"}
@@ -50,14 +50,14 @@ def test_a_stored_contract_keeps_what_it_states(tmp_path: Path) -> None:
 
 
 def test_duplicate_version(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "registry.db")
     catalog.insert(record())
     with pytest.raises(AlreadyExistsError, match=r"model 'm' already has version 1\.0\.0"):
         catalog.insert(record())
 
 
 def test_versions_filter_and_order(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "registry.db")
     catalog.insert(record("1.0.0", created_at=datetime(2026, 1, 1, tzinfo=UTC)))
     catalog.insert(record("1.1.0", name="other", created_at=datetime(2026, 1, 2, tzinfo=UTC)))
     catalog.insert(record("0.5.0", created_at=datetime(2026, 1, 3, tzinfo=UTC)))
@@ -67,7 +67,7 @@ def test_versions_filter_and_order(tmp_path: Path) -> None:
 
 
 def test_stage_changes_and_unknown_versions(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "registry.db")
     catalog.insert(record())
     catalog.set_stage("m", "1.0.0", Stage.PRODUCTION)
     assert catalog.get("m", "1.0.0").stage is Stage.PRODUCTION
@@ -78,7 +78,7 @@ def test_stage_changes_and_unknown_versions(tmp_path: Path) -> None:
 
 
 def test_annotations_by_kind_and_version_and_deletion(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "registry.db")
     catalog.insert(record("1.0.0"))
     catalog.insert(record("1.1.0"))
     at = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -96,7 +96,7 @@ def test_annotations_by_kind_and_version_and_deletion(tmp_path: Path) -> None:
 
 
 def test_digest_in_use(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "registry.db")
+    catalog = SQLiteCatalog(tmp_path / "registry.db")
     assert not catalog.digest_in_use("ab" * 32)
     catalog.insert(record())
     assert catalog.digest_in_use("ab" * 32)
