@@ -102,9 +102,8 @@ class ArtifactStore:
         """The artifact's plaintext bytes, decrypting when it is stored encrypted."""
         if self.is_encrypted(digest, suffix):
             if self.cipher is None:
-                raise SignatureError(
-                    f"{self.encrypted_path_for(digest, suffix)}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE"
-                )
+                where = self.encrypted_path_for(digest, suffix)
+                raise SignatureError(f"{where}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE")
             sealed = self.blobs.fetch(f"{digest}{suffix}{ENCRYPTED_SUFFIX}", None).read_bytes()
             return self.cipher.decrypt(sealed, digest)
         path = self.blobs.fetch(f"{digest}{suffix}", digest)

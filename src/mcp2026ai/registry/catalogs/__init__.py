@@ -23,7 +23,8 @@ def catalog_for(url: str | None, home: Path) -> Catalog:
 
         return PostgresCatalog(url)
     raise InvalidArgumentError(
-        f"MCP_CATALOG_URL {url.split(':')[0]}://...: unsupported scheme; use postgresql://user@host/db (or leave it unset)"
+        f"MCP_CATALOG_URL {url.split(':')[0]}://...: unsupported scheme; "
+        "use postgresql://user@host/db (or leave it unset)"
     )
 
 
