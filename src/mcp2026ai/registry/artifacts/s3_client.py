@@ -24,7 +24,7 @@ from mcp2026ai.extras import require
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _BAD_CREDENTIALS = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AuthFailure"}
-_DENIED = {"AccessDenied", "403", "AllAccessDisabled"}
+_DENIED = {"AccessDenied", "AllAccessDisabled"}
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,11 @@ def _client_error(where: S3Location, name: str, code: str, exc: Exception) -> Ex
         return UnauthenticatedError(
             f"artifact store {where.url} at {_endpoint()} refused the credentials ({code}): "
             "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+        )
+    if code == "403":  # a HEAD's answer has no body to tell bad keys from a refused policy
+        return PermissionDeniedError(
+            f"artifact store {where.url} at {_endpoint()} refused the request (HTTP 403): wrong credentials or "
+            "no access; check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy"
         )
     if code in _DENIED:
         return PermissionDeniedError(f"artifact store {where.url}: access denied ({code}) to {name}")
