@@ -44,7 +44,9 @@ def test_registrations_from_several_processes_get_unique_versions_and_one_chain(
 ) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src")}
     workers = [
-        subprocess.Popen([sys.executable, "-c", _REGISTER, str(mlp_path), str(tmp_path / "unused.jsonl"), str(n)], env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", _REGISTER, str(mlp_path), str(tmp_path / "unused.jsonl"), str(n)], env=env
+        )
         for n in range(3)
     ]
     assert [worker.wait(timeout=120) for worker in workers] == [0, 0, 0]

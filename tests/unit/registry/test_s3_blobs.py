@@ -25,7 +25,9 @@ def test_a_large_file_goes_up_in_parts_and_comes_back_checked(shared_stores: Bac
     store = s3_store(shared_stores, tmp_path / "node")
     digest = store.put(source)
     assert shared_stores.s3 is not None
-    head = shared_stores.s3.client().head_object(Bucket=shared_stores.bucket, Key=f"p/objects/{digest[:2]}/{digest}.onnx")
+    head = shared_stores.s3.client().head_object(
+        Bucket=shared_stores.bucket, Key=f"p/objects/{digest[:2]}/{digest}.onnx"
+    )
     assert head["ETag"].strip('"').endswith("-2"), "uploaded as a two-part multipart upload"
     fetched = s3_store(shared_stores, tmp_path / "other-node").verified_path(digest)
     assert fetched.read_bytes() == source.read_bytes()

@@ -49,7 +49,9 @@ def test_unreachable_s3(shared_stores: Backend, mcp, mlp_path: Path, monkeypatch
 
 def test_missing_bucket(shared_stores: Backend, mcp, mlp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MCP_ARTIFACT_URL", "s3://no-such-bucket-here/registry")
-    one_line(mcp("model", "register", "--name", "mlp", "--path", mlp_path), "bucket 'no-such-bucket-here' does not exist")
+    one_line(
+        mcp("model", "register", "--name", "mlp", "--path", mlp_path), "bucket 'no-such-bucket-here' does not exist"
+    )
     assert registered(mcp) == []
 
 

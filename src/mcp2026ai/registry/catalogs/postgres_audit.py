@@ -49,6 +49,19 @@ class PostgresAuditLog:
             finally:
                 db.execute("SELECT pg_advisory_unlock(%s, 0)", (LOCK_AUDIT,))
 
+    def adopt(self, entries: list[dict[str, Any]]) -> bool:
+        """Take over another chain's entries as they are (same lines, same hashes) when this chain is
+        empty; False (nothing written) when it is not."""
+        with self.holding(), connected(self.url) as db:
+            if db.execute("SELECT 1 FROM audit_log LIMIT 1").fetchone() is not None:
+                return False
+            for entry in entries:
+                db.execute(
+                    "INSERT INTO audit_log (seq, line) VALUES (%s, %s)",
+                    (entry["seq"], canonical(entry).decode("utf-8")),
+                )
+        return True
+
     def entries(self) -> list[dict[str, Any]]:
         found = []
         for _, line in self._lines():
