@@ -46,7 +46,7 @@ def migrate(
         return
     console.print(
         f"migrated {len(report.copied)} version(s) ({len(report.skipped)} already there), {report.objects} object(s) "
-        f"to {target.catalog.location} and {target.store.location}; audit: {report.audit_adopted} entries carried over, "
-        f"{report.audit_appended} appended",
+        f"to {target.catalog.location} and {target.store.location}; "
+        f"audit: {report.audit_adopted} entries carried over, {report.audit_appended} appended",
         highlight=False,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.registry import ModelRegistry, Stage
+from mcp2026ai.registry.catalogs.postgres_audit import PostgresAuditLog
 from mcp2026ai.registry.stores import open_registry
 from mcp2026ai.security import AuditLog
 from tests.support.cli import Outcome, run_main
@@ -32,7 +33,7 @@ def test_migrate_copies_versions_artifacts_annotations_and_the_audit_chain(
     local.register("mlp", mlp_path)
     local.register("mlp", other_mlp_path, stage=Stage.PRODUCTION, tags={"team": "a"})
     local.catalog.annotate("mlp", "1.0.0", "note", {"said": "hello"}, datetime.now(UTC))
-    head = AuditLog(mcp_home / "audit.jsonl").verify().head_hash
+    local_chain = [entry["hash"] for entry in AuditLog(mcp_home / "audit.jsonl").entries()]
     shared: Backend = use_shared_stores(request, monkeypatch)
     done = mcp(capsys, monkeypatch, "registry", "migrate", "--json")
     assert done.code == 0, done.err
@@ -47,6 +48,9 @@ def test_migrate_copies_versions_artifacts_annotations_and_the_audit_chain(
     assert moved.artifact_path(moved.resolve("mlp")).read_bytes() == other_mlp_path.read_bytes()
     verified = mcp(capsys, monkeypatch, "audit", "verify")
     assert verified.code == 0 and ", 3 entries, " in verified.out, verified.err
+    assert [entry["hash"] for entry in PostgresAuditLog(shared.env["MCP_CATALOG_URL"]).entries()][:2] == local_chain, (
+        "the same chain, hash for hash"
+    )
     assert len(shared.object_keys()) == 2
     again = mcp(capsys, monkeypatch, "registry", "migrate", "--json")
     assert json.loads(again.out)["skipped"] == ["mlp:1.0.0", "mlp:1.1.0"], "a second run copies nothing"
