@@ -10,6 +10,7 @@ import typer
 import yaml
 
 from mcp2026ai.cli import context
+from mcp2026ai.cli.downloads import register_remote
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError, MCPError
@@ -24,6 +25,7 @@ from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.remote_sources import is_remote
 from mcp2026ai.registry.signing import sign_version, verify_artifact
 from mcp2026ai.security import KeyRing, TrustedKeys
 
@@ -56,8 +58,11 @@ def load_preprocessing(path: Path) -> Preprocessing:
 def register(
     name: Annotated[str | None, typer.Option(help="Model name (with --config: its `model`).")] = None,
     path: Annotated[
-        Path | None,
-        typer.Option(help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder)."),
+        str | None,
+        typer.Option(
+            help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder); "
+            "or s3://bucket/key, s3://bucket/prefix/ (a folder) or https://... (downloaded first)."
+        ),
     ] = None,
     config: Annotated[
         Path | None,
@@ -88,16 +93,18 @@ def register(
     name = _model_name(name, serving, config)
     if path is None:
         raise InvalidArgumentError("--path is required (or --config naming a registered model)")
-    record = registry.register(
-        name,
-        path,
-        contract=load_contract(contract) if contract else None,
-        version=version,
-        stage=stage,
-        tags=parse_tags(tag or []),
-        preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
-        precision=precision,
-    )
+    options = {
+        "contract": load_contract(contract) if contract else None,
+        "version": version,
+        "stage": stage,
+        "tags": parse_tags(tag or []),
+        "preprocessing": load_preprocessing(preprocessing) if preprocessing else None,
+        "precision": precision,
+    }
+    if is_remote(path):
+        record = register_remote(registry, name, path, options)
+    else:
+        record = registry.register(name, Path(path), **options)  # type: ignore[arg-type]
     if plan:
         _plan_or_withdraw(registry, record)
     if serving is not None:

@@ -70,9 +70,11 @@ class _Outcome:
 
 
 @contextmanager
-def s3_call(where: S3Location, name: str, missing_is_error: bool = False) -> Iterator[_Outcome]:
+def s3_call(
+    where: S3Location, name: str, missing_is_error: bool = False, label: str = "artifact store"
+) -> Iterator[_Outcome]:
     """Run boto3 calls; a missing object sets the yielded outcome (or raises NotFoundError), every other
-    failure becomes one domain error naming the store."""
+    failure becomes one domain error naming the ``label`` and location."""
     from boto3.exceptions import S3UploadFailedError
     from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
@@ -81,7 +83,7 @@ def s3_call(where: S3Location, name: str, missing_is_error: bool = False) -> Ite
         yield outcome
     except NoCredentialsError:
         raise UnauthenticatedError(
-            f"artifact store {where.url}: no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+            f"{label} {where.url}: no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
         ) from None
     except (ClientError, S3UploadFailedError) as exc:
         error = exc if isinstance(exc, ClientError) else exc.__context__
@@ -89,33 +91,33 @@ def s3_call(where: S3Location, name: str, missing_is_error: bool = False) -> Ite
         if code in _MISSING and not missing_is_error:
             outcome.missing = True
             return
-        raise _client_error(where, name, code, exc) from None
+        raise _client_error(where, name, code, exc, label) from None
     except BotoCoreError as exc:
-        raise UnavailableError(f"artifact store {where.url} unreachable at {_endpoint()}: {exc}") from None
+        raise UnavailableError(f"{label} {where.url} unreachable at {_endpoint()}: {exc}") from None
 
 
 def _code(error: Any) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
 
-def _client_error(where: S3Location, name: str, code: str, exc: Exception) -> Exception:
+def _client_error(where: S3Location, name: str, code: str, exc: Exception, label: str) -> Exception:
     if code in _BAD_CREDENTIALS:
         return UnauthenticatedError(
-            f"artifact store {where.url} at {_endpoint()} refused the credentials ({code}): "
+            f"{label} {where.url} at {_endpoint()} refused the credentials ({code}): "
             "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
         )
     if code == "403":  # a HEAD's answer has no body to tell bad keys from a refused policy
         return PermissionDeniedError(
-            f"artifact store {where.url} at {_endpoint()} refused the request (HTTP 403): wrong credentials or "
+            f"{label} {where.url} at {_endpoint()} refused the request (HTTP 403): wrong credentials or "
             "no access; check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy"
         )
     if code in _DENIED:
-        return PermissionDeniedError(f"artifact store {where.url}: access denied ({code}) to {name}")
+        return PermissionDeniedError(f"{label} {where.url}: access denied ({code}) to {name}")
     if code == "NoSuchBucket":
-        return NotFoundError(f"artifact store {where.url}: bucket {where.bucket!r} does not exist at {_endpoint()}")
+        return NotFoundError(f"{label} {where.url}: bucket {where.bucket!r} does not exist at {_endpoint()}")
     if code in _MISSING:
-        return NotFoundError(f"artifact store {where.url}: no object {name}")
-    return UnavailableError(f"artifact store {where.url} at {_endpoint()} failed: {code or type(exc).__name__}")
+        return NotFoundError(f"{label} {where.url}: no object {name}")
+    return UnavailableError(f"{label} {where.url} at {_endpoint()} failed: {code or type(exc).__name__}")
 
 
 def _endpoint() -> str:
