@@ -48,6 +48,11 @@ class Settings(BaseSettings):
         ge=0,
         description="Bound on this node's cache of artifacts fetched from a shared store (MCP_ARTIFACT_CACHE_BYTES).",
     )
+    artifact_multipart_bytes: int = Field(
+        default=64 << 20,
+        ge=5 << 20,
+        description="Uploads to S3 larger than this go in parts of this size (MCP_ARTIFACT_MULTIPART_BYTES).",
+    )
 
     @field_validator("trusted_keys", mode="before")
     @classmethod

@@ -33,8 +33,8 @@ def migrate(
     if not catalog and not artifacts:
         raise InvalidArgumentError("give --catalog and/or --artifacts (or set MCP_CATALOG_URL / MCP_ARTIFACT_URL)")
     home = settings.home
-    source = open_stores(home, None, None, cipher=None)
-    target = open_stores(home, catalog, artifacts, settings.artifact_cache_bytes)
+    source = open_stores(home, None, None, settings)
+    target = open_stores(home, catalog, artifacts, settings)
     if target.catalog.location == source.catalog.location and target.store.location == source.store.location:
         raise InvalidArgumentError("the target stores are the local ones: name a shared catalog or artifact store")
     source_audit = AuditLog(context.security_paths().audit_log)

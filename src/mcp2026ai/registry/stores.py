@@ -40,22 +40,25 @@ def open_registry(
     settings (default: the environment's) select."""
     settings = settings or load_settings()
     home = home or settings.home
-    return open_stores(
-        home, catalog_url(settings), settings.artifact_url, settings.artifact_cache_bytes, cipher, audit, actor
-    )
+    return open_stores(home, catalog_url(settings), settings.artifact_url, settings, cipher, audit, actor)
 
 
 def open_stores(
     home: Path,
     catalog: str | None,
     artifacts: str | None,
-    cache_bytes: int = 10 << 30,
+    settings: Settings | None = None,
     cipher: ArtifactCipher | None = None,
     audit: AuditChain | None = None,
     actor: str = REGISTRY_ACTOR,
 ) -> ModelRegistry:
-    """A registry on explicit store URLs (None: the local default under ``home``)."""
-    store = ArtifactStore(home / "artifacts", cipher, blob_store_for(artifacts, home / "artifacts", cache_bytes))
+    """A registry on explicit store URLs (None: the local default under ``home``); cache and upload
+    sizes from ``settings``."""
+    settings = settings or load_settings()
+    blobs = blob_store_for(
+        artifacts, home / "artifacts", settings.artifact_cache_bytes, settings.artifact_multipart_bytes
+    )
+    store = ArtifactStore(home / "artifacts", cipher, blobs)
     return ModelRegistry(home, cipher, audit, actor, store=store, catalog=catalog_for(catalog, home))
 
 

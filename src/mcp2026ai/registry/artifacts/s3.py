@@ -10,7 +10,6 @@ per-node :class:`BlobCache`, checked against their sha256 on the way in.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,8 @@ class S3Blobs:
         self.multipart_bytes = multipart_bytes
 
     @classmethod
-    def from_url(cls, url: str, cache_root: Path, cache_bytes: int) -> S3Blobs:
-        multipart = int(os.environ.get("MCP_ARTIFACT_MULTIPART_BYTES", DEFAULT_MULTIPART_BYTES))
-        return cls(S3Location.parse(url), BlobCache(cache_root, cache_bytes), multipart_bytes=multipart)
+    def from_url(cls, url: str, cache_root: Path, cache_bytes: int, multipart_bytes: int) -> S3Blobs:
+        return cls(S3Location.parse(url), BlobCache(cache_root, cache_bytes), multipart_bytes=multipart_bytes)
 
     def key(self, name: str) -> str:
         return self.where.key(f"objects/{name[:2]}/{name}")
