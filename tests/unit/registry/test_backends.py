@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.support.cli import Outcome, run_main
@@ -68,3 +69,20 @@ def test_a_failed_registration_changes_nothing(backend: Backend, mcp, tmp_path: 
     assert [r["name"] for r in json.loads(ok(mcp("model", "list", "--json")))] == ["mlp"]
     if backend.shared:
         assert len(backend.object_keys()) == 1
+
+
+def test_predict_and_rollouts(backend: Backend, mcp, mlp_path: Path, other_mlp_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ok(mcp("model", "register", "--name", "mlp", "--path", mlp_path))
+    ok(mcp("model", "register", "--name", "mlp", "--path", other_mlp_path))
+    np.save(tmp_path / "x.npy", np.ones((2, 4), dtype=np.float32))
+    out = json.loads(ok(mcp("predict", "--name", "mlp", "--version", "1.0.0", "--input", tmp_path / "x.npy", "--json")))
+    assert out["y"]["shape"] == [2, 3]
+    ok(mcp("rollout", "set", "--name", "mlp", "--stable", "1.0.0", "--canary", "1.1.0", "--weight", "10"))
+    shown = json.loads(ok(mcp("rollout", "show", "--name", "mlp", "--json")))
+    assert (shown["rollout"]["stable"], shown["rollout"]["canary"], shown["rollout"]["weight"]) == (
+        "1.0.0",
+        "1.1.0",
+        10,
+    )
+    ok(mcp("rollout", "clear", "--name", "mlp"))
+    assert json.loads(ok(mcp("rollout", "show", "--name", "mlp", "--json")))["rollout"] is None
