@@ -4,7 +4,9 @@ Each replica is a Ray actor that builds the same HTTP application ``mcp serve`` 
 ``/v1/infer``, metrics), with its own served models (loaded with their stored plans), dynamic
 batcher, SLA-class queues and registry sync; Ray Serve's proxy spreads requests over the replicas
 and replaces a replica that dies. The registry (``MCP_HOME``) must be readable at the same path on
-every node: on one machine it is; on a cluster, mount it or bake it into the image (docs/deploy.md).
+every node: on one machine it is; on a cluster, mount it or bake it into the image (docs/deploy.md),
+or give every node shared stores (``MCP_CATALOG_URL``, ``MCP_ARTIFACT_URL``: docs/registry-backends.md),
+in which case ``MCP_HOME`` is only each node's scratch space.
 
 Autoscaling follows the contracts' ``resources`` (``replicas: {min, max}``, ``min_replicas``,
 ``autoscale``) unless ``--replicas`` fixes the count. gRPC is not proxied by Ray here: clients of a
