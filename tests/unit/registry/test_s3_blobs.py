@@ -53,5 +53,8 @@ def test_cache_admits_only_whole_files(tmp_path: Path) -> None:
     incoming = cache.incoming("ab-one")
     incoming.write_bytes(b"12345")
     assert cache.hit("ab-one") is None, "not visible before it is admitted"
-    assert cache.admit(incoming, "ab-one").read_bytes() == b"12345"
-    assert cache.hit("ab-one") is not None
+    admitted = cache.admit(incoming, "ab-one")
+    assert admitted.read_bytes() == b"12345"
+    modified = admitted.stat().st_mtime_ns
+    assert cache.hit("ab-one") == admitted
+    assert admitted.stat().st_mtime_ns == modified, "a hit leaves the time a process's hash check is keyed on"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
 INCOMING_PREFIX = ".incoming-"
@@ -12,7 +13,8 @@ INCOMING_PREFIX = ".incoming-"
 
 class BlobCache:
     """``root/ab/<name>``; :meth:`admit` moves a fully written, checked file in and trims the folder to
-    ``max_bytes`` (a hit refreshes the file's time, so the oldest untouched files are evicted)."""
+    ``max_bytes``. A hit sets the file's access time (not its modification time, by which a process
+    knows it has already hashed the file), and the least recently accessed files are evicted first."""
 
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
@@ -25,7 +27,7 @@ class BlobCache:
     def hit(self, name: str) -> Path | None:
         path = self.path(name)
         try:
-            os.utime(path)
+            os.utime(path, ns=(time.time_ns(), path.stat().st_mtime_ns))
         except FileNotFoundError:
             return None
         return path
@@ -42,6 +44,7 @@ class BlobCache:
         target = self.path(name)
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
+        os.utime(target, ns=(time.time_ns(), target.stat().st_mtime_ns))
         self.trim(keep=target)
         return target
 
@@ -53,7 +56,8 @@ class BlobCache:
         stats = []
         for path in files:
             with contextlib.suppress(FileNotFoundError):
-                stats.append((path.stat().st_mtime_ns, path.stat().st_size, path))
+                info = path.stat()
+                stats.append((info.st_atime_ns, info.st_size, path))
         total = sum(size for _, size, _ in stats)
         for _, size, path in sorted(stats):
             if total <= self.max_bytes:
