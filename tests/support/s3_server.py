@@ -68,7 +68,11 @@ def s3_server() -> Iterator[S3Server]:
         yield S3Server(endpoint, *_admin_keys(endpoint))
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _admin_keys(endpoint: str) -> tuple[str, str]:
