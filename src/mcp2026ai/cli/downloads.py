@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from typing import Any
+from collections.abc import Callable
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
@@ -14,9 +14,9 @@ from mcp2026ai.registry.redaction import redacted_url
 from mcp2026ai.registry.remote_sources import download
 
 
-def register_remote(registry: ModelRegistry, name: str, source: str, options: dict[str, Any]) -> ModelVersion:
-    """Download ``source`` under the registry's scratch folder and register it; the audit entry records
-    the location without credentials."""
+def register_remote(registry: ModelRegistry, source: str, register: Callable[..., ModelVersion]) -> ModelVersion:
+    """Download ``source`` under the registry's scratch folder and ``register(local_path, audit_details=...)``
+    it; the audit entry records the location without credentials."""
     shown = redacted_url(source)
     folder = registry.home / "tmp" / f"download-{uuid.uuid4().hex}"
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
@@ -26,6 +26,6 @@ def register_remote(registry: ModelRegistry, name: str, source: str, options: di
         ) as progress:
             task = progress.add_task(f"downloading {shown}", total=None)
             local = download(source, folder, lambda done, total: progress.update(task, completed=done, total=total))
-        return registry.register(name, local, audit_details={"source": shown}, **options)
+        return register(local, audit_details={"source": shown})
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Annotated
@@ -93,18 +94,17 @@ def register(
     name = _model_name(name, serving, config)
     if path is None:
         raise InvalidArgumentError("--path is required (or --config naming a registered model)")
-    options = {
-        "contract": load_contract(contract) if contract else None,
-        "version": version,
-        "stage": stage,
-        "tags": parse_tags(tag or []),
-        "preprocessing": load_preprocessing(preprocessing) if preprocessing else None,
-        "precision": precision,
-    }
-    if is_remote(path):
-        record = register_remote(registry, name, path, options)
-    else:
-        record = registry.register(name, Path(path), **options)  # type: ignore[arg-type]
+    register_as = functools.partial(
+        registry.register,
+        name,
+        contract=load_contract(contract) if contract else None,
+        version=version,
+        stage=stage,
+        tags=parse_tags(tag or []),
+        preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
+        precision=precision,
+    )
+    record = register_remote(registry, path, register_as) if is_remote(path) else register_as(Path(path))
     if plan:
         _plan_or_withdraw(registry, record)
     if serving is not None:
