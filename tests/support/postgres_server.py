@@ -54,7 +54,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     if bin_dir is None:
         missing_service("PostgreSQL", "apt-get install -y postgresql")
         return
-    root = Path(tempfile.mkdtemp(prefix="mcp-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="mcp-pg-", dir="/tmp" if os.geteuid() == 0 else None))  # postgres must reach it
     as_user = _run_as(root)
     password = uuid.uuid4().hex
     (root / "pw").write_text(password, encoding="utf-8")
