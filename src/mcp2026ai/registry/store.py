@@ -80,8 +80,15 @@ class ArtifactStore:
         return self.blobs.local_path(f"{digest}{suffix}")
 
     def verified_path(self, digest: str, suffix: str = ".onnx") -> Path:
-        """The artifact's local file after checking that its content still hashes to ``digest``."""
-        return self._verified.check(self.blobs.fetch(f"{digest}{suffix}", digest), digest)
+        """The artifact's local file after checking that its content still hashes to ``digest`` (a
+        damaged cached copy of a remote object is dropped and fetched again, once)."""
+        name = f"{digest}{suffix}"
+        try:
+            return self._verified.check(self.blobs.fetch(name, digest), digest)
+        except IntegrityError:
+            if not self.blobs.forget_local(name):
+                raise
+        return self._verified.check(self.blobs.fetch(name, digest), digest)
 
     def encrypted_path_for(self, digest: str, suffix: str = ".onnx") -> Path:
         return self.path_for(digest, suffix + ENCRYPTED_SUFFIX)
@@ -106,8 +113,8 @@ class ArtifactStore:
                 raise SignatureError(f"{where}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE")
             sealed = self.blobs.fetch(f"{digest}{suffix}{ENCRYPTED_SUFFIX}", None).read_bytes()
             return self.cipher.decrypt(sealed, digest)
-        path = self.blobs.fetch(f"{digest}{suffix}", digest)
-        data = path.read_bytes()
+        path = self.verified_path(digest, suffix)
+        data = path.read_bytes()  # checked again: the file may have changed since it was checked
         if hashlib.sha256(data).hexdigest() != digest:
             raise integrity_error(path, digest)
         return data

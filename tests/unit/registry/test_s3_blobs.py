@@ -58,3 +58,15 @@ def test_cache_admits_only_whole_files(tmp_path: Path) -> None:
     modified = admitted.stat().st_mtime_ns
     assert cache.hit("ab-one") == admitted
     assert admitted.stat().st_mtime_ns == modified, "a hit leaves the time a process's hash check is keyed on"
+
+
+def test_a_damaged_cached_copy_is_fetched_again(shared_stores: Backend, tmp_path: Path) -> None:
+    source = tmp_path / "m.onnx"
+    source.write_bytes(b"model bytes")
+    store = s3_store(shared_stores, tmp_path / "node")
+    digest = store.put(source)
+    cached = store.verified_path(digest)
+    os.chmod(cached, 0o644)
+    cached.write_bytes(b"bit rot")
+    again = s3_store(shared_stores, tmp_path / "node")  # a new process on the same node
+    assert again.verified_path(digest).read_bytes() == b"model bytes"

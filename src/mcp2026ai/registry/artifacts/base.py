@@ -36,6 +36,11 @@ class BlobStore(Protocol):
         as it arrives (IntegrityError, nothing kept). NotFoundError when there is no such object."""
         ...
 
+    def forget_local(self, name: str) -> bool:
+        """Drop the object's local copy when it is only a cache of a remote object (so the next
+        :meth:`fetch` downloads and checks it again); False when the local file is the object."""
+        ...
+
     def delete(self, name: str) -> None:
         """Remove the object (and any local copy); no error when absent."""
         ...

@@ -39,6 +39,9 @@ class LocalBlobs:
             raise NotFoundError(f"artifact {name[:12]} is missing from {self.root} ({path})")
         return path
 
+    def forget_local(self, name: str) -> bool:
+        return False
+
     def delete(self, name: str) -> None:
         self.local_path(name).unlink(missing_ok=True)
 

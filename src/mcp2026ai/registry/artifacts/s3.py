@@ -82,6 +82,10 @@ class S3Blobs:
         if missing:
             raise NotFoundError(f"artifact {name[:12]} is missing from {self.location}")
 
+    def forget_local(self, name: str) -> bool:
+        self.cache.discard(name)
+        return True
+
     def delete(self, name: str) -> None:
         with s3_call(self.where, name, missing_is_error=True):
             self.client.delete_object(Bucket=self.where.bucket, Key=self.key(name))
