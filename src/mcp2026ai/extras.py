@@ -26,6 +26,9 @@ EXTRA_FOR_MODULE = {
     "cachetools": "edge",
     "kubernetes_validate": "kubernetes",
     "jsonschema": "kubernetes",
+    "boto3": "s3",
+    "botocore": "s3",
+    "psycopg": "postgres",
 }
 
 

@@ -16,6 +16,7 @@ from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_di
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
 from mcp2026ai.registry.audit_trail import REGISTER_ACTION, recover_pending
 from mcp2026ai.registry.catalog import AuditIntent, Catalog
+from mcp2026ai.registry.catalogs import catalog_for
 from mcp2026ai.registry.llm_bundle import (
     MANIFEST_SUFFIX,
     TEXT_SIGNATURE,
@@ -28,7 +29,7 @@ from mcp2026ai.registry.llm_bundle import (
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
-from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.security.audit import AuditChain
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
@@ -52,18 +53,23 @@ def validate_model_name(name: str) -> str:
 
 
 class ModelRegistry:
-    """Facade over the artifact store and the SQLite catalog under ``home``."""
+    """Facade over the artifact store and the catalog: by default both local under ``home`` (which
+    also holds this node's scratch space: temporary imports, caches, laid-out language models); shared
+    ones come from :func:`mcp2026ai.registry.stores.open_registry`."""
 
     def __init__(
         self,
         home: Path,
         cipher: ArtifactCipher | None = None,
-        audit: AuditLog | None = None,
+        audit: AuditChain | None = None,
         actor: str = REGISTRY_ACTOR,
+        *,
+        store: ArtifactStore | None = None,
+        catalog: Catalog | None = None,
     ) -> None:
         self.home = home
-        self.store = ArtifactStore(home / "artifacts", cipher)
-        self.catalog = Catalog(home / "registry.db")
+        self.store = store if store is not None else ArtifactStore(home / "artifacts", cipher)
+        self.catalog = catalog if catalog is not None else catalog_for(None, home)
         self.audit = audit
         """Where each registration is recorded (``model.register``), atomically with its catalog row
         (see :mod:`mcp2026ai.registry.audit_trail`); None: not recorded."""
