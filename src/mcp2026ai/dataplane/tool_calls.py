@@ -10,8 +10,8 @@ A call is a JSON object between tags, as Hermes, Qwen and most open chat templat
 call becomes a :class:`ToolCallStart` (its id and name, once the name is complete) followed by
 :class:`ToolCallArguments` fragments of the arguments' JSON text as they arrive, so an encoder can
 stream them the way OpenAI does. :func:`forced_tool_calls` is the grammar for ``tool_choice``
-``required`` or a named function: the model must write one call (or several, when parallel calls
-are allowed) in exactly this format, so they work on any model.
+``required`` or a named function: the model must write one call in exactly this format, so they
+work on any model.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp2026ai.generation.grammar import closed_objects
 from mcp2026ai.generation.types import Constraint, ConstraintKind
 
 OPEN = "<tool_call>"
@@ -199,15 +200,15 @@ def parse_tool_calls(text: str, max_calls: int | None = None) -> tuple[str | Non
     return (content if content.strip() else None) if parser.calls else content, parser.calls
 
 
-def forced_tool_calls(functions: Sequence[Mapping[str, Any]], parallel: bool) -> Constraint:
-    """The grammar for ``tool_choice`` required or named: Hermes calls to one of ``functions`` (OpenAI
-    function definitions: name, parameters), one call or, when ``parallel``, one or more."""
+def forced_tool_calls(functions: Sequence[Mapping[str, Any]]) -> Constraint:
+    """The grammar for ``tool_choice`` required or named: one Hermes call to one of ``functions``
+    (OpenAI function definitions: name, parameters)."""
     calls: list[dict[str, Any]] = [
         {
             "type": "object",
             "properties": {
                 "name": {"const": function["name"]},
-                "arguments": function.get("parameters") or {"type": "object"},
+                "arguments": closed_objects(function.get("parameters") or {"type": "object"}),
             },
             "required": ["name", "arguments"],
             "additionalProperties": False,
@@ -216,8 +217,7 @@ def forced_tool_calls(functions: Sequence[Mapping[str, Any]], parallel: bool) ->
     ]
     body: dict[str, Any] = dict(calls[0]) if len(calls) == 1 else {"anyOf": calls}
     body["x-guidance"] = _JSON_OPTIONS
-    more = ' ("\\n" call)*' if parallel else ""
-    lark = f'start: call{more}\ncall: "{_lark(OPEN)}\\n" body "\\n{_lark(CLOSE)}"\nbody: %json {json.dumps(body)}\n'
+    lark = f'start: call\ncall: "{_lark(OPEN)}\\n" body "\\n{_lark(CLOSE)}"\nbody: %json {json.dumps(body)}\n'
     return Constraint(ConstraintKind.GRAMMAR, lark, "tool_choice")
 
 

@@ -8,7 +8,7 @@ each JSON-schema keyword it cannot honour (``Unimplemented keys: ["not"]``) wher
 unknown keywords silently, it needs no torch, and its matchers roll back (speculative drafts).
 
 :class:`Grammars` belongs to one engine (one tokenizer). It compiles a :class:`Constraint` into a
-matcher at its start state and keeps the latest :data:`CACHE_SIZE` of them in an LRU keyed by the
+matcher at its start state (objects closed, see :func:`closed_objects`) and keeps the latest :data:`CACHE_SIZE` of them in an LRU keyed by the
 constraint's canonical text; every sequence gets a copy (:class:`GrammarMatcher`), advanced with
 each token it accepts. A constraint the engine cannot honour is an InvalidArgumentError naming the
 request field and the feature, never a silent fallback to free text.
@@ -35,6 +35,23 @@ CACHE_SIZE = 128
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 """JSON as ``json.dumps`` writes it: one space after separators, no other whitespace (a free-whitespace
 grammar lets a small model pad with newlines until max_tokens)."""
+
+_OPEN_KEYS = ("additionalProperties", "patternProperties", "unevaluatedProperties")
+
+
+def closed_objects(schema: Any) -> Any:
+    """``schema`` with ``additionalProperties: false`` on every object that lists its properties and says
+    nothing about others (xgrammar's and so vLLM's strict default): a small model otherwise invents keys
+    until max_tokens. What it generates still validates against the schema as given."""
+    if isinstance(schema, list):
+        return [closed_objects(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    closed = {key: closed_objects(value) for key, value in schema.items()}
+    if isinstance(schema.get("properties"), dict) and not any(key in schema for key in _OPEN_KEYS):
+        closed["additionalProperties"] = False
+    return closed
+
 
 _PURPOSE = "constrained decoding (response_format, guided_*, tool_choice)"
 
@@ -124,7 +141,8 @@ def _grammar_text(llguidance: Any, constraint: Constraint) -> str:
     matcher = llguidance.LLMatcher
     try:
         if constraint.kind is ConstraintKind.JSON_SCHEMA:
-            return str(matcher.grammar_from_json_schema(constraint.spec, defaults=JSON_OPTIONS))
+            schema = closed_objects(json.loads(constraint.spec))
+            return str(matcher.grammar_from_json_schema(json.dumps(schema), defaults=JSON_OPTIONS))
         if constraint.kind is ConstraintKind.JSON_OBJECT:
             return str(matcher.grammar_from_json_schema('{"type":"object"}', defaults=JSON_OPTIONS))
         if constraint.kind is ConstraintKind.REGEX:

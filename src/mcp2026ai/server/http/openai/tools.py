@@ -5,8 +5,11 @@
   ``--exclude-tools-when-tool-choice-none``), so the model answers in prose.
 - ``auto`` (the default with tools): the tools reach the chat template (dataplane/tool_prompt.py) and
   the answer's Hermes ``<tool_call>`` blocks become tool calls (dataplane/tool_calls.py).
-- ``required`` and a named function: constrained decoding forces one call (or several with
-  ``parallel_tool_calls``) to those tools, so they work on any model.
+- ``required`` and a named function: constrained decoding forces exactly one call to those tools (to
+  the named one), so they work on any model. One call is a valid answer with or without
+  ``parallel_tool_calls``; a grammar that let the model go on would let a small one repeat calls until
+  max_tokens (SmolLM2 does). Parallel calls come from ``auto``: all of them are parsed, or only the
+  first when ``parallel_tool_calls`` is false.
 
 A choice with tool calls finishes with ``tool_calls``; tool_encoder.py writes the answers and deltas.
 """
@@ -85,4 +88,4 @@ def tool_plan(tools: Sequence[Tool] | None, choice: ToolChoice | None, parallel:
         functions = [function for function in functions if function["name"] == choice.function.name]
         if not functions:
             raise InvalidArgumentError(f"tool_choice names {choice.function.name!r}, which is not among the tools")
-    return ToolPlan(shown, parse=True, parallel=parallel, constraint=forced_tool_calls(functions, parallel))
+    return ToolPlan(shown, parse=True, parallel=False, constraint=forced_tool_calls(functions))
