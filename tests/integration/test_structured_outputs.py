@@ -23,7 +23,10 @@ pytestmark = pytest.mark.timeout(180)
 
 PERSON = {
     "type": "object",
-    "properties": {"name": {"type": "string", "maxLength": 20}, "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+    "properties": {
+        "name": {"type": "string", "maxLength": 20},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+    },
     "required": ["name", "age"],
     "additionalProperties": False,
 }
@@ -43,6 +46,8 @@ TIME = {
     "type": "function",
     "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}, "required": []}},
 }
+WEATHER_NAME = "get_weather"
+ARGS = '{"city": "Paris"}'
 ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
@@ -197,9 +202,7 @@ def test_auto_parses_hermes_calls_and_history_reaches_the_template(
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
-            ],
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": WEATHER_NAME, "arguments": ARGS}}],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "18 degrees, sunny"},
     ]

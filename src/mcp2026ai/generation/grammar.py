@@ -8,10 +8,13 @@ each JSON-schema keyword it cannot honour (``Unimplemented keys: ["not"]``) wher
 unknown keywords silently, it needs no torch, and its matchers roll back (speculative drafts).
 
 :class:`Grammars` belongs to one engine (one tokenizer). It compiles a :class:`Constraint` into a
-matcher at its start state (objects closed, see :func:`closed_objects`) and keeps the latest :data:`CACHE_SIZE` of them in an LRU keyed by the
-constraint's canonical text; every sequence gets a copy (:class:`GrammarMatcher`), advanced with
-each token it accepts. A constraint the engine cannot honour is an InvalidArgumentError naming the
-request field and the feature, never a silent fallback to free text.
+matcher at its start state (objects closed, see :func:`closed_objects`) and keeps the latest
+:data:`CACHE_SIZE` of them in an LRU keyed by the constraint's canonical text; every sequence gets a
+copy (:class:`GrammarMatcher`), advanced with each token it accepts. A constraint the engine cannot
+honour is an InvalidArgumentError naming the request field and the feature, never a silent fallback.
+
+Speculative decoding is off for constrained sequences (engine.py): a draft would have to be checked
+token by token against the matcher and rolled back, for little gain on a lone constrained sequence.
 """
 
 from __future__ import annotations
