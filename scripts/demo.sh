@@ -43,6 +43,7 @@ grpc_port=$(sed -n 's/.*grpc=\([0-9]*\).*/\1/p' "$log")
 python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" \
     --preprocessing examples/ocr-cls.preprocess.yaml "$workdir/upright.png" "$workdir/rotated.png"
 python scripts/demo_chat.py --http-port "$http_port"
+python scripts/demo_structured.py --http-port "$http_port"
 kill -TERM $server
 wait $server
 trap - EXIT
