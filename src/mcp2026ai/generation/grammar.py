@@ -67,6 +67,7 @@ class GrammarMatcher:
         self._vocab_size = vocab_size
         self._eos = list(eos_token_ids)
         self._bitmask = np.full((1, (vocab_size + 31) // 32), -1, dtype=np.int32)
+        self._ended = False
 
     def allowed(self) -> np.ndarray:
         """A boolean mask over the vocabulary: True where the token keeps the text in the grammar."""
@@ -80,13 +81,15 @@ class GrammarMatcher:
     def accept(self, token: int) -> None:
         """Advance past ``token`` (one the mask allowed; an end-of-sequence token ends the match)."""
         if token in self._eos:
+            self._ended = True
             return
         self._matcher.consume_token(token)
 
     @property
     def finished(self) -> bool:
-        """The text is complete and nothing may follow: the sequence can stop without an EOS step."""
-        return bool(self._matcher.is_stopped())
+        """The text is complete and nothing may follow (or the end-of-sequence token came, which with
+        ``ignore_eos`` does not end the sequence by itself): the sequence stops."""
+        return self._ended or bool(self._matcher.is_stopped())
 
 
 class Grammars:
