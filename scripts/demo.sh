@@ -44,6 +44,7 @@ echo "== web console: http://127.0.0.1:$http_port/ui (models, plans, live charts
 python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" \
     --preprocessing examples/ocr-cls.preprocess.yaml "$workdir/upright.png" "$workdir/rotated.png"
 python scripts/demo_chat.py --http-port "$http_port"
+python scripts/demo_structured.py --http-port "$http_port"
 kill -TERM $server
 wait $server
 trap - EXIT

@@ -21,6 +21,7 @@ EXTRA_FOR_MODULE = {
     "onnx_ir": "llm",
     "tokenizers": "llm",
     "jinja2": "llm",
+    "llguidance": "llm",
     "openvino": "openvino",
     "tenacity": "edge",
     "cachetools": "edge",

@@ -25,10 +25,11 @@ from typing import Any
 
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
+from mcp2026ai.dataplane.tool_prompt import template_messages
 from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
-from mcp2026ai.generation.types import Choice, Delta, GenerationRequest, SamplingParams, Usage
+from mcp2026ai.generation.types import Choice, Constraint, Delta, GenerationRequest, SamplingParams, Usage
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
 from mcp2026ai.serving.llms import GenerationModels, ServedLLM
@@ -46,6 +47,8 @@ class Prompt:
     text: str | None = None
     token_ids: tuple[int, ...] | None = None
     messages: tuple[Mapping[str, Any], ...] | None = None
+    tools: tuple[Mapping[str, Any], ...] | None = None
+    """OpenAI tool definitions the chat template shows the model (dataplane/tool_prompt.py)."""
 
     def characters(self) -> int:
         if self.text is not None:
@@ -58,7 +61,8 @@ class Prompt:
         if self.token_ids is not None:
             return list(self.token_ids)
         if self.messages is not None:
-            return tokenizer.encode(tokenizer.apply_chat_template(self.messages), add_special_tokens=False)
+            messages, tools = template_messages(self.messages, self.tools, tokenizer.template_takes_tools)
+            return tokenizer.encode(tokenizer.apply_chat_template(messages, tools=tools), add_special_tokens=False)
         return tokenizer.encode(self.text or "")
 
 
@@ -74,6 +78,8 @@ class TextRequest:
     """The protocol's own max_tokens when neither the request nor the model's config sets one."""
     sla_class: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    constraint: Constraint | None = None
+    """Constrained decoding (structured outputs, forced tool calls): the text every choice must match."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +191,11 @@ class GenerationHandlers:
             observation.sla_class = sla_class.value
             params = self._sampling(request)
             ids = await _token_ids(request.prompt, served.engine.tokenizer)
-            engine_request = GenerationRequest(_request_id(), ids, params, sla_class, dict(request.headers))
+            if request.constraint is not None and not served.engine.grammars.cached(request.constraint):
+                await asyncio.to_thread(served.engine.grammars.compile, request.constraint)  # off the event loop
+            engine_request = GenerationRequest(
+                _request_id(), ids, params, sla_class, dict(request.headers), request.constraint
+            )
             stream = served.engine.submit(engine_request)
         except BaseException as exc:
             observation.end_with(exc)

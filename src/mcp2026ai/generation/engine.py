@@ -32,6 +32,7 @@ import numpy as np
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefix_cache import PrefixCache
@@ -68,6 +69,8 @@ class _Sequence:
     draft_pause: int = 0
     """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
     draft_misses: int = 0
+    grammar: GrammarMatcher | None = None
+    """The constrained sequence's grammar state (None: free text)."""
 
 
 @dataclass(eq=False)
@@ -111,6 +114,7 @@ class Engine:
         self.telemetry = EngineTelemetry(name)
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
+        self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
         self.speculative_tokens = config.speculative_tokens
         """Draft tokens per speculative step (0: off); the serving config may change it while running."""
         self._running: dict[Hashable, _Sequence] = {}
@@ -124,6 +128,8 @@ class Engine:
         """Queue ``request``; its stream yields deltas. InvalidArgumentError if it cannot fit the context,
         OverloadedError if its SLA class queue is full, UnavailableError after close()."""
         max_tokens = self._check_length(request)
+        if request.constraint is not None:
+            self.grammars.compile(request.constraint)  # refuses what it cannot honour; cached after the first
         loop = asyncio.get_running_loop()
         stream = GenerationStream(request.request_id, len(request.prompt_ids), loop)
         job = _Job(
@@ -283,6 +289,7 @@ class Engine:
             detokenizer=IncrementalDecoder(self.tokenizer),
             stop_strings=StopStrings(params.stop),
             token_stop=TokenStop(params, self.info.eos_token_ids, job.max_tokens),
+            grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
         )
 
     def _decode(self) -> None:
@@ -291,7 +298,8 @@ class Engine:
             return
         if self.speculative_tokens and len(self._running) == 1 and self.decoder.multi_row_logits:
             sequence = next(iter(self._running.values()))
-            if sequence.sampler.params.greedy and self._speculate(sequence):
+            # a constrained sequence never speculates: its drafts would need the matcher's rollback
+            if sequence.sampler.params.greedy and sequence.grammar is None and self._speculate(sequence):
                 return
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
         lengths = []
@@ -347,7 +355,10 @@ class Engine:
         return True
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
-        token, logprob = sequence.sampler.sample(logits)
+        grammar = sequence.grammar
+        token, logprob = sequence.sampler.sample(logits, grammar.allowed() if grammar else None)
+        if grammar is not None:
+            grammar.accept(token)
         sequence.history.append(token)
         job = sequence.job
         if job.first_token_at is None:
@@ -365,7 +376,7 @@ class Engine:
             if logprob is not None:
                 delta.logprobs.append(logprob)
             delta.text, stopped_by_text = sequence.stop_strings.feed(sequence.detokenizer.push(token))
-            if stopped_by_text:
+            if stopped_by_text or (grammar is not None and grammar.finished):
                 sequence.finished = FinishReason.STOP
             elif sequence.token_stop.reached_limit(sequence.generated):
                 sequence.finished = FinishReason.LENGTH

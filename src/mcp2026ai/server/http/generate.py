@@ -22,6 +22,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.body import BodyBudget, read_body
 from mcp2026ai.server.http.errors import error_response, http_status
 from mcp2026ai.server.http.streaming import SSE_HEADERS, collect_unless_gone, sse
+from mcp2026ai.server.http.structured import constraint_of
 
 CODES = ResultCodes("http", ok="200", cancelled="499", unexpected="500", of_error=lambda exc: str(http_status(exc)))
 SAMPLING_FIELDS = frozenset(
@@ -40,7 +41,9 @@ SAMPLING_FIELDS = frozenset(
         "ignore_eos",
     }
 )
-"""The sampling fields the generate routes read, at the top level or inside ``parameters``."""
+"""The sampling fields the generate routes read, at the top level or inside ``parameters``; the
+structured-output fields (``response_format``, ``guided_json`` ... server/http/structured.py) are
+read inside ``parameters``."""
 
 
 def text_request(model: str, document: Any, headers: dict[str, str]) -> TextRequest:
@@ -54,7 +57,10 @@ def text_request(model: str, document: Any, headers: dict[str, str]) -> TextRequ
     if isinstance(fields.get("stop"), str):
         fields["stop"] = [fields["stop"]]
     prompt = Prompt(text=document["text_input"])
-    return TextRequest(model, prompt, fields, sla_class=headers.get("x-sla-class"), headers=headers)
+    constraint = constraint_of(nested, "parameters.")
+    return TextRequest(
+        model, prompt, fields, sla_class=headers.get("x-sla-class"), headers=headers, constraint=constraint
+    )
 
 
 class GenerateEndpoints:

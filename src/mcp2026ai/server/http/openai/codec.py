@@ -18,8 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp2026ai.dataplane.generation import Prompt, TextRequest
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.generation.tokenizer import TextTokenizer
-from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
+from mcp2026ai.generation.types import Choice, Constraint, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
+from mcp2026ai.server.http.openai.tools import Tool, ToolChoice, ToolPlan, tool_plan
+from mcp2026ai.server.http.structured import FIELDS, constraint_of
 
 
 class _Request(BaseModel):
@@ -41,6 +43,16 @@ class _Request(BaseModel):
     repetition_penalty: float | None = None
     stop_token_ids: list[int] = Field(default_factory=list)
     ignore_eos: bool = False
+    response_format: Any = None
+    guided_json: Any = None
+    guided_choice: Any = None
+    guided_regex: Any = None
+    guided_grammar: Any = None
+    structured_outputs: Any = None
+
+    def constraint(self) -> Constraint | None:
+        """Structured outputs (server/http/structured.py): the one constraint the request asks for."""
+        return constraint_of({name: getattr(self, name) for name in FIELDS})
 
     @property
     def include_usage(self) -> bool:
@@ -81,7 +93,13 @@ class CompletionRequest(_Request):
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         fields = self.sampling_fields(self.max_tokens, self.logprobs)
         return TextRequest(
-            self.model, self._prompt(), fields, COMPLETION_MAX_TOKENS, headers.get("x-sla-class"), headers
+            self.model,
+            self._prompt(),
+            fields,
+            COMPLETION_MAX_TOKENS,
+            headers.get("x-sla-class"),
+            headers,
+            self.constraint(),
         )
 
     def _prompt(self) -> Prompt:
@@ -103,6 +121,17 @@ class ChatMessage(BaseModel):
 
     role: Literal["system", "user", "assistant", "developer", "tool"]
     content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def turn(self) -> dict[str, Any]:
+        """The message as the chat template takes it (tool calls and their ids kept)."""
+        if self.role == "tool" and not self.tool_call_id:
+            raise InvalidArgumentError("a message with role 'tool' needs the tool_call_id it answers")
+        turn: dict[str, Any] = {"role": "system" if self.role == "developer" else self.role, "content": self.text()}
+        extra = {"tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id, "name": self.name}
+        return turn | {key: value for key, value in extra.items() if value is not None}
 
     def text(self) -> str:
         if self.content is None or isinstance(self.content, str):
@@ -120,19 +149,25 @@ class ChatCompletionRequest(_Request):
     max_completion_tokens: int | None = None
     logprobs: bool = False
     top_logprobs: int | None = None
+    tools: list[Tool] | None = None
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+
+    def tool_plan(self) -> ToolPlan | None:
+        return tool_plan(self.tools, self.tool_choice, self.parallel_tool_calls)
 
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
         if self.top_logprobs is not None and not self.logprobs:
             raise InvalidArgumentError("top_logprobs needs logprobs: true")
         fields = self.sampling_fields(wanted, (self.top_logprobs or 0) if self.logprobs else None)
-        return TextRequest(self.model, self._prompt(), fields, None, headers.get("x-sla-class"), headers)
-
-    def _prompt(self) -> Prompt:
-        turns = tuple(
-            {"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in self.messages
-        )
-        return Prompt(messages=turns)
+        plan, constraint = self.tool_plan(), self.constraint()
+        if plan is not None and plan.constraint is not None:
+            if constraint is not None:
+                raise InvalidArgumentError(f"tool_choice forces a tool call: {constraint.param} cannot apply too")
+            constraint = plan.constraint
+        prompt = Prompt(messages=tuple(m.turn() for m in self.messages), tools=plan.tools or None if plan else None)
+        return TextRequest(self.model, prompt, fields, None, headers.get("x-sla-class"), headers, constraint)
 
 
 def parse_request(model: type[_Request], document: Any) -> Any:
@@ -212,6 +247,10 @@ class CompletionEncoder:
         if include_usage:
             document["usage"] = None
         return document
+
+    def chunks(self, delta: Delta, logprobs: bool, include_usage: bool) -> list[dict[str, Any]]:
+        """The stream chunks for one delta (one here; a tool-call stream may need several)."""
+        return [self.chunk(delta, logprobs, include_usage)]
 
     def usage_chunk(self, usage: Usage) -> dict[str, Any]:
         return {**self._base([], self.object_name), "usage": usage_json(usage)}

@@ -30,6 +30,7 @@ from mcp2026ai.server.http.openai.codec import (
     parse_request,
 )
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
+from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
 from mcp2026ai.serving.llms import ServedLLM
 
@@ -71,7 +72,12 @@ class OpenAIEndpoints:
             generation = await self.plane.generation.start(parsed.text_request(headers), CODES)
         except MCPError as exc:
             return openai_error(exc)
-        encoder = (ChatEncoder if chat else CompletionEncoder)(parsed.model, generation.tokenizer)
+        plan = parsed.tool_plan() if chat else None
+        encoder = (
+            ToolChatEncoder(parsed.model, generation.tokenizer, plan)
+            if plan is not None and plan.parse
+            else (ChatEncoder if chat else CompletionEncoder)(parsed.model, generation.tokenizer)
+        )
         logprobs = generation.params.logprobs is not None
         if parsed.stream:
             events = _events(generation, encoder, logprobs, parsed.include_usage)
@@ -89,7 +95,8 @@ async def _events(
 ) -> AsyncIterator[bytes]:
     try:
         async for delta in generation:
-            yield sse(encoder.chunk(delta, logprobs, include_usage))
+            for chunk in encoder.chunks(delta, logprobs, include_usage):
+                yield sse(chunk)
         if include_usage:
             yield sse(encoder.usage_chunk(generation.usage))
         yield DONE
