@@ -74,10 +74,10 @@ class DataPlane:
         model-control clients expect); an unknown model or version raises NotFoundError."""
         if self.models.is_ready(name, version):
             return True
-        if not self.models.is_loaded(name) and self.models.knows(name):
-            return False
         if self.llms.serves(name):
             return version in (None, self.llms.get(name).record.version)
+        if not self.models.is_loaded(name) and self.models.knows(name):
+            return False
         self.models.get(name, version)  # raises the right not-found error
         return False
 
