@@ -6,6 +6,7 @@ The OpenAI routes and Triton's generate routes only decode and encode; everythin
   (``mcp-config.yaml``) under the request's own sampling fields;
 - the prompt's token ids (text, token ids, or chat messages through the model's chat template; long
   prompts are tokenized off the event loop);
+- the request limits (serving/limits.py), the cheap counts checked before tokenizing;
 - the SLA class (the caller's ``X-SLA-Class``, else the contract's) and admission: the engine's class
   queue refuses a full class with OverloadedError (429 + Retry-After at the edge);
 - the drain check: once the server stops accepting, new generations get UnavailableError (503);
@@ -31,6 +32,7 @@ from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Delta, GenerationRequest, SamplingParams, Usage
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
+from mcp2026ai.serving.limits import GenerationLimits
 from mcp2026ai.serving.llms import GenerationModels, ServedLLM
 
 TOKENIZE_INLINE_CHARS = 4096
@@ -164,9 +166,10 @@ class TextGeneration:
 class GenerationHandlers:
     """The text use cases over the served language models."""
 
-    def __init__(self, llms: GenerationModels, gate: AcceptGate) -> None:
+    def __init__(self, llms: GenerationModels, gate: AcceptGate, limits: GenerationLimits | None = None) -> None:
         self.llms = llms
         self.gate = gate
+        self.limits = limits or GenerationLimits()
 
     def served(self) -> list[ServedLLM]:
         return [self.llms.get(name) for name in self.llms.names()]
@@ -183,6 +186,8 @@ class GenerationHandlers:
             observation.model, observation.version = request.model, served.record.version
             sla_class = self._sla_class(served, request)
             observation.sla_class = sla_class.value
+            self.limits.check_prompt(request.prompt.characters(), len(request.prompt.messages or ()))
+            self.limits.check_sampling(request.sampling)
             params = self._sampling(request)
             ids = await _token_ids(request.prompt, served.engine.tokenizer)
             engine_request = GenerationRequest(_request_id(), ids, params, sla_class, dict(request.headers))

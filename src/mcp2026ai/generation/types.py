@@ -52,6 +52,9 @@ class GenerationRequest:
     sla_class: SLAClass = SLAClass.THROUGHPUT_GUARANTEED
     headers: dict[str, str] = field(default_factory=dict)
     """Lower-cased request headers (the tracing context of the caller, if any)."""
+    ttft_budget_s: float | None = None
+    """Time to first token the contract promises (``ttft_p99_ms``): a request whose estimated wait for a
+    slot exceeds it is refused at once (429), and none waits in the queue past it."""
 
 
 class FinishReason(StrEnum):
