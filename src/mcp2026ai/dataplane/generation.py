@@ -38,6 +38,7 @@ from mcp2026ai.serving.llms import GenerationModels, ServedLLM
 TOKENIZE_INLINE_CHARS = 4096
 """Prompts up to this many characters are tokenized on the event loop (well under a millisecond);
 longer ones in a worker thread, so that one large prompt never stalls every other connection."""
+DRAIN_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,18 @@ class GenerationHandlers:
     def model(self, name: str) -> ServedLLM:
         return self.llms.get(name)
 
+    async def drain(self, streams_deadline_s: float) -> None:
+        """Shutdown (the gate is closed): waiting requests fail now (503); running ones may finish until
+        ``streams_deadline_s``, then every engine stops and they end with an error (never cut off)."""
+        engines = [served.engine for served in self.served()]
+        for engine in engines:
+            engine.drain()
+        deadline = time.monotonic() + streams_deadline_s
+        while any(engine.busy for engine in engines) and time.monotonic() < deadline:
+            await asyncio.sleep(DRAIN_POLL_S)
+        for engine in engines:
+            await asyncio.to_thread(engine.close)
+
     async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:
         """Admit ``request``: its observed stream, or the domain error that refused it (counted too)."""
         observation = _Observation(codes)
@@ -190,7 +203,9 @@ class GenerationHandlers:
             self.limits.check_sampling(request.sampling)
             params = self._sampling(request)
             ids = await _token_ids(request.prompt, served.engine.tokenizer)
-            engine_request = GenerationRequest(_request_id(), ids, params, sla_class, dict(request.headers))
+            engine_request = GenerationRequest(
+                _request_id(), ids, params, sla_class, dict(request.headers), _ttft_budget_s(served)
+            )
             stream = served.engine.submit(engine_request)
         except BaseException as exc:
             observation.end_with(exc)
@@ -212,6 +227,13 @@ class GenerationHandlers:
             return parse_sla_class(request.sla_class)
         contract = served.record.contract
         return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+def _ttft_budget_s(served: ServedLLM) -> float | None:
+    """The contract's p99 time to first token: the longest a request may wait for a slot."""
+    contract = served.record.contract
+    promise = contract.generation.ttft_p99_ms if contract and contract.generation else None
+    return promise / 1000 if promise else None
 
 
 async def _token_ids(prompt: Prompt, tokenizer: TextTokenizer) -> list[int]:

@@ -2,7 +2,9 @@
 
 Shutdown order: the data plane stops accepting (ready turns false, new requests get 503 /
 UNAVAILABLE), both transports stop taking connections and finish in-flight requests within the
-drain timeout, then every model is unloaded.
+drain timeout, then every model is unloaded. Text generations are told first: queued ones fail at
+once (503), running streams may finish until shortly before the drain timeout, then end with an
+error event and ``[DONE]`` (never cut off by the transport's own timeout).
 """
 
 from __future__ import annotations
@@ -75,6 +77,15 @@ def ensure_port_free(host: str, port: int, option: str) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise UnavailableError(f"cannot listen on {host}:{port} ({option}): {exc.strerror}") from exc
+
+
+STREAM_FLUSH_S = 1.0
+"""Time left, after text generations are stopped, for their final error events to reach the clients
+before the transports' drain timeout cancels what still runs."""
+
+
+def streams_deadline_s(drain_timeout_s: float) -> float:
+    return max(0.0, drain_timeout_s - min(STREAM_FLUSH_S, drain_timeout_s / 5))
 
 
 @dataclass
@@ -199,6 +210,7 @@ class InferenceServer:
         if self._stopped.is_set():
             return
         self.plane.stop_accepting()
+        generations = asyncio.create_task(self.plane.generation.drain(streams_deadline_s(self.config.drain_timeout_s)))
         await self.sync.stop()
         await self.generation_configs.stop()
         waits: list[Awaitable[object]] = []
@@ -208,6 +220,7 @@ class InferenceServer:
             self._http.should_exit = True
             waits.append(self._http_task)
         await asyncio.gather(*waits, return_exceptions=True)
+        await generations
         await self.statistics.stop()
         await self.plane.shutdown(self.config.drain_timeout_s)
         self._stopped.set()

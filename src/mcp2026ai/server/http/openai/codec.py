@@ -23,7 +23,7 @@ from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
 from mcp2026ai.server.http.openai.shapes import ResponseFormat, StreamOptions, ToolChoice, Tools
-from mcp2026ai.serving.limits import GenerationLimits
+from mcp2026ai.serving.limits import MAX_LOGPROBS, GenerationLimits
 
 STRICT = ConfigDict(extra="ignore", strict=True, allow_inf_nan=False)
 
@@ -137,7 +137,7 @@ class ChatCompletionRequest(_Request):
     messages: list[ChatMessage] = Field(min_length=1)
     max_completion_tokens: int | None = None
     logprobs: bool = False
-    top_logprobs: int | None = Field(None, ge=0)
+    top_logprobs: int | None = Field(None, ge=0, le=MAX_LOGPROBS)
 
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
