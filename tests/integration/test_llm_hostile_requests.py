@@ -234,7 +234,8 @@ def hostile_bodies(count: int, seed: int = 38) -> list[bytes]:
         for _ in range(chance.randint(1, 3)):
             body[chance.choice(FIELDS)] = chance.choice(HOSTILE_VALUES)
         if index % 7 == 0:
-            body["messages"] = [{"role": chance.choice(["user", "tool", "x", 5]), "content": chance.choice(HOSTILE_VALUES)}]
+            role = chance.choice(["user", "tool", "x", 5])
+            body["messages"] = [{"role": role, "content": chance.choice(HOSTILE_VALUES)}]
         raw = json.dumps(body).encode()
         if index % 11 == 0:
             raw = raw[: chance.randint(0, len(raw))]
