@@ -84,6 +84,15 @@ STREAM_FLUSH_S = 1.0
 before the transports' drain timeout cancels what still runs."""
 
 
+GRPC_REFUSAL_S = 0.5
+"""At most this long (a tenth of the drain timeout if less), gRPC keeps taking calls after the gate
+closed, to refuse them itself instead of gRPC core cancelling them at its shutdown."""
+
+
+def grpc_refusal_s(drain_timeout_s: float) -> float:
+    return min(GRPC_REFUSAL_S, drain_timeout_s / 10)
+
+
 def streams_deadline_s(drain_timeout_s: float) -> float:
     return max(0.0, drain_timeout_s - min(STREAM_FLUSH_S, drain_timeout_s / 5))
 
@@ -226,6 +235,10 @@ class InferenceServer:
         self._stopped.set()
 
     async def _stop_grpc(self, server: grpc.aio.Server) -> None:
+        """gRPC core's shutdown cancels (CANCELLED) every call it holds that no acceptor has taken yet:
+        for a moment first the server keeps taking calls, and the closed gate refuses the new ones
+        (UNAVAILABLE, which clients know to retry elsewhere) while the ones in progress go on."""
+        await asyncio.sleep(grpc_refusal_s(self.config.drain_timeout_s))
         await server.stop(grace=self.config.drain_timeout_s)
         if self.infer_acceptors is not None:
             await self.infer_acceptors.stop()
