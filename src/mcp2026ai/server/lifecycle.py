@@ -229,7 +229,9 @@ class InferenceServer:
             self._http.should_exit = True
             waits.append(self._http_task)
         await asyncio.gather(*waits, return_exceptions=True)
-        await generations
+        for failure in await asyncio.gather(generations, return_exceptions=True):
+            if isinstance(failure, BaseException):
+                log.error("draining text generations failed: %s", failure)
         await self.statistics.stop()
         await self.plane.shutdown(self.config.drain_timeout_s)
         self._stopped.set()
