@@ -120,6 +120,8 @@ class Engine:
         self._lock = threading.Condition()
         self._stopping = False
         self._draining = False
+        self._admitting = 0
+        """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
 
@@ -222,7 +224,7 @@ class Engine:
     @property
     def busy(self) -> bool:
         """Whether any request runs, is preempted or waits."""
-        return bool(self._running or self._preempted or self.waiting.depth())
+        return bool(self._admitting or self._running or self._preempted or self.waiting.depth())
 
     def close(self) -> None:
         """Stop the engine: unfinished requests fail with UnavailableError."""
@@ -242,6 +244,7 @@ class Engine:
                 expired, abandoned = self.waiting.sweep()
                 free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
                 admitted = self.waiting.admit(free_slots, self.config.max_prefill_tokens, self._cost, self._block_fit())
+                self._admitting = len(admitted)
             self._expire(expired)
             try:
                 self._step(abandoned, admitted)
@@ -250,6 +253,7 @@ class Engine:
             except Exception as exc:  # a bug must not kill the engine thread silently
                 log.exception("generation step failed")
                 self._fail_running(UnavailableError(f"generation failed: {type(exc).__name__}"), admitted)
+            self._admitting = 0
         self._shutdown()
 
     def _expire(self, expired: list[_Job]) -> None:
@@ -432,12 +436,12 @@ class Engine:
         deltas = [delta for delta in job.deltas if delta.text or delta.token_ids or delta.finish_reason]
         job.deltas = []
         generated = sum(sequence.generated for sequence in job.sequences)
+        reason = job.sequences[0].finished or FinishReason.ABORT
+        if done and reason != FinishReason.ABORT and job.admitted_at:  # before the caller can see the end
+            self.queue_wait.finished(time.monotonic() - job.admitted_at)
         job.stream.deliver(deltas, generated, done)
         if done:
-            reason = job.sequences[0].finished or FinishReason.ABORT
             self.telemetry.finished(job, reason, generated)
-            if reason != FinishReason.ABORT and job.admitted_at:
-                self.queue_wait.finished(time.monotonic() - job.admitted_at)
 
     def _release_finished(self) -> None:
         for sequence in [s for s in self._running.values() if s.finished is not None]:

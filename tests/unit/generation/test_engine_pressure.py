@@ -19,6 +19,7 @@ from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 
 pytestmark = pytest.mark.timeout(120)
 LONG = SamplingParams(max_tokens=60, temperature=0, ignore_eos=True)
+BLOCKER = SamplingParams(max_tokens=240, temperature=0, ignore_eos=True)  # holds the one slot for 0.5-5 s
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +57,13 @@ def test_a_stream_nobody_reads_is_cut_off_and_frees_its_slot(engine: Engine) -> 
 
 def test_the_ttft_budget_expires_waiters_and_refuses_at_once(engine: Engine) -> None:
     async def scenario() -> None:
-        running = engine.submit(GenerationRequest("running", prompt(engine), LONG))
-        waiting = engine.submit(GenerationRequest("waiting", prompt(engine), LONG, ttft_budget_s=0.2))
+        running = engine.submit(GenerationRequest("running", prompt(engine), BLOCKER))
+        waiting = engine.submit(GenerationRequest("waiting", prompt(engine), LONG, ttft_budget_s=0.1))
         with pytest.raises(OverloadedError, match="past the TTFT budget"):
-            await waiting.collect(1)  # it could not start within 0.2 s: 429, not a late start
+            await waiting.collect(1)  # it could not start within 0.1 s: 429, not a late start
         await running.collect(1)  # measured: the engine now knows how long a slot is held
         assert engine.queue_wait.service_s is not None
-        busy = engine.submit(GenerationRequest("busy", prompt(engine), LONG))
+        busy = engine.submit(GenerationRequest("busy", prompt(engine), BLOCKER))
         await asyncio.sleep(0.05)
         started = time.monotonic()
         with pytest.raises(OverloadedError, match="exceeds the time-to-first-token budget") as refused:
