@@ -60,6 +60,7 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
         audit=config.security.audit(),
         trace_settings=TraceSettings(traced),
         llms=llms,
+        generation_limits=config.generation_limits,
     )
 
 

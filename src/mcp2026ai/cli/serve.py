@@ -15,6 +15,7 @@ from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.cli.policy_generation import NoFeasibleGenerationPlanError
+from mcp2026ai.cli.serve_limits import parse_limits
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.cli.triton import repository_registry
 from mcp2026ai.deploy import ray as ray_deployment
@@ -111,6 +112,20 @@ def serve(
             min=0, help="Language models: memory for cached prompt-prefix KV (shared system prompts); 0: off."
         ),
     ] = 128.0,
+    limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Language models: a per-request limit as NAME=VALUE (max_messages, max_prompt_chars, max_tokens, "
+            "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes); "
+            "repeatable. See docs/llm-reliability.md.",
+        ),
+    ] = None,
+    stream_buffer_tokens: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Language models: tokens a stream's reader may fall behind before its stream is ended."
+        ),
+    ] = 1024,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
     serving_config: Annotated[
         list[Path] | None,
@@ -204,7 +219,9 @@ def serve(
             kv_cache_mb=kv_cache_mb,
             speculative_tokens=speculative_tokens,
             prefix_cache_mb=prefix_cache_mb,
+            stream_buffer_deltas=stream_buffer_tokens,
         ),
+        generation_limits=parse_limits(list(limit or [])),
         generation_configs=[path.resolve() for path in serving_config or []],
     )
     check_trace_export(config.traces)

@@ -6,6 +6,7 @@ The OpenAI routes and Triton's generate routes only decode and encode; everythin
   (``mcp-config.yaml``) under the request's own sampling fields;
 - the prompt's token ids (text, token ids, or chat messages through the model's chat template; long
   prompts are tokenized off the event loop);
+- the request limits (serving/limits.py), the cheap counts checked before tokenizing;
 - the SLA class (the caller's ``X-SLA-Class``, else the contract's) and admission: the engine's class
   queue refuses a full class with OverloadedError (429 + Retry-After at the edge);
 - the drain check: once the server stops accepting, new generations get UnavailableError (503);
@@ -32,11 +33,13 @@ from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Constraint, Delta, GenerationRequest, SamplingParams, Usage
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
+from mcp2026ai.serving.limits import GenerationLimits
 from mcp2026ai.serving.llms import GenerationModels, ServedLLM
 
 TOKENIZE_INLINE_CHARS = 4096
 """Prompts up to this many characters are tokenized on the event loop (well under a millisecond);
 longer ones in a worker thread, so that one large prompt never stalls every other connection."""
+DRAIN_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -170,15 +173,28 @@ class TextGeneration:
 class GenerationHandlers:
     """The text use cases over the served language models."""
 
-    def __init__(self, llms: GenerationModels, gate: AcceptGate) -> None:
+    def __init__(self, llms: GenerationModels, gate: AcceptGate, limits: GenerationLimits | None = None) -> None:
         self.llms = llms
         self.gate = gate
+        self.limits = limits or GenerationLimits()
 
     def served(self) -> list[ServedLLM]:
         return [self.llms.get(name) for name in self.llms.names()]
 
     def model(self, name: str) -> ServedLLM:
         return self.llms.get(name)
+
+    async def drain(self, streams_deadline_s: float) -> None:
+        """Shutdown (the gate is closed): waiting requests fail now (503); running ones may finish until
+        ``streams_deadline_s``, then every engine stops and they end with an error (never cut off)."""
+        engines = [served.engine for served in self.served()]
+        for engine in engines:
+            engine.drain()
+        deadline = time.monotonic() + streams_deadline_s
+        while any(engine.busy for engine in engines) and time.monotonic() < deadline:
+            await asyncio.sleep(DRAIN_POLL_S)
+        for engine in engines:
+            await asyncio.to_thread(engine.close)
 
     async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:
         """Admit ``request``: its observed stream, or the domain error that refused it (counted too)."""
@@ -189,12 +205,20 @@ class GenerationHandlers:
             observation.model, observation.version = request.model, served.record.version
             sla_class = self._sla_class(served, request)
             observation.sla_class = sla_class.value
+            self.limits.check_prompt(request.prompt.characters(), len(request.prompt.messages or ()))
+            self.limits.check_sampling(request.sampling)
             params = self._sampling(request)
             ids = await _token_ids(request.prompt, served.engine.tokenizer)
             if request.constraint is not None and not served.engine.grammars.cached(request.constraint):
                 await asyncio.to_thread(served.engine.grammars.compile, request.constraint)  # off the event loop
             engine_request = GenerationRequest(
-                _request_id(), ids, params, sla_class, dict(request.headers), request.constraint
+                _request_id(),
+                ids,
+                params,
+                sla_class,
+                dict(request.headers),
+                constraint=request.constraint,
+                ttft_budget_s=_ttft_budget_s(served),
             )
             stream = served.engine.submit(engine_request)
         except BaseException as exc:
@@ -217,6 +241,13 @@ class GenerationHandlers:
             return parse_sla_class(request.sla_class)
         contract = served.record.contract
         return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+def _ttft_budget_s(served: ServedLLM) -> float | None:
+    """The contract's p99 time to first token: the longest a request may wait for a slot."""
+    contract = served.record.contract
+    promise = contract.generation.ttft_p99_ms if contract and contract.generation else None
+    return promise / 1000 if promise else None
 
 
 async def _token_ids(prompt: Prompt, tokenizer: TextTokenizer) -> list[int]:

@@ -26,6 +26,7 @@ from mcp2026ai.registry import ModelVersion
 from mcp2026ai.registry.package import ModelPackage, model_package
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.serving.limits import GenerationLimits
 from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
 
@@ -39,6 +40,7 @@ class DataPlane:
         audit: AuditLog | None = None,
         trace_settings: TraceSettings | None = None,
         llms: GenerationModels | None = None,
+        generation_limits: GenerationLimits | None = None,
     ) -> None:
         self.models = models
         self.llms = llms or GenerationModels(models.registry)
@@ -47,7 +49,7 @@ class DataPlane:
         self.traffic = traffic or TrafficController(models.registry)
         self.gate = AcceptGate()
         self.inference = InferenceHandlers(models, self.traffic, self.gate)
-        self.generation = GenerationHandlers(self.llms, self.gate)
+        self.generation = GenerationHandlers(self.llms, self.gate, generation_limits)
         self.repository = RepositoryHandlers(models, self.traffic, audit)
         self.extensions = Extensions(models, trace_settings)
 

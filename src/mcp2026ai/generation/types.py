@@ -76,6 +76,9 @@ class GenerationRequest:
     """Lower-cased request headers (the tracing context of the caller, if any)."""
     constraint: Constraint | None = None
     """Constrained decoding: every choice's text matches this grammar (None: free text)."""
+    ttft_budget_s: float | None = None
+    """Time to first token the contract promises (``ttft_p99_ms``): a request whose estimated wait for a
+    slot exceeds it is refused at once (429), and none waits in the queue past it."""
 
 
 class FinishReason(StrEnum):

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import TraceExport
 from mcp2026ai.security.serving import ServingSecurity
+from mcp2026ai.serving.limits import GenerationLimits
 
 
 class ServerConfig(BaseModel):
@@ -75,4 +76,8 @@ class ServerConfig(BaseModel):
     )
     generation: EngineConfig = Field(
         default_factory=EngineConfig, description="Text generation engines of the language models served."
+    )
+    generation_limits: GenerationLimits = Field(
+        default_factory=GenerationLimits,
+        description="What one text-generation request may ask for (messages, characters, max_tokens, n, stops).",
     )

@@ -1,8 +1,10 @@
 """OpenAI's completions and chat completions, as JSON documents <-> generation types.
 
-Requests are validated with pydantic (unknown fields are ignored, as OpenAI's clients send new ones
-first); the sampling fields map to :class:`SamplingParams` (vLLM's extra fields ``top_k``,
-``min_p``, ``repetition_penalty``, ``stop_token_ids`` and ``ignore_eos`` are accepted too).
+Requests are validated with strict pydantic types (``"3"`` or ``true`` is no integer, NaN and
+Infinity are no numbers; unknown fields are ignored, as OpenAI's clients send new ones first, and
+the structured fields are shape-checked in shapes.py); the sampling fields map to
+:class:`SamplingParams` (vLLM's extra fields ``top_k``, ``min_p``, ``repetition_penalty``,
+``stop_token_ids`` and ``ignore_eos`` are accepted too).
 Responses and stream chunks follow OpenAI's shapes, so the official client parses them unchanged.
 """
 
@@ -16,20 +18,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.dataplane.generation import Prompt, TextRequest
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Constraint, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
+from mcp2026ai.server.http.openai.shapes import MAX_TOOLS, StreamOptions
 from mcp2026ai.server.http.openai.tools import Tool, ToolChoice, ToolPlan, tool_plan
 from mcp2026ai.server.http.structured import FIELDS, constraint_of
+from mcp2026ai.serving.limits import MAX_LOGPROBS, GenerationLimits
+
+STRICT = ConfigDict(extra="ignore", strict=True, allow_inf_nan=False)
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = STRICT
 
     model: str
     stream: bool = False
-    stream_options: dict[str, Any] | None = None
+    stream_options: StreamOptions | None = None
     max_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
@@ -56,12 +62,18 @@ class _Request(BaseModel):
 
     @property
     def include_usage(self) -> bool:
-        return bool(self.stream and self.stream_options and self.stream_options.get("include_usage"))
+        return bool(self.stream and self.stream_options and self.stream_options.include_usage)
+
+    def check_combinations(self) -> None:
+        """Fields that only make sense with another one (OpenAI refuses these too)."""
+        if self.stream_options is not None and not self.stream:
+            raise InvalidFieldError("stream_options: only allowed when stream is true", "stream_options")
 
     def sampling_fields(self, max_tokens: int | None, logprobs: int | None) -> dict[str, Any]:
         """The sampling fields the request set (None: unset, the model's defaults apply)."""
+        self.check_combinations()
         if max_tokens is not None and max_tokens < 1:
-            raise InvalidArgumentError(f"max_tokens must be at least 1 (got {max_tokens})")
+            raise InvalidFieldError(f"max_tokens must be at least 1 (got {max_tokens})", "max_tokens")
         stops = [self.stop] if isinstance(self.stop, str) else self.stop
         return {
             "max_tokens": max_tokens,
@@ -117,7 +129,7 @@ class CompletionRequest(_Request):
 
 
 class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = STRICT
 
     role: Literal["system", "user", "assistant", "developer", "tool"]
     content: str | list[dict[str, Any]] | None = None
@@ -148,8 +160,8 @@ class ChatCompletionRequest(_Request):
     messages: list[ChatMessage] = Field(min_length=1)
     max_completion_tokens: int | None = None
     logprobs: bool = False
-    top_logprobs: int | None = None
-    tools: list[Tool] | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=MAX_LOGPROBS)
+    tools: list[Tool] | None = Field(None, max_length=MAX_TOOLS)
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
 
@@ -159,7 +171,7 @@ class ChatCompletionRequest(_Request):
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
         if self.top_logprobs is not None and not self.logprobs:
-            raise InvalidArgumentError("top_logprobs needs logprobs: true")
+            raise InvalidFieldError("top_logprobs needs logprobs: true", "top_logprobs")
         fields = self.sampling_fields(wanted, (self.top_logprobs or 0) if self.logprobs else None)
         plan, constraint = self.tool_plan(), self.constraint()
         if plan is not None and plan.constraint is not None:
@@ -170,9 +182,13 @@ class ChatCompletionRequest(_Request):
         return TextRequest(self.model, prompt, fields, None, headers.get("x-sla-class"), headers, constraint)
 
 
-def parse_request(model: type[_Request], document: Any) -> Any:
+def parse_request(model: type[_Request], document: Any, limits: GenerationLimits) -> Any:
+    """The request as ``model``; the message count is checked before the messages are validated."""
     if not isinstance(document, dict):
         raise InvalidArgumentError("the request body must be a JSON object")
+    messages = document.get("messages")
+    if isinstance(messages, list):
+        limits.check_prompt(0, len(messages))
     return validated(model, document)
 
 

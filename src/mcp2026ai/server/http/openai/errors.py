@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from mcp2026ai.errors import MCPError, NotFoundError, OverloadedError, bounded_message
+from mcp2026ai.errors import InvalidFieldError, MCPError, NotFoundError, OverloadedError, bounded_message
 from mcp2026ai.server.http.errors import http_status
 
 
@@ -18,7 +18,8 @@ def openai_error_document(error: MCPError) -> dict[str, Any]:
     code = "model_not_found" if isinstance(error, NotFoundError) else None
     if isinstance(error, OverloadedError):
         kind, code = "rate_limit_error", "rate_limit_exceeded"
-    return {"error": {"message": bounded_message(error), "type": kind, "param": None, "code": code}}
+    param = error.param if isinstance(error, InvalidFieldError) else None
+    return {"error": {"message": bounded_message(error), "type": kind, "param": param, "code": code}}
 
 
 def openai_error(error: MCPError) -> Response:

@@ -65,9 +65,10 @@ class OpenAIEndpoints:
 
     async def _generate(self, request: Request, chat: bool) -> Response:
         try:
-            async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
+            limits = self.plane.generation.limits
+            async with read_body(request, min(self.config.max_json_bytes, limits.max_body_bytes), self.bodies) as raw:
                 document = parse_json(raw)
-            parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document)
+            parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document, limits)
             headers = {key.lower(): value for key, value in request.headers.items()}
             generation = await self.plane.generation.start(parsed.text_request(headers), CODES)
         except MCPError as exc:
