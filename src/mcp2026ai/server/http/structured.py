@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
 from mcp2026ai.generation.types import Constraint, ConstraintKind
 
 FIELDS = ("response_format", "guided_json", "guided_choice", "guided_regex", "guided_grammar", "structured_outputs")
@@ -55,7 +55,7 @@ def _parse(name: str, value: Any, param: str) -> Constraint | None:
 
 def _response_format(value: Any, param: str) -> Constraint | None:
     if not isinstance(value, Mapping):
-        raise InvalidArgumentError(f"{param} must be an object with a 'type'")
+        raise InvalidFieldError(f"{param} must be an object with a 'type'", param)
     kind = value.get("type")
     if kind == "text":
         return None
@@ -66,20 +66,23 @@ def _response_format(value: Any, param: str) -> Constraint | None:
     if kind == "json_schema":
         spec = value.get("json_schema")
         if not isinstance(spec, Mapping) or spec.get("schema") is None:
-            raise InvalidArgumentError(f"{param}.json_schema.schema is required for type json_schema")
+            raise InvalidFieldError(
+                f"{param}.json_schema.schema is required for type json_schema", f"{param}.json_schema.schema"
+            )
         if not isinstance(spec.get("strict", False), bool | None):
-            raise InvalidArgumentError(f"{param}.json_schema.strict must be a boolean")
+            raise InvalidFieldError(f"{param}.json_schema.strict must be a boolean", f"{param}.json_schema.strict")
         return json_schema(spec["schema"], f"{param}.json_schema.schema")
-    raise InvalidArgumentError(f"{param}.type must be text, json_object or json_schema (got {kind!r})")
+    raise InvalidFieldError(f"{param}.type must be text, json_object or json_schema (got {kind!r})", f"{param}.type")
 
 
 def _structured_outputs(value: Any, param: str) -> Constraint | None:
     if not isinstance(value, Mapping):
-        raise InvalidArgumentError(f"{param} must be an object")
+        raise InvalidFieldError(f"{param} must be an object", param)
     unknown = sorted(set(value) - {*_STRUCTURED_KEYS, "json_object"})
     if unknown:
-        raise InvalidArgumentError(
-            f"{param}.{unknown[0]} is not supported (use json, json_object, regex, choice or grammar)"
+        raise InvalidFieldError(
+            f"{param}.{unknown[0]} is not supported (use json, json_object, regex, choice or grammar)",
+            f"{param}.{unknown[0]}",
         )
     found = [
         _guided(_STRUCTURED_KEYS[key], item, f"{param}.{key}")
@@ -89,7 +92,7 @@ def _structured_outputs(value: Any, param: str) -> Constraint | None:
     if value.get("json_object"):
         found.append(Constraint(ConstraintKind.JSON_OBJECT, "", f"{param}.json_object"))
     if len(found) > 1:
-        raise InvalidArgumentError(f"{param} takes one of json, json_object, regex, choice or grammar")
+        raise InvalidFieldError(f"{param} takes one of json, json_object, regex, choice or grammar", param)
     return found[0] if found else None
 
 
@@ -98,10 +101,10 @@ def _guided(name: str, value: Any, param: str) -> Constraint:
         return json_schema(value, param)
     if name == "guided_choice":
         if not isinstance(value, list) or not value or not all(isinstance(item, str) and item for item in value):
-            raise InvalidArgumentError(f"{param} must be a non-empty list of non-empty strings")
+            raise InvalidFieldError(f"{param} must be a non-empty list of non-empty strings", param)
         return Constraint(ConstraintKind.CHOICE, json.dumps(value, ensure_ascii=False), param)
     if not isinstance(value, str) or not value.strip():
-        raise InvalidArgumentError(f"{param} must be a non-empty string")
+        raise InvalidFieldError(f"{param} must be a non-empty string", param)
     kind = ConstraintKind.REGEX if name == "guided_regex" else ConstraintKind.GRAMMAR
     return Constraint(kind, value, param)
 
@@ -112,7 +115,7 @@ def json_schema(schema: Any, param: str) -> Constraint:
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as exc:
-            raise InvalidArgumentError(f"{param} is not valid JSON ({exc})") from None
+            raise InvalidFieldError(f"{param} is not valid JSON ({exc})", param) from None
     if not isinstance(schema, Mapping):
-        raise InvalidArgumentError(f"{param} must be a JSON schema object")
+        raise InvalidFieldError(f"{param} must be a JSON schema object", param)
     return Constraint(ConstraintKind.JSON_SCHEMA, json.dumps(schema, separators=(",", ":")), param)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.dataplane.tool_calls import forced_tool_calls
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidFieldError
 from mcp2026ai.generation.types import Constraint
 
 
@@ -74,7 +74,7 @@ def tool_plan(tools: Sequence[Tool] | None, choice: ToolChoice | None, parallel:
     """The plan for a request's ``tools``/``tool_choice``/``parallel_tool_calls`` (None: no tools)."""
     if not tools:
         if choice is not None and choice != "none":
-            raise InvalidArgumentError("tool_choice needs tools: the request has none")
+            raise InvalidFieldError("tool_choice needs tools: the request has none", "tool_choice")
         return None
     parallel = True if parallel is None else parallel
     choice = choice or "auto"
@@ -87,5 +87,7 @@ def tool_plan(tools: Sequence[Tool] | None, choice: ToolChoice | None, parallel:
     if isinstance(choice, NamedToolChoice):
         functions = [function for function in functions if function["name"] == choice.function.name]
         if not functions:
-            raise InvalidArgumentError(f"tool_choice names {choice.function.name!r}, which is not among the tools")
+            raise InvalidFieldError(
+                f"tool_choice names {choice.function.name!r}, which is not among the tools", "tool_choice.function.name"
+            )
     return ToolPlan(shown, parse=True, parallel=False, constraint=forced_tool_calls(functions))
