@@ -63,19 +63,26 @@ class Answers:
 @pytest.fixture
 def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
     """A head node (2 CPUs: room for both replicas once the second node is gone) and a second node
-    (1 CPU), each with a small object store; yields (cluster, second node)."""
+    (1 CPU), each with a small object store; yields (cluster, second node).
+
+    Ray's proxies prefer replicas on their own node; here the head's proxy is the one entry point and
+    spreads over both nodes (as one proxy behind a load balancer would), and the second node's proxy
+    gets a port of its own (on one machine both would otherwise share the port with SO_REUSEPORT)."""
     from ray.cluster_utils import Cluster
 
     private = tempfile.mkdtemp(prefix="mcp-ray-", dir="/tmp")  # short: Ray's socket paths live below it
     monkeypatch.setenv("RAY_TMPDIR", private)
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING", "0")
+    monkeypatch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, **NODE_MEMORY}, shutdown_at_exit=False)
     try:
         second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
         yield cluster, second
     finally:
         cluster.shutdown()
-        shutil.rmtree(private, ignore_errors=True)
+        if not os.environ.get("KEEP_RAY_TMP"):
+            shutil.rmtree(private, ignore_errors=True)
 
 
 @contextmanager
@@ -140,50 +147,70 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
         print(f"promote reached both nodes in {promoted_s:.2f} s, rollback in {rolled_back_s:.2f} s")
         assert promoted_s < 4 * SYNC_INTERVAL_S + 3 and rolled_back_s < 4 * SYNC_INTERVAL_S + 3
 
-        outcomes, after = load_while_stopping(address, cluster, second)
-        print(f"while the second node stopped: {dict(outcomes)}")
-        assert set(outcomes) == {200} and outcomes[200] > 20, outcomes
-        assert {replica.split("@")[1] for replica in after} == {cluster.head_node.node_id}
-        assert len(after) == 2, after  # its replica replaced on the first node
+        load = load_while_stopping(address, cluster, second)
+        print(f"while the second node stopped: {dict(load.outcomes)}, answered by {dict(load.nodes)}")
+        assert {status for _phase, status in load.outcomes} == {200}, load.outcomes
+        assert load.nodes["serving", second.node_id] > 0 and load.nodes["draining", second.node_id] > 0
+        assert {replica.split("@")[1] for replica in load.replicas_after} == {cluster.head_node.node_id}
+        assert len(load.replicas_after) == 2, load.replicas_after  # its replica replaced on the first node
 
 
-def load_while_stopping(address: str, cluster: Any, second: Any) -> tuple[collections.Counter[object], set[str]]:
-    """Two clients (no retries) post for the whole stop: the second node is drained (Serve starts a
-    replacement on the head, then stops the old replica gracefully), then its processes are stopped.
-    Returns every outcome (status code, or the transport error's type) and the replicas answering after."""
-    outcomes: collections.Counter[object] = collections.Counter()
-    answered_after: set[str] = set()
-    stop, stopped = threading.Event(), threading.Event()
+@dataclass
+class Load:
+    """Every outcome of a bounded load, by phase: status code (or the transport error's type) and the
+    node that answered."""
 
-    def client() -> None:
-        with httpx.Client(base_url=f"http://{address}", timeout=30) as http:
-            for _ in range(400):
-                if stop.is_set():
+    address: str
+    phase: str = "serving"
+    outcomes: collections.Counter[tuple[str, object]] = field(default_factory=collections.Counter)
+    nodes: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
+    replicas_after: set[str] = field(default_factory=set)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def client(self) -> None:
+        with httpx.Client(base_url=f"http://{self.address}", timeout=30) as http:
+            for _ in range(MAX_REQUESTS_PER_CLIENT):
+                if self.stop.wait(0.01):
                     return
+                phase = self.phase
                 try:
                     response = http.post("/v2/models/mlp/infer", json=BODY)
                 except httpx.TransportError as error:
-                    outcomes[type(error).__name__] += 1
+                    self.outcomes[phase, type(error).__name__] += 1
                     continue
-                outcomes[response.status_code] += 1
-                if stopped.is_set():
-                    answered_after.add(response.headers.get(REPLICA_HEADER, "?"))
+                self.outcomes[phase, response.status_code] += 1
+                replica = response.headers.get(REPLICA_HEADER, "?@?")
+                self.nodes[phase, replica.split("@")[1]] += 1
+                if phase == "removed":
+                    self.replicas_after.add(replica)
 
-    threads = [threading.Thread(target=client) for _ in range(2)]
+
+MAX_REQUESTS_PER_CLIENT = 600
+
+
+def load_while_stopping(address: str, cluster: Any, second: Any, drained: bool = True) -> Load:
+    """Two clients (no retries) post while the second node stops: drained first (Serve starts a
+    replacement replica on the head, then stops the old one gracefully) and then its processes stopped,
+    or (``drained=False``) its processes killed outright."""
+    load = Load(address)
+    threads = [threading.Thread(target=load.client) for _ in range(2)]
     for thread in threads:
         thread.start()
     try:
-        time.sleep(1)
-        drain(cluster.address, second.node_id, deadline_s=30)
-        wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
-        cluster.remove_node(second)
-        stopped.set()
+        time.sleep(1.5)
+        if drained:
+            load.phase = "draining"
+            drain(cluster.address, second.node_id, deadline_s=30)
+            wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
+        load.phase = "stopping"
+        cluster.remove_node(second, allow_graceful=drained)
+        load.phase = "removed"
         time.sleep(2)
     finally:
-        stop.set()
+        load.stop.set()
         for thread in threads:
             thread.join(timeout=60)
-    return outcomes, answered_after
+    return load
 
 
 def drain(gcs_address: str, node_id: str, deadline_s: int) -> None:
