@@ -37,12 +37,11 @@ from mcp2026ai.deploy.ray_replica import (
     node_audit_log,
     replica_identity,
     scratch_home,
-    uses_shared_stores,
 )
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
 from mcp2026ai.registry import ModelRegistry
-from mcp2026ai.registry.stores import open_registry
+from mcp2026ai.registry.stores import open_registry, shares_every_store
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
@@ -191,7 +190,7 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
 def replica_placement(actor_options: dict[str, Any], registry: ModelRegistry) -> tuple[str | None, dict[str, Any]]:
     """The registry directory replicas open (None on shared stores: each its own scratch directory) and
     their actor options (on shared stores, a runtime environment with the stores' settings)."""
-    if not uses_shared_stores(load_settings()):
+    if not shares_every_store(load_settings()):
         return str(registry.home), actor_options
     return None, {**actor_options, "runtime_env": {"env_vars": forwarded_env(os.environ)}}
 

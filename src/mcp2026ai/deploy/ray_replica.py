@@ -20,9 +20,6 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp2026ai.registry.stores import catalog_url, is_shared_catalog
-from mcp2026ai.settings import Settings
-
 REPLICA_HEADER = "x-mcp-replica"
 
 FORWARDED_ENV = (
@@ -42,12 +39,6 @@ FORWARDED_ENV = (
     "AWS_PROFILE",
 )
 """The variables that select and open the shared stores; the driver's values go to every replica."""
-
-
-def uses_shared_stores(settings: Settings) -> bool:
-    """Both stores shared (PostgreSQL catalog, S3 artifacts): replicas need no directory in common."""
-    artifacts = settings.artifact_url or ""
-    return is_shared_catalog(catalog_url(settings)) and artifacts.startswith("s3://")
 
 
 def forwarded_env(environ: Mapping[str, str]) -> dict[str, str]:
