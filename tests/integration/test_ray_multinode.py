@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp2026ai.deploy.ray_replica import REPLICA_HEADER
+from mcp2026ai.deploy.ray_replica import FORWARDED_ENV, REPLICA_HEADER
 from mcp2026ai.registry import Stage
 from support.models import mlp_model
 from tests.support.stores import Backend
@@ -61,9 +61,12 @@ class Answers:
 
 
 @pytest.fixture
-def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
+def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, Path]]:
     """A head node (2 CPUs: room for both replicas once the second node is gone) and a second node
-    (1 CPU), each with a small object store; yields (cluster, second node).
+    (1 CPU), each with a small object store; yields (cluster, second node, the nodes' TMPDIR).
+
+    The nodes start without the stores' settings (the driver must forward them) and with a TMPDIR of
+    their own (where the replicas' scratch directories go).
 
     Ray's proxies prefer replicas on their own node; here the head's proxy is the one entry point and
     spreads over both nodes (as one proxy behind a load balancer would), and the second node's proxy
@@ -75,14 +78,28 @@ def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     monkeypatch.setenv("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING", "0")
     monkeypatch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, **NODE_MEMORY}, shutdown_at_exit=False)
+    scratch = Path(private) / "scratch"
+    scratch.mkdir()
+    with node_environment(monkeypatch, scratch):
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, **NODE_MEMORY}, shutdown_at_exit=False)
     try:
-        second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
-        yield cluster, second
+        with node_environment(monkeypatch, scratch):
+            second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
+        yield cluster, second, scratch
     finally:
         cluster.shutdown()
         if not os.environ.get("KEEP_RAY_TMP"):
             shutil.rmtree(private, ignore_errors=True)
+
+
+@contextmanager
+def node_environment(monkeypatch: pytest.MonkeyPatch, tmpdir: Path) -> Iterator[None]:
+    """The environment a node starts with (its processes inherit it): no store settings, its TMPDIR."""
+    with monkeypatch.context() as env:
+        for name in FORWARDED_ENV:
+            env.delenv(name, raising=False)
+        env.setenv("TMPDIR", str(tmpdir))
+        yield
 
 
 @contextmanager
@@ -128,9 +145,9 @@ def promote(home: Path, version: str, stage: Stage) -> None:
 
 
 def test_two_nodes_share_the_stores_and_survive_losing_one(
-    shared_stores: Backend, two_nodes: tuple[Any, Any], tmp_path: Path
+    shared_stores: Backend, two_nodes: tuple[Any, Any, Path], tmp_path: Path
 ) -> None:
-    cluster, second = two_nodes
+    cluster, second, scratch = two_nodes
     registry = shared_stores.registry()
     registry.register("mlp", mlp_model(tmp_path / "first.onnx"), stage=Stage.PRODUCTION)
     registry.register("mlp", mlp_model(tmp_path / "second.onnx", seed=7))  # dev: not served yet
@@ -139,6 +156,8 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
         answers = Answers(address)
         wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 60, "answers from both nodes")
         assert answers.nodes() == {cluster.head_node.node_id, second.node_id}
+        replica_homes = sorted(scratch.glob("mcp-replica-*"))  # one each, the artifact fetched from S3 into it
+        assert len(replica_homes) == 2 and all(list(home.rglob("*.onnx")) for home in replica_homes)
 
         promote(home, "1.1.0", Stage.PRODUCTION)
         promoted_s = wait_for(every_replica_serves(answers, http, "1.1.0", nodes=2), 20, "the promote on both")
@@ -153,6 +172,7 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
         assert load.nodes["serving", second.node_id] > 0 and load.nodes["draining", second.node_id] > 0
         assert {replica.split("@")[1] for replica in load.replicas_after} == {cluster.head_node.node_id}
         assert len(load.replicas_after) == 2, load.replicas_after  # its replica replaced on the first node
+    assert not list(scratch.glob("mcp-replica-*"))  # each replica removed its scratch directory as it stopped
 
 
 @dataclass

@@ -112,11 +112,14 @@ class DataPlaneReplica:
     def __init__(self, home: str | None, names: list[str], config_json: str) -> None:
         self.config = ServerConfig.model_validate_json(config_json)
         self.names = names
-        self.scratch = scratch_home() if home is None else None
-        if self.scratch is not None:
-            security = self.config.security.model_copy(update={"audit_log": node_audit_log(self.scratch)})
+        self.scratch: Path | None = None
+        if home is None:  # shared stores: a directory of this replica's own, on its node
+            self.scratch = registry_home = scratch_home()
+            security = self.config.security.model_copy(update={"audit_log": node_audit_log(registry_home)})
             self.config = self.config.model_copy(update={"security": security})
-        self.plane = build_plane(open_registry(home=self.scratch or Path(str(home))), names, self.config)
+        else:
+            registry_home = Path(home)
+        self.plane = build_plane(open_registry(home=registry_home), names, self.config)
 
     def __serve_build_asgi_app__(self) -> Starlette:
         app = build_http_app(self.plane, self.config)
