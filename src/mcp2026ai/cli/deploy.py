@@ -29,6 +29,13 @@ def kubernetes(
     image: Annotated[str | None, typer.Option(help="Image reference; default: mcp2026ai/<model>:<version>.")] = None,
     base_image: Annotated[str, typer.Option(help="Base image of both Dockerfile stages.")] = "python:3.11-slim",
     wheel: Annotated[Path | None, typer.Option(help="mcp2026ai wheel for the image; default: built now.")] = None,
+    stores_secret: Annotated[
+        str | None,
+        typer.Option(
+            help="Pods read the shared stores (MCP_CATALOG_URL, MCP_ARTIFACT_URL) whose settings this Secret holds, "
+            "instead of a registry baked into the image."
+        ),
+    ] = None,
     validate: Annotated[
         bool, typer.Option(help="Check the manifests against the Kubernetes 1.37 schemas (extra \\[kubernetes]).")
     ] = False,
@@ -44,7 +51,7 @@ def kubernetes(
         raise InvalidArgumentError("--context: only used with --apply")
     options = KubernetesOptions(
         name=name, version=version, replicas=replicas, namespace=namespace, out=out, image=image,
-        base_image=base_image, wheel=wheel,
+        base_image=base_image, wheel=wheel, stores_secret=stores_secret,
     )  # fmt: skip
     rendered = render(context.registry(), options)
     target = rendered.target
@@ -54,7 +61,10 @@ def kubernetes(
         f"cpu {target.cpu} ({target.cpu_source}); memory {target.memory} ({target.memory_source})",
         highlight=False,
     )
-    for relative in ["Dockerfile", f"dist/{rendered.wheel}", "registry/", *rendered.manifests]:
+    if target.stores_secret is not None:
+        console.print(f"  registry: the shared stores, settings from Secret {target.stores_secret}", highlight=False)
+    baked = ["registry/"] if target.stores_secret is None else []
+    for relative in ["Dockerfile", f"dist/{rendered.wheel}", *baked, *rendered.manifests]:
         console.print(f"  {relative}", highlight=False)
     if rendered.decrypted:
         console.print(

@@ -3,10 +3,11 @@
 Each replica is a Ray actor that builds the same HTTP application ``mcp serve`` runs (v2 routes,
 ``/v1/infer``, metrics), with its own served models (loaded with their stored plans), dynamic
 batcher, SLA-class queues and registry sync; Ray Serve's proxy spreads requests over the replicas
-and replaces a replica that dies. The registry (``MCP_HOME``) must be readable at the same path on
-every node: on one machine it is; on a cluster, mount it or bake it into the image (docs/deploy.md),
-or give every node shared stores (``MCP_CATALOG_URL``, ``MCP_ARTIFACT_URL``: docs/registry-backends.md),
-in which case ``MCP_HOME`` is only each node's scratch space.
+and replaces a replica that dies. With the local stores, the registry (``MCP_HOME``) must be readable
+at the same path on every node: on one machine it is; on a cluster, mount it or bake it into the image
+(docs/deploy.md). With shared stores (``MCP_CATALOG_URL`` and ``MCP_ARTIFACT_URL``:
+docs/registry-backends.md) nothing is shared on disk: each replica works in a scratch directory of its
+own on its node (:mod:`mcp2026ai.deploy.ray_replica`) and reads the stores the driver names.
 
 Autoscaling follows the contracts' ``resources`` (``replicas: {min, max}``, ``min_replicas``,
 ``autoscale``) unless ``--replicas`` fixes the count. gRPC is not proxied by Ray here: clients of a
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import threading
 from collections.abc import AsyncIterator
@@ -29,14 +31,22 @@ from starlette.applications import Starlette
 
 from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
+from mcp2026ai.deploy.ray_replica import (
+    ReplicaHeader,
+    forwarded_env,
+    node_audit_log,
+    replica_identity,
+    scratch_home,
+)
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
 from mcp2026ai.registry import ModelRegistry
-from mcp2026ai.registry.stores import open_registry
+from mcp2026ai.registry.stores import open_registry, shares_every_store
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
 from mcp2026ai.serving.llm_config import load_serving_config
+from mcp2026ai.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -92,20 +102,29 @@ def autoscaling_config(span: ReplicaRange, scales: list[AutoscaleSpec]) -> dict[
 
 
 class DataPlaneReplica:
-    """One Ray Serve replica: the registry at ``home``, ``names`` loaded, the HTTP app in front.
+    """One Ray Serve replica: the registry at ``home`` (None: shared stores, a scratch directory of its
+    own), ``names`` loaded, the HTTP app in front.
 
     Ray builds it in its own process: ``__serve_build_asgi_app__`` returns the app, whose lifespan
     loads the models and starts the registry sync (and drains and unloads on shutdown).
     """
 
-    def __init__(self, home: str, names: list[str], config_json: str) -> None:
+    def __init__(self, home: str | None, names: list[str], config_json: str) -> None:
         self.config = ServerConfig.model_validate_json(config_json)
         self.names = names
-        self.plane = build_plane(open_registry(home=Path(home)), names, self.config)
+        self.scratch: Path | None = None
+        if home is None:  # shared stores: a directory of this replica's own, on its node
+            self.scratch = registry_home = scratch_home()
+            security = self.config.security.model_copy(update={"audit_log": node_audit_log(registry_home)})
+            self.config = self.config.model_copy(update={"security": security})
+        else:
+            registry_home = Path(home)
+        self.plane = build_plane(open_registry(home=registry_home), names, self.config)
 
     def __serve_build_asgi_app__(self) -> Starlette:
         app = build_http_app(self.plane, self.config)
         app.router.lifespan_context = self._lifespan
+        app.add_middleware(ReplicaHeader, identity=replica_identity())
         return app
 
     @contextlib.asynccontextmanager
@@ -122,6 +141,8 @@ class DataPlaneReplica:
             await sync.stop()
             self.plane.stop_accepting()
             await self.plane.shutdown(self.config.drain_timeout_s)
+            if self.scratch is not None:
+                shutil.rmtree(self.scratch, ignore_errors=True)
 
     async def check_health(self) -> None:
         """Ray Serve's replica health check: a replica whose default models are not ready is replaced."""
@@ -156,14 +177,25 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
     ]
     chosen = deployment_options(options, contracts)
     replica_config = config.model_copy(update={"grpc_port": None, "reuse_port": False, "peer_dir": None})
-    deployment = serve.deployment(name=DEPLOYMENT_NAME, **chosen)(serve.ingress()(DataPlaneReplica))
+    home, actor_options = replica_placement(chosen["ray_actor_options"], registry)
+    deployment = serve.deployment(name=DEPLOYMENT_NAME, **{**chosen, "ray_actor_options": actor_options})(
+        serve.ingress()(DataPlaneReplica)
+    )
     serve.run(
-        deployment.bind(str(registry.home), names, replica_config.model_dump_json()),
+        deployment.bind(home, names, replica_config.model_dump_json()),
         name=APP_NAME,
         route_prefix="/",
         blocking=False,
     )
     return chosen
+
+
+def replica_placement(actor_options: dict[str, Any], registry: ModelRegistry) -> tuple[str | None, dict[str, Any]]:
+    """The registry directory replicas open (None on shared stores: each its own scratch directory) and
+    their actor options (on shared stores, a runtime environment with the stores' settings)."""
+    if not shares_every_store(load_settings()):
+        return str(registry.home), actor_options
+    return None, {**actor_options, "runtime_env": {"env_vars": forwarded_env(os.environ)}}
 
 
 def wait_for_signal() -> None:

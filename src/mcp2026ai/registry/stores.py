@@ -29,6 +29,11 @@ def is_shared_catalog(url: str | None) -> bool:
     return bool(url) and str(url).startswith(POSTGRES_SCHEMES)
 
 
+def shares_every_store(settings: Settings) -> bool:
+    """Catalog in PostgreSQL and artifacts in S3: processes on any machine need no directory in common."""
+    return is_shared_catalog(catalog_url(settings)) and (settings.artifact_url or "").startswith("s3://")
+
+
 def open_registry(
     settings: Settings | None = None,
     cipher: ArtifactCipher | None = None,

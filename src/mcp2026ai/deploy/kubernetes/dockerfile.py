@@ -12,6 +12,9 @@ UID = 10001
 HOME = "/home/mcp"
 VENV = "/opt/mcp2026ai"
 MCP_HOME = f"{HOME}/{EXPORT_DIR}"
+SCRATCH_HOME = f"{HOME}/scratch"
+SHARED_STORES_EXTRAS = "s3,postgres"
+"""MCP_HOME on shared stores: the pod's scratch space (an emptyDir is mounted there)."""
 WHEELS_DIR = "dist"
 DRAIN_TIMEOUT_S = 30
 
@@ -26,10 +29,19 @@ def serve_command(target: Target, http_port: int = HTTP_PORT, grpc_port: int = G
 
 def render_dockerfile(target: Target, base_image: str, wheel_name: str) -> str:
     entrypoint = json.dumps(serve_command(target))
+    package = f"/tmp/{WHEELS_DIR}/{wheel_name}"
+    if target.stores_secret is not None:
+        package = f"'{package}[{SHARED_STORES_EXTRAS}]'"
+    if target.stores_secret is not None:  # no registry in the image: a scratch MCP_HOME
+        registry = f"RUN mkdir -p {SCRATCH_HOME} && chown {UID}:{UID} {SCRATCH_HOME}"
+        home, holds = SCRATCH_HOME, f"the wheel; the model comes from the shared stores (Secret {target.stores_secret})"
+    else:
+        registry = f"COPY --chown={UID}:{UID} {EXPORT_DIR}/ {MCP_HOME}/"
+        home, holds = MCP_HOME, "the wheel and the registry export"
     return f"""\
 # syntax=docker/dockerfile:1
 # {target.model}:{target.version} on mcp2026ai, rendered by `mcp deploy kubernetes`.
-# Build from this folder (it holds the wheel and the registry export):
+# Build from this folder (it holds {holds}):
 #   docker build -t {target.image} .
 ARG BASE_IMAGE={base_image}
 
@@ -37,15 +49,15 @@ FROM ${{BASE_IMAGE}} AS builder
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY {WHEELS_DIR}/{wheel_name} /tmp/{WHEELS_DIR}/
 RUN python -m venv {VENV} \\
- && {VENV}/bin/pip install /tmp/{WHEELS_DIR}/{wheel_name}
+ && {VENV}/bin/pip install {package}
 
 FROM ${{BASE_IMAGE}} AS runtime
 RUN groupadd --system --gid {UID} mcp \\
  && useradd --system --uid {UID} --gid {UID} --home-dir {HOME} --create-home --shell /usr/sbin/nologin mcp
 COPY --from=builder {VENV} {VENV}
-COPY --chown={UID}:{UID} {EXPORT_DIR}/ {MCP_HOME}/
+{registry}
 ENV PATH={VENV}/bin:$PATH \\
-    MCP_HOME={MCP_HOME} \\
+    MCP_HOME={home} \\
     PYTHONUNBUFFERED=1
 USER {UID}:{UID}
 WORKDIR {HOME}
@@ -54,6 +66,6 @@ ENTRYPOINT {entrypoint}
 """
 
 
-def dockerignore() -> str:
-    """Only the wheel and the export go into the build context."""
-    return f"*\n!{WHEELS_DIR}/\n!{EXPORT_DIR}/\n"
+def dockerignore(with_export: bool = True) -> str:
+    """Only the wheel and the export (if any) go into the build context."""
+    return f"*\n!{WHEELS_DIR}/\n" + (f"!{EXPORT_DIR}/\n" if with_export else "")

@@ -4,7 +4,8 @@ the rendered image, and an InferenceService whose predictor uses it.
 The image carries the registry export, so the InferenceService has no ``storageUri``; each version
 gets its own runtime (its image tag), and a version that is its rollout's canary is rendered with
 ``canaryTrafficPercent`` = the rollout's weight: KServe sends that share to the new revision and the
-rest to the previous one (serverless mode).
+rest to the previous one (serverless mode). With ``--stores-secret`` the runtime reads the shared
+stores instead (:mod:`mcp2026ai.deploy.kubernetes.stores`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import math
 import re
 from typing import Any
 
-from mcp2026ai.deploy.kubernetes.dockerfile import serve_command
+from mcp2026ai.deploy.kubernetes import stores
+from mcp2026ai.deploy.kubernetes.dockerfile import SCRATCH_HOME, serve_command
 from mcp2026ai.deploy.kubernetes.options import KSERVE_GRPC_PORT, KSERVE_HTTP_PORT, Target
-from mcp2026ai.deploy.kubernetes.workloads import Manifest, container_security, labels, resources
+from mcp2026ai.deploy.kubernetes.workloads import Manifest, container_security, labels, pod_volumes, resources
 
 MODEL_FORMAT = {"name": "onnx", "version": "1"}
 PROTOCOLS = ["v2", "grpc-v2"]
@@ -29,6 +31,16 @@ def runtime_name(target: Target) -> str:
 
 def serving_runtime(target: Target) -> Manifest:
     command = serve_command(target, KSERVE_HTTP_PORT, KSERVE_GRPC_PORT)
+    container = {
+        "name": "kserve-container",
+        "image": target.image,
+        "command": command[:2],
+        "args": command[2:],
+        "resources": resources(target),
+        "securityContext": container_security(),
+    }
+    if target.stores_secret is not None:
+        container = stores.shared_container(container, target.stores_secret, SCRATCH_HOME)
     return {
         "apiVersion": "serving.kserve.io/v1alpha1",
         "kind": "ClusterServingRuntime",
@@ -40,16 +52,8 @@ def serving_runtime(target: Target) -> Manifest:
             },
             "supportedModelFormats": [{**MODEL_FORMAT, "autoSelect": False}],
             "protocolVersions": list(PROTOCOLS),
-            "containers": [
-                {
-                    "name": "kserve-container",
-                    "image": target.image,
-                    "command": command[:2],
-                    "args": command[2:],
-                    "resources": resources(target),
-                    "securityContext": container_security(),
-                }
-            ],
+            "containers": [container],
+            **pod_volumes(target),
         },
     }
 

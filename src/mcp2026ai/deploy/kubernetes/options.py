@@ -32,6 +32,9 @@ class KubernetesOptions(BaseModel):
     image: str | None = Field(None, description="Image reference; default: mcp2026ai/<model>:<version>.")
     base_image: str = Field("python:3.11-slim", description="Base image of both Dockerfile stages.")
     wheel: Path | None = Field(None, description="The mcp2026ai wheel the image installs; default: built now.")
+    stores_secret: str | None = Field(
+        None, description="Secret naming the shared stores the pods read; None: the registry is baked into the image."
+    )
 
 
 class ReplicaPlan(BaseModel):
@@ -63,6 +66,7 @@ class Target(BaseModel):
     memory_source: str
     canary_percent: int | None = Field(None, description="KServe canaryTrafficPercent, when this is a canary.")
     stable_version: str | None = Field(None, description="The rollout's stable version, when this is a canary.")
+    stores_secret: str | None = Field(None, description="Secret with the shared stores' settings (no baked registry).")
 
 
 def object_name(model: str) -> str:

@@ -56,13 +56,15 @@ def render(registry: ModelRegistry, options: KubernetesOptions) -> Rendered:
         raise InvalidArgumentError(f"--out: {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     wheel = provide_wheel(options.wheel, out / WHEELS_DIR)
-    export_version(registry, record, out)
+    baked = target.stores_secret is None
+    if baked:
+        export_version(registry, record, out)
     (out / "Dockerfile").write_text(render_dockerfile(target, options.base_image, wheel), encoding="utf-8")
-    (out / ".dockerignore").write_text(dockerignore(), encoding="utf-8")
+    (out / ".dockerignore").write_text(dockerignore(with_export=baked), encoding="utf-8")
     header = f"# {target.model}:{target.version}, rendered by `mcp deploy kubernetes`\n"
     for relative, build in MANIFESTS.items():
         write_manifest(out / relative, build(target), header)
-    decrypted = registry.store.is_encrypted(record.digest)
+    decrypted = baked and registry.store.is_encrypted(record.digest)
     return Rendered(target=target, out=out, manifests=list(MANIFESTS), wheel=wheel, decrypted=decrypted)
 
 

@@ -15,6 +15,7 @@ from mcp2026ai.deploy.kubernetes.options import (
     Target,
     object_name,
 )
+from mcp2026ai.deploy.kubernetes.stores import check_serves_default, check_shared_stores
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelRegistry, ModelVersion
@@ -25,6 +26,8 @@ DEFAULT_MODEL_MB = 512
 
 
 def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple[ModelVersion, Target]:
+    if options.stores_secret is not None:
+        check_shared_stores(options.stores_secret)
     record = registry.resolve(options.name, options.version)
     if is_llm_format(record.format):
         raise InvalidArgumentError(
@@ -32,6 +35,8 @@ def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple
         )
     if not RFC1123_LABEL.match(options.namespace):
         raise InvalidArgumentError(f"--namespace: {options.namespace!r} is not a valid namespace name (RFC 1123)")
+    if options.stores_secret is not None:
+        check_serves_default(registry, record, asked_version=options.version is not None)
     contract = record.contract or InferenceContract()
     cpu, cpu_source = cpu_for(registry, record)
     memory, memory_source = memory_for(contract)
@@ -48,7 +53,8 @@ def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple
         cpu_source=cpu_source,
         memory=memory,
         memory_source=memory_source,
-        **canary(registry, record),
+        stores_secret=options.stores_secret,
+        **({} if options.stores_secret else canary(registry, record)),
     )
     return record, target
 

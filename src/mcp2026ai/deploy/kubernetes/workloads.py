@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, UID
+from mcp2026ai.deploy.kubernetes import stores
+from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, SCRATCH_HOME, UID
 from mcp2026ai.deploy.kubernetes.options import GRPC_PORT, HTTP_PORT, Target
 
 Manifest = dict[str, Any]
@@ -63,7 +64,7 @@ def probe(path: str, period_s: int, failures: int, port: str | int = "http") -> 
 
 def server_container(target: Target) -> dict[str, Any]:
     """The image's own entrypoint runs (``mcp serve`` on 8000/8001); probes hit the v2 health routes."""
-    return {
+    container = {
         "name": "server",
         "image": target.image,
         "imagePullPolicy": "IfNotPresent",
@@ -77,11 +78,21 @@ def server_container(target: Target) -> dict[str, Any]:
         "resources": resources(target),
         "securityContext": container_security(),
     }
+    if target.stores_secret is None:
+        return container
+    return stores.shared_container(container, target.stores_secret, SCRATCH_HOME)
+
+
+def pod_volumes(target: Target) -> dict[str, Any]:
+    """The scratch ``emptyDir`` on shared stores; nothing with the baked registry."""
+    return {"volumes": [stores.scratch_volume()]} if target.stores_secret is not None else {}
 
 
 def provenance(target: Target) -> dict[str, str]:
     """Where each sizing figure came from (annotations on the Deployment)."""
+    registry = f"shared stores (Secret {target.stores_secret})" if target.stores_secret else "baked into the image"
     return {
+        "mcp2026ai.dev/registry": registry,
         "mcp2026ai.dev/model": f"{target.model}:{target.version}",
         "mcp2026ai.dev/cpu-from": target.cpu_source,
         "mcp2026ai.dev/memory-from": target.memory_source,
@@ -109,6 +120,7 @@ def deployment(target: Target) -> Manifest:
                     "securityContext": {"runAsNonRoot": True, "fsGroup": UID},
                     "terminationGracePeriodSeconds": DRAIN_TIMEOUT_S + 10,
                     "containers": [server_container(target)],
+                    **pod_volumes(target),
                 },
             },
         },

@@ -1,0 +1,257 @@
+"""`mcp serve --ray-address` on a cluster of two Ray nodes over the shared stores (a PostgreSQL catalog
+and an S3 bucket on real servers), with no registry directory in common: each replica works in a
+scratch directory of its own. A promote and a rollback reach the replicas on both nodes within the sync
+interval, and stopping the second node (drained first, as KubeRay or the autoscaler do) under load
+leaves every request answered, its replica replaced on the first node.
+
+Both nodes run on this machine (``ray.cluster_utils.Cluster``, Ray's own multi-node test harness) in a
+private RAY_TMPDIR, so that no other Ray on the machine sees or joins this cluster."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp2026ai.deploy.ray_replica import FORWARDED_ENV, REPLICA_HEADER
+from mcp2026ai.registry import Stage
+from support.models import mlp_model
+from tests.support.stores import Backend
+
+from .conftest import listening_line, mcp_command
+from .test_ray_serve import BODY, REPLICA_PROCESS, free_port, wait_until
+
+pytest.importorskip("ray.serve", reason="the [ray] extra")
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+SYNC_INTERVAL_S = 0.5
+NODE_MEMORY = {"object_store_memory": 100 << 20, "include_dashboard": False}
+
+
+@dataclass
+class Answers:
+    """The latest v2 answer of each replica (``x-mcp-replica: <replica>@<node>``) through the proxy."""
+
+    address: str
+    latest: dict[str, str] = field(default_factory=dict)
+
+    def ask(self, http: httpx.Client) -> tuple[str, str]:
+        response = http.post(f"http://{self.address}/v2/models/mlp/infer", json=BODY)
+        assert response.status_code == 200, response.text
+        replica, version = response.headers[REPLICA_HEADER], str(response.json()["model_version"])
+        self.latest[replica] = version
+        return replica, version
+
+    def nodes(self) -> set[str]:
+        return {replica.split("@")[1] for replica in self.latest}
+
+
+@pytest.fixture
+def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, Path]]:
+    """A head node (2 CPUs: room for both replicas once the second node is gone) and a second node
+    (1 CPU), each with a small object store; yields (cluster, second node, the nodes' TMPDIR).
+
+    The nodes start without the stores' settings (the driver must forward them) and with a TMPDIR of
+    their own (where the replicas' scratch directories go).
+
+    Ray's proxies prefer replicas on their own node; here the head's proxy is the one entry point and
+    spreads over both nodes (as one proxy behind a load balancer would), and the second node's proxy
+    gets a port of its own (on one machine both would otherwise share the port with SO_REUSEPORT)."""
+    from ray.cluster_utils import Cluster
+
+    private = tempfile.mkdtemp(prefix="mcp-ray-", dir="/tmp")  # short: Ray's socket paths live below it
+    monkeypatch.setenv("RAY_TMPDIR", private)
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING", "0")
+    monkeypatch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
+    scratch = Path(private) / "scratch"
+    scratch.mkdir()
+    with node_environment(monkeypatch, scratch):
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, **NODE_MEMORY}, shutdown_at_exit=False)
+    try:
+        with node_environment(monkeypatch, scratch):
+            second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
+        yield cluster, second, scratch
+    finally:
+        cluster.shutdown()
+        if not os.environ.get("KEEP_RAY_TMP"):
+            shutil.rmtree(private, ignore_errors=True)
+
+
+@contextmanager
+def node_environment(monkeypatch: pytest.MonkeyPatch, tmpdir: Path) -> Iterator[None]:
+    """The environment a node starts with (its processes inherit it): no store settings, its TMPDIR."""
+    with monkeypatch.context() as env:
+        for name in FORWARDED_ENV:
+            env.delenv(name, raising=False)
+        env.setenv("TMPDIR", str(tmpdir))
+        yield
+
+
+@contextmanager
+def serving(cluster_address: str, home: Path) -> Iterator[str]:
+    """`mcp serve --ray-address ... --replicas 2` from a driver whose MCP_HOME the replicas never see."""
+    port = free_port()
+    command = [*mcp_command(), "serve", "--name", "mlp", "--port", str(port), "--no-policy", "--replicas", "2"]
+    command += ["--ray-address", cluster_address, "--sync-interval", str(SYNC_INTERVAL_S)]
+    env = {**os.environ, "MCP_HOME": str(home)}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = listening_line(process)
+        assert line.startswith(f"listening http={port} grpc=off models=mlp:1.0.0 replicas=2"), line
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=90)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> float:
+    """Seconds until ``condition()`` held (polled without pause: each call is a request)."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if condition():
+            return time.monotonic() - start
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def every_replica_serves(answers: Answers, http: httpx.Client, version: str, nodes: int) -> Callable[[], bool]:
+    def check() -> bool:
+        answers.ask(http)
+        return len(answers.nodes()) == nodes and set(answers.latest.values()) == {version}
+
+    return check
+
+
+def promote(home: Path, version: str, stage: Stage) -> None:
+    command = [*mcp_command(), "model", "promote", "--name", "mlp", "--version", version, "--stage", stage.value]
+    done = subprocess.run(command, env={**os.environ, "MCP_HOME": str(home)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_two_nodes_share_the_stores_and_survive_losing_one(
+    shared_stores: Backend, two_nodes: tuple[Any, Any, Path], tmp_path: Path
+) -> None:
+    cluster, second, scratch = two_nodes
+    registry = shared_stores.registry()
+    registry.register("mlp", mlp_model(tmp_path / "first.onnx"), stage=Stage.PRODUCTION)
+    registry.register("mlp", mlp_model(tmp_path / "second.onnx", seed=7))  # dev: not served yet
+    home = tmp_path / "driver"
+    with serving(cluster.address, home) as address, httpx.Client(timeout=20) as http:
+        answers = Answers(address)
+        wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 60, "answers from both nodes")
+        assert answers.nodes() == {cluster.head_node.node_id, second.node_id}
+        replica_homes = sorted(scratch.glob("mcp-replica-*"))  # one each, the artifact fetched from S3 into it
+        assert len(replica_homes) == 2 and all(list(home.rglob("*.onnx")) for home in replica_homes)
+
+        promote(home, "1.1.0", Stage.PRODUCTION)
+        promoted_s = wait_for(every_replica_serves(answers, http, "1.1.0", nodes=2), 20, "the promote on both")
+        promote(home, "1.1.0", Stage.ARCHIVED)  # the rollback: 1.0.0 is the highest production version again
+        rolled_back_s = wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 20, "the rollback on both")
+        print(f"promote reached both nodes in {promoted_s:.2f} s, rollback in {rolled_back_s:.2f} s")
+        assert promoted_s < 4 * SYNC_INTERVAL_S + 3 and rolled_back_s < 4 * SYNC_INTERVAL_S + 3
+
+        load = load_while_stopping(address, cluster, second)
+        print(f"while the second node stopped: {dict(load.outcomes)}, answered by {dict(load.nodes)}")
+        assert {status for _phase, status in load.outcomes} == {200}, load.outcomes
+        assert load.nodes["serving", second.node_id] > 0 and load.nodes["draining", second.node_id] > 0
+        assert {replica.split("@")[1] for replica in load.replicas_after} == {cluster.head_node.node_id}
+        assert len(load.replicas_after) == 2, load.replicas_after  # its replica replaced on the first node
+    assert not list(scratch.glob("mcp-replica-*"))  # each replica removed its scratch directory as it stopped
+
+
+@dataclass
+class Load:
+    """Every outcome of a bounded load, by phase: status code (or the transport error's type) and the
+    node that answered."""
+
+    address: str
+    phase: str = "serving"
+    outcomes: collections.Counter[tuple[str, object]] = field(default_factory=collections.Counter)
+    nodes: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
+    replicas_after: set[str] = field(default_factory=set)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def client(self) -> None:
+        with httpx.Client(base_url=f"http://{self.address}", timeout=30) as http:
+            for _ in range(MAX_REQUESTS_PER_CLIENT):
+                if self.stop.wait(0.01):
+                    return
+                phase = self.phase
+                try:
+                    response = http.post("/v2/models/mlp/infer", json=BODY)
+                except httpx.TransportError as error:
+                    self.outcomes[phase, type(error).__name__] += 1
+                    continue
+                self.outcomes[phase, response.status_code] += 1
+                replica = response.headers.get(REPLICA_HEADER, "?@?")
+                self.nodes[phase, replica.split("@")[1]] += 1
+                if phase == "removed":
+                    self.replicas_after.add(replica)
+
+
+MAX_REQUESTS_PER_CLIENT = 600
+
+
+def load_while_stopping(address: str, cluster: Any, second: Any, drained: bool = True) -> Load:
+    """Two clients (no retries) post while the second node stops: drained first (Serve starts a
+    replacement replica on the head, then stops the old one gracefully) and then its processes stopped,
+    or (``drained=False``) its processes killed outright."""
+    load = Load(address)
+    threads = [threading.Thread(target=load.client) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(1.5)
+        if drained:
+            load.phase = "draining"
+            drain(cluster.address, second.node_id, deadline_s=30)
+            wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
+        load.phase = "stopping"
+        cluster.remove_node(second, allow_graceful=drained)
+        load.phase = "removed"
+        time.sleep(2)
+    finally:
+        load.stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+    return load
+
+
+def drain(gcs_address: str, node_id: str, deadline_s: int) -> None:
+    """What KubeRay and Ray's autoscaler do before they remove a node (``ray drain-node``)."""
+    from ray._raylet import GcsClient
+    from ray.core.generated import autoscaler_pb2
+
+    deadline_ms = int(time.time() * 1000) + deadline_s * 1000
+    reason = autoscaler_pb2.DrainNodeReason.Value("DRAIN_NODE_REASON_PREEMPTION")
+    accepted, why = GcsClient(address=gcs_address).drain_node(node_id, reason, "mcp2026ai test", deadline_ms)
+    assert accepted, why
+
+
+def replicas_on(node: Any) -> int:
+    """Replica processes under ``node``'s raylet (Ray's workers are its children)."""
+    import psutil
+    from ray._private import ray_constants
+
+    raylet = psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
+    count = 0
+    for child in raylet.children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # a worker that exits meanwhile
+            count += REPLICA_PROCESS in " ".join(child.cmdline())
+    return count

@@ -1,0 +1,96 @@
+"""`mcp deploy kubernetes --stores-secret NAME`: pods read the shared stores (a PostgreSQL catalog and
+an S3 bucket on real servers here) with settings from a Secret, instead of a registry baked into the
+image. The manifests pass the same offline checks as the baked mode (`--validate`: Kubernetes 1.37
+schemas, strict; KServe's CRD subsets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp2026ai.contract import load_contract
+from mcp2026ai.deploy.kubernetes import Rendered, render
+from mcp2026ai.deploy.kubernetes.dockerfile import SCRATCH_HOME
+from mcp2026ai.deploy.kubernetes.options import KubernetesOptions
+from mcp2026ai.deploy.kubernetes.stores import SECRET_KEYS
+from mcp2026ai.deploy.kubernetes.validate import validate_rendered
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.registry import ModelRegistry, Stage
+from tests.support.cli import CONTRACT, run_console_script
+from tests.support.stores import Backend
+from tests.unit.deploy.k8s_checks import errors, kserve_validator, load
+from tests.unit.deploy.test_kubernetes_render import register_ocr, wheel  # noqa: F401 (fixture)
+
+SECRET = "mcp-stores"
+
+
+@pytest.fixture
+def shared(shared_stores: Backend) -> ModelRegistry:
+    registry = shared_stores.registry()
+    register_ocr(registry, load_contract(CONTRACT))
+    return registry
+
+
+@pytest.fixture
+def rendered(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> Rendered:  # noqa: F811
+    options = KubernetesOptions(name="ocr-cls", out=tmp_path / "out", wheel=wheel, stores_secret=SECRET)
+    return render(shared, options)
+
+
+def secret_refs(container: dict[str, object]) -> dict[str, dict[str, object]]:
+    env = container["env"]
+    assert isinstance(env, list)
+    return {item["name"]: item["valueFrom"]["secretKeyRef"] for item in env}
+
+
+def test_pods_take_the_stores_from_the_secret_and_nothing_is_baked(rendered: Rendered) -> None:
+    out = rendered.out
+    assert not (out / "registry").exists()
+    assert ".dockerignore" in {p.name for p in out.iterdir()} and "registry" not in (out / ".dockerignore").read_text()
+    dockerfile = (out / "Dockerfile").read_text()
+    assert "COPY --chown" not in dockerfile and f"MCP_HOME={SCRATCH_HOME}" in dockerfile
+    assert "[s3,postgres]'" in dockerfile  # the image can reach both stores
+    pod = load(out / "kubernetes/deployment.yaml")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    refs = secret_refs(container)
+    assert set(refs) == set(SECRET_KEYS) and {ref["name"] for ref in refs.values()} == {SECRET}
+    assert {key for key, ref in refs.items() if not ref.get("optional")} == {k for k, req in SECRET_KEYS.items() if req}
+    assert container["volumeMounts"] == [{"name": "scratch", "mountPath": SCRATCH_HOME}]
+    assert pod["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+    text = "".join(path.read_text() for path in out.rglob("*.yaml")) + dockerfile
+    assert "postgresql://" not in text and "AKIA" not in text  # no store URL or key in any file
+
+
+def test_the_manifests_validate_as_in_the_baked_mode(rendered: Rendered) -> None:
+    lines = validate_rendered(rendered.out, rendered.manifests)
+    assert sum(line.startswith("valid ") for line in lines) == 6, lines
+    runtime = load(rendered.out / "kserve/servingruntime.yaml")
+    assert errors(kserve_validator(runtime), runtime) == []
+    (container,) = runtime["spec"]["containers"]
+    assert set(secret_refs(container)) == set(SECRET_KEYS) and runtime["spec"]["volumes"][0]["name"] == "scratch"
+    isvc = load(rendered.out / "kserve/inferenceservice.yaml")
+    assert errors(kserve_validator(isvc), isvc) == []
+
+
+def test_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path, shared_stores: Backend) -> None:  # noqa: F811
+    def deploy(**options: object) -> Rendered:
+        return render(shared, KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **options))
+
+    with pytest.raises(InvalidArgumentError, match=r"--stores-secret: 'Bad_Name' is not a valid Secret name"):
+        deploy(stores_secret="Bad_Name")
+    register_ocr(shared, load_contract(CONTRACT), "2.0.0")
+    shared.promote("ocr-cls", "1.0.0", Stage.PRODUCTION)
+    with pytest.raises(InvalidArgumentError, match=r"pods serve ocr-cls's default version \(ocr-cls:1\.0\.0\)"):
+        deploy(stores_secret=SECRET, version="2.0.0")
+    assert not (tmp_path / "o" / "Dockerfile").exists()
+
+
+def test_the_cli_refuses_a_local_registry_in_one_line(tmp_path: Path) -> None:
+    args = ["deploy", "kubernetes", "--name", "ocr-cls", "--out", str(tmp_path / "o"), "--stores-secret", SECRET]
+    done = run_console_script(args, tmp_path, {"MCP_HOME": str(tmp_path / "home")})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: --stores-secret: this registry is local; set MCP_CATALOG_URL (postgresql://) and MCP_ARTIFACT_URL "
+        "(s3://) to the stores the pods will read, or copy it there with `mcp registry migrate`"
+    ]
