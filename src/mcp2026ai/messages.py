@@ -32,7 +32,9 @@ def validated(model: type[Model], document: Any) -> Model:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "body"
-        raise InvalidArgumentError(f"{where}: {error['msg']}") from None
+        refused = InvalidArgumentError(f"{where}: {error['msg']}")
+        refused.param = str(error["loc"][0]) if error["loc"] else None
+        raise refused from None
 
 
 def yaml_location(exc: yaml.YAMLError) -> str:

@@ -86,7 +86,9 @@ def test_the_servers_reach_text_generation_only_through_the_data_plane() -> None
         for path in sources()
         if path.relative_to(SOURCE).parts[0] == "server"
         for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.ImportFrom) and node.module == "mcp2026ai.generation.engine"
-        or isinstance(node, ast.Import) and any(alias.name == "mcp2026ai.generation.engine" for alias in node.names)
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "mcp2026ai.generation.engine"
+        or isinstance(node, ast.Import)
+        and any(alias.name == "mcp2026ai.generation.engine" for alias in node.names)
     ]
     assert not engine_users, engine_users

@@ -1,8 +1,9 @@
 """OpenAI's completions and chat completions, as JSON documents <-> generation types.
 
-Requests are validated with pydantic (unknown fields are ignored, as OpenAI's clients send new ones
-first); the sampling fields map to :class:`SamplingParams` (vLLM's extra fields ``top_k``,
-``min_p``, ``repetition_penalty``, ``stop_token_ids`` and ``ignore_eos`` are accepted too).
+Requests are validated with pydantic; a field neither declared here nor in parameters.py is a 400
+naming it (parameters.py says what happens to every OpenAI parameter). The sampling fields map to
+:class:`SamplingParams` (vLLM's extra fields ``top_k``, ``min_p``, ``repetition_penalty``,
+``stop_token_ids``, ``ignore_eos``, ``min_tokens`` and ``priority`` are accepted too).
 Responses and stream chunks follow OpenAI's shapes, so the official client parses them unchanged.
 """
 
@@ -20,9 +21,10 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
+from mcp2026ai.server.http.openai.parameters import SurfaceFields, check_parameters, refusal
 
 
-class _Request(BaseModel):
+class _Request(SurfaceFields):
     model_config = ConfigDict(extra="ignore")
 
     model: str
@@ -66,6 +68,8 @@ class _Request(BaseModel):
             "ignore_eos": self.ignore_eos,
             "n": self.n,
             "logprobs": logprobs,
+            "logit_bias": self.logit_bias,
+            "min_tokens": self.min_tokens,
         }
 
 
@@ -74,28 +78,41 @@ COMPLETION_MAX_TOKENS = 16
 
 
 class CompletionRequest(_Request):
-    prompt: str | list[str] | list[int]
+    prompt: str | list[str] | list[int] | list[list[int]]
     logprobs: int | None = None
     echo: bool = False
 
-    def text_request(self, headers: Mapping[str, str]) -> TextRequest:
+    def text_requests(self, headers: Mapping[str, str]) -> list[TextRequest]:
+        """One text request per prompt (OpenAI takes a list of prompts: each gets its own n choices)."""
         fields = self.sampling_fields(self.max_tokens, self.logprobs)
-        return TextRequest(
-            self.model, self._prompt(), fields, COMPLETION_MAX_TOKENS, headers.get("x-sla-class"), headers
-        )
+        if self.echo and self.logprobs is not None:
+            fields["prompt_logprobs"] = self.logprobs
+        return [
+            TextRequest(
+                self.model,
+                prompt,
+                fields,
+                COMPLETION_MAX_TOKENS,
+                headers.get("x-sla-class"),
+                headers,
+                self.effective_priority(),
+            )
+            for prompt in self.prompts()
+        ]
 
-    def _prompt(self) -> Prompt:
-        if self.echo:
-            raise InvalidArgumentError("echo is not supported")
+    def prompts(self) -> list[Prompt]:
         prompt = self.prompt
         if isinstance(prompt, str):
-            return Prompt(text=prompt)
-        texts = [item for item in prompt if isinstance(item, str)]
-        if not texts:
-            return Prompt(token_ids=tuple(int(token) for token in prompt))
-        if len(prompt) != 1:
-            raise InvalidArgumentError(f"one prompt per request (got {len(prompt)})")
-        return Prompt(text=texts[0])
+            return [Prompt(text=prompt)]
+        if not prompt:
+            raise refusal("prompt", "give at least one prompt")
+        if all(isinstance(item, int) for item in prompt):
+            return [Prompt(token_ids=tuple(int(token) for token in prompt))]  # type: ignore[arg-type]
+        if all(isinstance(item, str) for item in prompt):
+            return [Prompt(text=str(item)) for item in prompt]
+        if all(isinstance(item, list) for item in prompt):
+            return [Prompt(token_ids=tuple(item)) for item in prompt]  # type: ignore[arg-type]
+        raise refusal("prompt", "a string, a list of strings, a list of token ids, or a list of those lists")
 
 
 class ChatMessage(BaseModel):
@@ -126,7 +143,9 @@ class ChatCompletionRequest(_Request):
         if self.top_logprobs is not None and not self.logprobs:
             raise InvalidArgumentError("top_logprobs needs logprobs: true")
         fields = self.sampling_fields(wanted, (self.top_logprobs or 0) if self.logprobs else None)
-        return TextRequest(self.model, self._prompt(), fields, None, headers.get("x-sla-class"), headers)
+        return TextRequest(
+            self.model, self._prompt(), fields, None, headers.get("x-sla-class"), headers, self.effective_priority()
+        )
 
     def _prompt(self) -> Prompt:
         turns = tuple(
@@ -138,6 +157,7 @@ class ChatCompletionRequest(_Request):
 def parse_request(model: type[_Request], document: Any) -> Any:
     if not isinstance(document, dict):
         raise InvalidArgumentError("the request body must be a JSON object")
+    check_parameters(document, model.model_fields)
     return validated(model, document)
 
 
@@ -148,11 +168,12 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex}"
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
+def usage_json(usage: Usage) -> dict[str, Any]:
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
     }
 
 
