@@ -1,5 +1,5 @@
 """OpenAI-compatible text generation: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``, and
-vLLM's ``/tokenize`` and ``/detokenize`` (tokens.py).
+OpenAI's ``/v1/responses`` (responses.py, stateless), and vLLM's ``/tokenize`` and ``/detokenize`` (tokens.py).
 
 The routes decode (codec.py), hand a neutral text request to the data plane's generation use case,
 and encode what it streams back. A streamed answer is Server-Sent Events ending in ``data: [DONE]``;
@@ -33,6 +33,7 @@ from mcp2026ai.server.http.openai.codec import (
 )
 from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, start_completions
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
+from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
 from mcp2026ai.serving.llms import ServedLLM
 
@@ -79,6 +80,13 @@ class OpenAIEndpoints:
     async def _document(self, request: Request) -> Any:
         async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
             return parse_json(raw)
+
+    async def responses(self, request: Request) -> Response:
+        try:
+            document = await self._document(request)
+        except MCPError as exc:
+            return openai_error(exc)
+        return await create_response(request, document, self.plane.generation, CODES)
 
     async def completions(self, request: Request) -> Response:
         return await self._generate(request, chat=False)
@@ -161,6 +169,7 @@ def openai_routes(plane: DataPlane, config: ServerConfig, bodies: BodyBudget) ->
         Route("/v1/models/{model}", endpoints.model, methods=["GET"]),
         Route("/v1/completions", endpoints.completions, methods=["POST"]),
         Route("/v1/chat/completions", endpoints.chat_completions, methods=["POST"]),
+        Route("/v1/responses", endpoints.responses, methods=["POST"]),
         Route("/tokenize", endpoints.tokenize, methods=["POST"]),
         Route("/detokenize", endpoints.detokenize, methods=["POST"]),
     ]
