@@ -1,5 +1,6 @@
-"""OpenAI-compatible text generation: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``, and
-OpenAI's ``/v1/responses`` (responses.py, stateless), and vLLM's ``/tokenize`` and ``/detokenize`` (tokens.py).
+"""The OpenAI-compatible API: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``,
+``/v1/responses`` (responses.py, stateless), ``/v1/embeddings`` (embeddings.py), and vLLM's
+``/tokenize`` and ``/detokenize`` (tokens.py).
 
 The routes decode (codec.py), hand a neutral text request to the data plane's generation use case,
 and encode what it streams back. A streamed answer is Server-Sent Events ending in ``data: [DONE]``;
@@ -32,6 +33,7 @@ from mcp2026ai.server.http.openai.codec import (
     parse_request,
 )
 from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, start_completions
+from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_embeddings
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
@@ -87,6 +89,15 @@ class OpenAIEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         return await create_response(request, document, self.plane.generation, CODES)
+
+    async def embeddings(self, request: Request) -> Response:
+        try:
+            parsed = parse_embeddings(await self._document(request))
+            headers = {key.lower(): value for key, value in request.headers.items()}
+            result = await self.plane.embeddings.embed(parsed.request(headers))
+        except MCPError as exc:
+            return openai_error(exc)
+        return embeddings_response(parsed, result)
 
     async def completions(self, request: Request) -> Response:
         return await self._generate(request, chat=False)
@@ -170,6 +181,7 @@ def openai_routes(plane: DataPlane, config: ServerConfig, bodies: BodyBudget) ->
         Route("/v1/completions", endpoints.completions, methods=["POST"]),
         Route("/v1/chat/completions", endpoints.chat_completions, methods=["POST"]),
         Route("/v1/responses", endpoints.responses, methods=["POST"]),
+        Route("/v1/embeddings", endpoints.embeddings, methods=["POST"]),
         Route("/tokenize", endpoints.tokenize, methods=["POST"]),
         Route("/detokenize", endpoints.detokenize, methods=["POST"]),
     ]
