@@ -151,3 +151,8 @@ def test_bad_input_is_a_400_naming_it(server: BackgroundServer) -> None:
             assert answer.status_code == 400 and answer.json()["error"]["param"] == "input", answer.text
         over = http.post("/v1/responses", json={"model": MODEL, "input": "hi " * 600})
         assert over.status_code == 400 and over.json()["error"]["code"] == "context_length_exceeded"
+
+
+def test_vllm_metric_names_are_opt_in(server: BackgroundServer) -> None:
+    with httpx.Client(base_url=f"http://{server.http_url}") as http:
+        assert "vllm:" not in http.get("/metrics").text

@@ -17,6 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.observability.metrics import VLLM_ALIASES
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.openai.parameters import REFUSED, STRUCTURED
 from mcp2026ai.testing import BackgroundServer
@@ -34,7 +35,7 @@ def server(
 ) -> Iterator[BackgroundServer]:
     registry = register_smollm2(tmp_path_factory.mktemp("llm-home"), smollm2_gguf)
     generation = EngineConfig(max_num_seqs=8, max_model_len=CONTEXT, prefix_cache_mb=16)
-    config = ServerConfig(http_port=0, grpc_port=None, drain_timeout_s=5, generation=generation)
+    config = ServerConfig(http_port=0, grpc_port=None, drain_timeout_s=5, generation=generation, metrics_compat="vllm")
     with BackgroundServer(registry, [MODEL], config) as running:
         yield running
 
@@ -299,3 +300,38 @@ def test_every_create_parameter_is_honoured_or_refused_by_name(client: openai.Op
     with pytest.raises(openai.BadRequestError) as raised:
         method(**base, extra_body={"store": True})
     assert raised.value.param == "store"
+
+
+# --- vLLM's metric names ----------------------------------------------------------------------
+
+VLLM_NAMES = {
+    "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+    "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds",
+    "vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prefix_cache_queries", "vllm:prefix_cache_hits",
+    "vllm:num_preemptions",
+}  # fmt: skip
+
+
+def series(family: Any, match: dict[str, str], rename: dict[str, str]) -> dict[Any, float]:
+    """``(sample suffix, labels) -> value`` of a family's samples whose labels include ``match`` (dropped),
+    the other labels renamed by ``rename``."""
+    found = {}
+    for sample in family.samples:
+        if any(sample.labels.get(key) != value for key, value in match.items()):
+            continue
+        labels = sorted((rename.get(k, k), v) for k, v in sample.labels.items() if k not in match)
+        found[(sample.name[len(family.name) :], tuple(labels))] = sample.value
+    return found
+
+
+def test_vllm_metric_names_equal_their_twins(client: openai.OpenAI, http: httpx.Client) -> None:
+    client.chat.completions.create(model=MODEL, messages=QUESTION, max_tokens=3)  # type: ignore[arg-type]
+    families = {family.name: family for family in text_string_to_metric_families(http.get("/metrics").text)}
+    assert {alias.name for alias in VLLM_ALIASES} == VLLM_NAMES and set(families) >= VLLM_NAMES
+    for alias in VLLM_ALIASES:
+        twin = series(families[alias.source], dict(alias.match), {"model": "model_name"})
+        assert series(families[alias.name], {}, {}) == twin, alias.name
+        assert any(dict(labels).get("model_name") == MODEL for _, labels in twin), alias.name
+    prompt = series(families["vllm:prompt_tokens"], {"model_name": MODEL}, {})
+    queried = series(families["vllm:prefix_cache_queries"], {"model_name": MODEL}, {})
+    assert prompt[("_total", ())] > 0 and queried[("_total", ())] > 0

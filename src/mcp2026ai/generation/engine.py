@@ -279,7 +279,7 @@ class Engine:
         job.stream.prefilled(cached, prompt_logprobs)
         if self.prefix_cache:
             self.prefix_cache.remember(prompt, slots[0], self.decoder)
-            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate)
+            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate, len(prompt) if scored is None else 0)
         for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
             self.decoder.move(slots[0], slot, len(prompt))
         self.telemetry.prompt_tokens(len(prompt))
