@@ -1,0 +1,42 @@
+"""What happens to each OpenAI request field (server/http/openai/parameters.py, codec.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.server.http.openai.codec import ChatCompletionRequest, CompletionRequest, parse_request
+
+CHAT = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("audio", {}), ("functions", []), ("max_token", 5), ("store", True), ("modalities", ["audio"])],
+)
+def test_a_field_not_honoured_is_refused_by_name(field: str, value: object) -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        parse_request(ChatCompletionRequest, {**CHAT, field: value})
+    assert raised.value.param == field
+
+
+def test_fields_left_to_structured_outputs_pass_through() -> None:
+    parse_request(ChatCompletionRequest, {**CHAT, "response_format": {"type": "json_object"}, "tools": []})
+
+
+def test_priority_and_service_tier_become_the_request_priority() -> None:
+    assert parse_request(ChatCompletionRequest, {**CHAT, "service_tier": "priority"}).text_request({}).priority == -1
+    chat = parse_request(ChatCompletionRequest, {**CHAT, "service_tier": "flex", "priority": -3})
+    assert chat.text_request({}).priority == -3  # priority, when set, wins
+
+
+def test_each_prompt_of_a_list_is_its_own_request() -> None:
+    parsed = parse_request(CompletionRequest, {"model": "m", "prompt": ["a", "b"], "echo": True, "logprobs": 2})
+    requests = parsed.text_requests({})
+    assert [request.prompt.text for request in requests] == ["a", "b"]
+    assert requests[0].sampling["prompt_logprobs"] == 2
+    ids = parse_request(CompletionRequest, {"model": "m", "prompt": [[1, 2], [3]]}).prompts()
+    assert [prompt.token_ids for prompt in ids] == [(1, 2), (3,)]
+    with pytest.raises(InvalidArgumentError) as raised:
+        parse_request(CompletionRequest, {"model": "m", "prompt": []}).prompts()
+    assert raised.value.param == "prompt"
