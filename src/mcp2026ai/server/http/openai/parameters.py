@@ -105,6 +105,16 @@ class SurfaceFields(BaseModel):
             raise ValueError("this server stores no completions: leave store unset or false")
         return value
 
+    @field_validator("stream_options", check_fields=False)
+    @classmethod
+    def _known_stream_options(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        unknown = set(value or {}) - {"include_usage", "include_obfuscation"}
+        if unknown:
+            raise ValueError(f"unsupported stream options {sorted(unknown)} (include_usage is)")
+        if (value or {}).get("include_obfuscation"):
+            raise ValueError("include_obfuscation is not supported: chunks carry no obfuscation padding")
+        return value
+
     @field_validator("modalities")
     @classmethod
     def _text_only(cls, value: list[str] | None) -> list[str] | None:

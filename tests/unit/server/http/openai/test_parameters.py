@@ -40,3 +40,11 @@ def test_each_prompt_of_a_list_is_its_own_request() -> None:
     with pytest.raises(InvalidArgumentError) as raised:
         parse_request(CompletionRequest, {"model": "m", "prompt": []}).prompts()
     assert raised.value.param == "prompt"
+
+
+def test_stream_options_beyond_include_usage_are_refused() -> None:
+    for options in ({"include_usage": True, "continuous_usage_stats": True}, {"include_obfuscation": True}):
+        with pytest.raises(InvalidArgumentError) as raised:
+            parse_request(ChatCompletionRequest, {**CHAT, "stream": True, "stream_options": options})
+        assert raised.value.param == "stream_options"
+    parse_request(ChatCompletionRequest, {**CHAT, "stream": True, "stream_options": {"include_obfuscation": False}})
