@@ -29,6 +29,7 @@ import numpy as np
 from mcp2026ai.errors import ModelImportError
 from mcp2026ai.extras import require
 from mcp2026ai.ir.conversion import first_line, quiet_stdout
+from mcp2026ai.ir.llm_architecture import check_convertible
 from mcp2026ai.ir.llm_info import INFO_FILE, LLMPrecision, read_llm_info, save_llm_info
 
 SOURCE_GGUF = "gguf"
@@ -80,6 +81,7 @@ def convert_llm(source: Path, precision: LLMPrecision, cache_dir: Path, digest: 
     target = cache_dir / f"{digest[:24]}-{precision.value}-genai{builder_version()}-r{CONVERTER_REVISION}"
     if (target / INFO_FILE).is_file():
         return target
+    check_convertible(source)
     cache_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=cache_dir, prefix=".convert-"))
     try:
