@@ -318,6 +318,7 @@ def test_mcp_serve_serves_a_language_model_beside_tensor_models(
     registry = llm_registry(home, smollm2_gguf)
     registry.register("mlp", mlp_path)
     command = [*mcp_command(), "serve", "--port", "0", "--grpc-port", "-1", "--max-num-seqs", "2"]
+    command += ["--metrics-compat", "vllm"]
     env = {**os.environ, "MCP_HOME": str(home), CACHE_VARIABLE: str(LLM_CACHE)}
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -334,6 +335,8 @@ def test_mcp_serve_serves_a_language_model_beside_tensor_models(
             json={"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [0.1, 0.2, 0.3, 0.4]}]},
         )
         assert tensor.status_code == 200, tensor.text
+        scraped = httpx.get(f"http://127.0.0.1:{match.group(1)}/metrics").text
+        assert 'vllm:generation_tokens_total{model_name="smollm2"} 8.0' in scraped
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)

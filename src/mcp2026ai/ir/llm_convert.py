@@ -146,7 +146,8 @@ def run_builder(hf_folder: Path, out: Path, precision: LLMPrecision, cache: Path
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0 or not (out / "genai_config.json").is_file():
         lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-        reason = lines[-1].strip()[:300] if lines else f"exit status {done.returncode}"
+        errors = [line for line in lines if "Error" in line or "Exception" in line]  # not a trailing warning
+        reason = (errors or lines)[-1].strip()[:300] if lines else f"exit status {done.returncode}"
         raise ModelImportError(f"{hf_folder}: the onnxruntime-genai model builder failed ({reason})")
 
 
