@@ -35,7 +35,7 @@ def main() -> None:
     def from_pretrained(*args: Any, **kwargs: Any) -> Any:
         return builder_view(load(*args, **kwargs))
 
-    transformers.AutoConfig.from_pretrained = from_pretrained
+    transformers.AutoConfig.from_pretrained = from_pretrained  # type: ignore[method-assign]
     runpy.run_module("onnxruntime_genai.models.builder", run_name="__main__", alter_sys=True)
 
 
