@@ -195,6 +195,20 @@ def test_echo_returns_the_prompt_and_its_logprobs(client: openai.OpenAI, http: h
     assert text.startswith(prompt + plain.choices[0].text)
 
 
+def test_echo_with_max_tokens_0_scores_the_prompt_only(client: openai.OpenAI, http: httpx.Client) -> None:
+    prompt = "The capital of France is Paris"
+    ids = http.post("/tokenize", json={"model": MODEL, "prompt": prompt}).json()["tokens"]
+    answer = client.completions.create(model=MODEL, prompt=prompt, max_tokens=0, logprobs=0, echo=True)
+    logprobs = answer.choices[0].logprobs
+    assert answer.choices[0].text == prompt and logprobs is not None and logprobs.token_logprobs
+    assert len(logprobs.token_logprobs) == len(ids) and answer.usage and answer.usage.completion_tokens == 0
+    chunks = list(client.completions.create(model=MODEL, prompt=prompt, max_tokens=0, echo=True, stream=True))
+    assert "".join(chunk.choices[0].text for chunk in chunks) == prompt
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.completions.create(model=MODEL, prompt=prompt, max_tokens=0)
+    assert raised.value.param == "max_tokens"
+
+
 def test_a_list_of_prompts_gets_choices_numbered_as_openai_does(client: openai.OpenAI) -> None:
     prompts = ["The sky is", "Water is"]
     alone = [client.completions.create(model=MODEL, prompt=p, max_tokens=4, temperature=0) for p in prompts]

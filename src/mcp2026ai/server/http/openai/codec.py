@@ -51,7 +51,7 @@ class _Request(SurfaceFields):
     def sampling_fields(self, max_tokens: int | None, logprobs: int | None) -> dict[str, Any]:
         """The sampling fields the request set (None: unset, the model's defaults apply)."""
         if max_tokens is not None and max_tokens < 1:
-            raise InvalidArgumentError(f"max_tokens must be at least 1 (got {max_tokens})")
+            raise refusal("max_tokens", f"max_tokens must be at least 1 (got {max_tokens})")
         stops = [self.stop] if isinstance(self.stop, str) else self.stop
         return {
             "max_tokens": max_tokens,
@@ -82,9 +82,17 @@ class CompletionRequest(_Request):
     logprobs: int | None = None
     echo: bool = False
 
+    @property
+    def scores_only(self) -> bool:
+        """``echo`` with ``max_tokens: 0``: the prompt and its logprobs, nothing generated (one token is
+        generated and dropped: the engine always samples one)."""
+        if self.max_tokens == 0 and not self.echo:
+            raise refusal("max_tokens", "max_tokens 0 asks for the prompt's scores only: it needs echo: true")
+        return self.max_tokens == 0
+
     def text_requests(self, headers: Mapping[str, str]) -> list[TextRequest]:
         """One text request per prompt (OpenAI takes a list of prompts: each gets its own n choices)."""
-        fields = self.sampling_fields(self.max_tokens, self.logprobs)
+        fields = self.sampling_fields(1 if self.scores_only else self.max_tokens, self.logprobs)
         if self.echo and self.logprobs is not None:
             fields["prompt_logprobs"] = self.logprobs
         return [
@@ -141,7 +149,7 @@ class ChatCompletionRequest(_Request):
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
         if self.top_logprobs is not None and not self.logprobs:
-            raise InvalidArgumentError("top_logprobs needs logprobs: true")
+            raise refusal("top_logprobs", "top_logprobs needs logprobs: true")
         fields = self.sampling_fields(wanted, (self.top_logprobs or 0) if self.logprobs else None)
         return TextRequest(
             self.model, self._prompt(), fields, None, headers.get("x-sla-class"), headers, self.effective_priority()

@@ -4,7 +4,8 @@ A list of prompts runs as one generation per prompt, read as one answer: prompt 
 is choice ``i * n + j``, the way OpenAI numbers them; usage adds up. ``echo`` puts each prompt
 before its choices' text; with ``logprobs`` the prompt's tokens lead the choice's logprobs (the
 first token's logprob and top_logprobs are null, as it has no context) and ``text_offset`` counts
-from the start of the prompt.
+from the start of the prompt. ``echo`` with ``max_tokens: 0`` scores the prompt only (lm-eval's
+loglikelihood requests of old).
 """
 
 from __future__ import annotations
@@ -109,10 +110,14 @@ async def start_completions(
 class EchoEncoder(CompletionEncoder):
     """A /v1/completions encoder that puts each prompt (and its logprobs) before its choices."""
 
-    def __init__(self, model: str, answer: TextGeneration | PromptBatch, prompts: Sequence[str | None]) -> None:
+    def __init__(
+        self, model: str, answer: TextGeneration | PromptBatch, prompts: Sequence[str | None], scores_only: bool
+    ) -> None:
         super().__init__(model, answer.tokenizer)
         self.answer = answer
         self.prompts = prompts
+        self.scores_only = scores_only
+        """``max_tokens: 0``: the one token generated is dropped (text, logprobs, usage)."""
         self._offsets: dict[int, int] = {}
         """Per choice, the characters streamed so far (prompt included): the next text_offset."""
 
@@ -148,13 +153,21 @@ class EchoEncoder(CompletionEncoder):
         }
 
     def response(self, choices: list[Choice], usage: Usage, logprobs: bool) -> dict[str, Any]:
+        if self.scores_only:
+            choices = [Choice(choice.index, finish_reason=choice.finish_reason) for choice in choices]
+            usage = Usage(usage.prompt_tokens, 0, usage.cached_tokens)
         document = super().response(choices, usage, False)
         for body, choice in zip(document["choices"], choices, strict=True):
             body["text"] = self._part(choice.index)[1] + choice.text
             body["logprobs"] = self.echoed_logprobs(choice.index, choice.logprobs) if logprobs else None
         return document
 
+    def usage_chunk(self, usage: Usage) -> dict[str, Any]:
+        return super().usage_chunk(Usage(usage.prompt_tokens, 0, usage.cached_tokens) if self.scores_only else usage)
+
     def chunk(self, delta: Delta, logprobs: bool, include_usage: bool) -> dict[str, Any]:
+        if self.scores_only:
+            delta = Delta(delta.index, finish_reason=delta.finish_reason)
         document = super().chunk(delta, False, include_usage)
         choice = document["choices"][0]
         offset = self._offsets.get(delta.index)

@@ -135,7 +135,7 @@ def _encoder(parsed: ChatCompletionRequest | CompletionRequest, generation: Text
     if isinstance(parsed, ChatCompletionRequest):
         return ChatEncoder(parsed.model, generation.tokenizer)
     if parsed.echo:
-        return EchoEncoder(parsed.model, generation, [prompt.text for prompt in parsed.prompts()])
+        return EchoEncoder(parsed.model, generation, [prompt.text for prompt in parsed.prompts()], parsed.scores_only)
     return CompletionEncoder(parsed.model, generation.tokenizer)
 
 
