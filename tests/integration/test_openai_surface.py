@@ -225,6 +225,24 @@ def test_a_list_of_prompts_gets_choices_numbered_as_openai_does(client: openai.O
     assert len(token_lists.choices) == 2
 
 
+def test_best_of_keeps_the_likeliest_choices(client: openai.OpenAI) -> None:
+    ranked = client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=6, best_of=4, n=2, seed=5)
+    assert [choice.index for choice in ranked.choices] == [0, 1] and ranked.usage
+    assert ranked.usage.completion_tokens == 4 * 6 and all(choice.logprobs is None for choice in ranked.choices)
+    scored = client.completions.create(
+        model=MODEL, prompt="Once upon a time", max_tokens=6, n=4, seed=5, logprobs=0
+    )  # the same four choices (same seed), with their logprobs
+    means = sorted(
+        (sum(c.logprobs.token_logprobs) / len(c.logprobs.token_logprobs), c.text)  # type: ignore[union-attr,arg-type]
+        for c in scored.choices
+    )
+    assert [choice.text for choice in ranked.choices] == [text for _, text in reversed(means)][:2]
+    for fields in ({"best_of": 1, "n": 2}, {"best_of": 3, "stream": True}, {"best_of": 3, "echo": True}):
+        with pytest.raises(openai.BadRequestError) as raised:
+            client.completions.create(model=MODEL, prompt="Hi", max_tokens=2, **fields)  # type: ignore[call-overload]
+        assert raised.value.param == "best_of", fields
+
+
 # --- every create parameter --------------------------------------------------------------------
 
 CHAT_HONOURED: dict[str, Any] = {
@@ -253,6 +271,7 @@ CHAT_HONOURED: dict[str, Any] = {
 test_openai_api.py (n, logprobs, stop, seed, max_tokens, streaming)."""
 
 COMPLETIONS_HONOURED: dict[str, Any] = {
+    "best_of": 2,
     "echo": True,
     "frequency_penalty": 0.5,
     "logit_bias": {"2": -5},
@@ -282,7 +301,6 @@ REFUSED_VALUES: dict[str, Any] = {
     "verbosity": "low",
     "web_search_options": {},
     "suffix": "tail",
-    "best_of": 3,
 }
 CLIENT_PLUMBING = {"self", "model", "messages", "prompt", "extra_headers", "extra_query", "extra_body", "timeout"}
 

@@ -81,6 +81,17 @@ class CompletionRequest(_Request):
     prompt: str | list[str] | list[int] | list[list[int]]
     logprobs: int | None = None
     echo: bool = False
+    best_of: int | None = Field(None, ge=1)
+
+    @property
+    def ranked(self) -> bool:
+        """``best_of`` above ``n``: best_of choices run, the n with the highest mean token logprob return."""
+        best_of = self.best_of or self.n
+        if best_of < self.n:
+            raise refusal("best_of", f"best_of ({best_of}) must be at least n ({self.n})")
+        if best_of > self.n and (self.stream or self.echo):
+            raise refusal("best_of", "best_of above n cannot be streamed or echoed")
+        return best_of > self.n
 
     @property
     def scores_only(self) -> bool:
@@ -93,6 +104,8 @@ class CompletionRequest(_Request):
     def text_requests(self, headers: Mapping[str, str]) -> list[TextRequest]:
         """One text request per prompt (OpenAI takes a list of prompts: each gets its own n choices)."""
         fields = self.sampling_fields(1 if self.scores_only else self.max_tokens, self.logprobs)
+        if self.ranked:
+            fields |= {"n": self.best_of, "logprobs": self.logprobs or 0}
         if self.echo and self.logprobs is not None:
             fields["prompt_logprobs"] = self.logprobs
         return [

@@ -1,11 +1,12 @@
-"""/v1/completions beyond one plain prompt: a list of prompts, and ``echo``.
+"""/v1/completions beyond one plain prompt: a list of prompts, ``echo`` and ``best_of``.
 
 A list of prompts runs as one generation per prompt, read as one answer: prompt ``i``'s choice ``j``
 is choice ``i * n + j``, the way OpenAI numbers them; usage adds up. ``echo`` puts each prompt
 before its choices' text; with ``logprobs`` the prompt's tokens lead the choice's logprobs (the
 first token's logprob and top_logprobs are null, as it has no context) and ``text_offset`` counts
 from the start of the prompt. ``echo`` with ``max_tokens: 0`` scores the prompt only (lm-eval's
-loglikelihood requests of old).
+loglikelihood requests of old). ``best_of`` above ``n`` runs best_of choices and keeps the n with the
+highest mean token logprob (:func:`best_choices`); usage counts every choice run, as OpenAI bills it.
 """
 
 from __future__ import annotations
@@ -105,6 +106,23 @@ async def start_completions(
             generation.abort()
         raise
     return started[0] if len(started) == 1 else PromptBatch(started)
+
+
+def best_choices(choices: list[Choice], best_of: int, n: int, keep_logprobs: bool) -> list[Choice]:
+    """Of each prompt's ``best_of`` choices, the ``n`` with the highest mean token logprob (OpenAI's
+    "highest log probability per token"), renumbered ``prompt * n + rank``."""
+    chosen: list[Choice] = []
+    for start in range(0, len(choices), best_of):
+        group = sorted(choices[start : start + best_of], key=_mean_logprob, reverse=True)[:n]
+        for rank, choice in enumerate(group):
+            logprobs = choice.logprobs if keep_logprobs else []
+            index = start // best_of * n + rank
+            chosen.append(Choice(index, choice.text, choice.token_ids, logprobs, choice.finish_reason))
+    return chosen
+
+
+def _mean_logprob(choice: Choice) -> float:
+    return sum(entry.logprob for entry in choice.logprobs) / len(choice.logprobs) if choice.logprobs else 0.0
 
 
 class EchoEncoder(CompletionEncoder):

@@ -3,7 +3,8 @@
 Nothing is silently ignored: a field is honoured, or refused with a 400 whose ``error.param`` names it.
 
 - Honoured: the fields the request models in codec.py declare, including the ones below
-  (:class:`SurfaceFields`): ``logit_bias``, vLLM's ``min_tokens`` and ``priority``, ``service_tier``
+  (:class:`SurfaceFields`; ``echo``, ``best_of`` and lists of prompts: completions.py):
+  ``logit_bias``, vLLM's ``min_tokens`` and ``priority``, ``service_tier``
   (an SLA class, as ``priority``), ``store: false`` (nothing is stored), ``modalities: ["text"]``, and
   three identifiers whose contract this server meets without acting on them: ``user`` and
   ``safety_identifier`` (end-user ids for the provider's abuse monitoring; nothing is kept) and
@@ -64,7 +65,6 @@ REFUSED: dict[str, str] = {
     "verbosity": "no served model has a verbosity setting",
     "web_search_options": "web search is not offered by this server",
     "suffix": "insertion after a suffix is not supported",
-    "best_of": "best_of is not supported: ask for n choices (with logprobs to rank them)",
 }
 """Parameters of OpenAI's API this server refuses, with the reason the 400 gives."""
 

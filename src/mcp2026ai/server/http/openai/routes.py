@@ -32,7 +32,7 @@ from mcp2026ai.server.http.openai.codec import (
     CompletionRequest,
     parse_request,
 )
-from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, start_completions
+from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, best_choices, start_completions
 from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_embeddings
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses import create_response
@@ -119,12 +119,14 @@ class OpenAIEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         encoder = _encoder(parsed, generation)
-        logprobs = generation.params.logprobs is not None
+        logprobs = parsed.logprobs is not None if isinstance(parsed, CompletionRequest) else bool(parsed.logprobs)
         if parsed.stream:
             events = _events(generation, encoder, logprobs, parsed.include_usage)
             return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
         try:
             choices = await collect_unless_gone(request, generation, _choices(generation))
+            if isinstance(parsed, CompletionRequest) and parsed.ranked:
+                choices = best_choices(choices, generation.params.n, parsed.n, logprobs)
         except MCPError as exc:
             return openai_error(exc)
         body = encoder.response(choices, generation.usage, logprobs)
