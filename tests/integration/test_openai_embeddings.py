@@ -98,7 +98,7 @@ def test_int8_embeddings_stay_close_to_the_fp32_original(client: openai.OpenAI) 
     answer = client.embeddings.create(model="minilm", input=SENTENCES, encoding_format="float")
     served = np.array([item.embedding for item in answer.data], dtype=np.float32)
     cosines = (served * fp32_reference(SENTENCES)).sum(axis=1)
-    assert cosines.min() > 0.98, cosines  # int8 weights against the original fp32 ones (transformers: ~8 s)
+    assert cosines.min() > 0.995, cosines  # int8 weights against the original fp32 ones (0.998-0.9996 measured)
 
 
 def test_base64_is_the_float32_bytes_the_client_decodes(client: openai.OpenAI, server: BackgroundServer) -> None:
