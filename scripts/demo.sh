@@ -40,12 +40,15 @@ for _ in $(seq 1 300); do grep -q '^listening' "$log" && break; sleep 0.2; done
 cat "$log"
 http_port=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$log")
 grpc_port=$(sed -n 's/.*grpc=\([0-9]*\).*/\1/p' "$log")
+echo "== web console: http://127.0.0.1:$http_port/ui (models, plans, live charts, rollouts, playground, audit)"
 python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" \
     --preprocessing examples/ocr-cls.preprocess.yaml "$workdir/upright.png" "$workdir/rotated.png"
 python scripts/demo_chat.py --http-port "$http_port"
+python scripts/demo_structured.py --http-port "$http_port"
 kill -TERM $server
 wait $server
 trap - EXIT
 echo "== mcp policy explain: why serve ran this plan"
 mcp policy explain --model ocr-cls
+echo "== web console: MCP_HOME=$MCP_HOME mcp serve --name ocr-cls --name smollm2, then open http://127.0.0.1:8080/ui"
 echo "== demo done"

@@ -19,6 +19,7 @@ from tests.support.llm import (  # noqa: F401 (fixtures)
     smollm2_int8,
 )
 from tests.support.onnx_models import build_int64, build_mlp, build_two_input
+from tests.support.stores import backend, postgres_server, s3_server, shared_stores  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.replanning import ReplanSupervisor
+from mcp2026ai.serving.repository import RepositoryServing, load_repository
 from mcp2026ai.serving.sync import ServingSync
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
         audit=config.security.audit(),
         trace_settings=TraceSettings(traced),
         llms=llms,
+        generation_limits=config.generation_limits,
     )
 
 
@@ -77,9 +79,13 @@ def serving_sync(
     config: ServerConfig,
     watched: dict[str, Path] | None = None,
     replanner: ReplanSupervisor | None = None,
+    repository: RepositoryServing | None = None,
 ) -> ServingSync:
     """The background reconciliation of what ``plane`` serves (hot reload, rollouts, canary ticks)."""
-    return ServingSync(plane.models, plane.traffic, plane.repository.tick, config.sync_interval_s, watched, replanner)
+    pinned = repository.versions if repository is not None else None
+    return ServingSync(
+        plane.models, plane.traffic, plane.repository.tick, config.sync_interval_s, watched, replanner, pinned
+    )
 
 
 FULL_COLLECTION_AFTER = 100
@@ -113,17 +119,22 @@ async def run_server(
     config: ServerConfig,
     on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
     watched: dict[str, Path] | None = None,
+    repository: RepositoryServing | None = None,
 ) -> None:
-    """Load ``names``, serve until SIGINT/SIGTERM, then shut down gracefully."""
+    """Load ``names`` (a Triton ``repository``: the versions it selects), serve until SIGINT/SIGTERM,
+    then shut down gracefully."""
     await asyncio.to_thread(remove_leftovers, registry)  # what a killed registration left, if any
     plane = build_plane(registry, names, config)
     await asyncio.to_thread(repair_audit_trail, registry)
-    loaded = await load_models(plane, names)
+    if repository is not None:
+        loaded = await load_repository(plane.models, repository)
+    else:
+        loaded = await load_models(plane, names)
     freeze_startup_heap()
     replanner = None
     if config.plan_with_policy:
         replanner = ReplanSupervisor(plane.models, PolicyOrchestrator(registry))
-    server = InferenceServer(plane, config, serving_sync(plane, config, watched, replanner))
+    server = InferenceServer(plane, config, serving_sync(plane, config, watched, replanner, repository))
     ports = await server.start()
     server.install_signal_handlers()
     if on_ready is not None:
@@ -137,9 +148,10 @@ def serve_blocking(
     config: ServerConfig,
     on_ready: Callable[[BoundPorts, list[ModelVersion]], None] | None = None,
     watched: dict[str, Path] | None = None,
+    repository: RepositoryServing | None = None,
 ) -> None:
     stop_trace_export = start_trace_export(config.traces)
     try:
-        asyncio.run(run_server(registry, names, config, on_ready, watched))
+        asyncio.run(run_server(registry, names, config, on_ready, watched, repository))
     finally:
         stop_trace_export()

@@ -8,6 +8,7 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
     │   ├── ContractError           an inference contract that does not validate
     │   ├── ModelImportError        a model file that cannot be imported
     │   ├── InvalidInputError       tensors that do not match the model signature
+    │   ├── InvalidFieldError       one named request field is wrong or over its limit
     │   └── ClientGoneError         the caller disconnected before its request arrived
     ├── NotFoundError               unknown model, version or key
     ├── AlreadyExistsError          a duplicate model version
@@ -71,6 +72,14 @@ class ModelImportError(InvalidArgumentError):
 
 class InvalidInputError(InvalidArgumentError):
     """Request tensors do not match the model signature."""
+
+
+class InvalidFieldError(InvalidArgumentError):
+    """One named field of a request is invalid or over a configured limit (OpenAI's error ``param``)."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class ClientGoneError(InvalidArgumentError):

@@ -21,11 +21,15 @@ EXTRA_FOR_MODULE = {
     "onnx_ir": "llm",
     "tokenizers": "llm",
     "jinja2": "llm",
+    "llguidance": "llm",
     "openvino": "openvino",
     "tenacity": "edge",
     "cachetools": "edge",
     "kubernetes_validate": "kubernetes",
     "jsonschema": "kubernetes",
+    "boto3": "s3",
+    "botocore": "s3",
+    "psycopg": "postgres",
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from mcp2026ai.errors import ContractError, InvalidArgumentError
+from mcp2026ai.errors import ContractError, InvalidFieldError
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -26,15 +26,13 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
 
 
 def validated(model: type[Model], document: Any) -> Model:
-    """``document`` as ``model``; InvalidArgumentError naming the first bad field (a request's 400)."""
+    """``document`` as ``model``; InvalidFieldError naming the first bad field (a request's 400)."""
     try:
         return model.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "body"
-        refused = InvalidArgumentError(f"{where}: {error['msg']}")
-        refused.param = str(error["loc"][0]) if error["loc"] else None
-        raise refused from None
+        raise InvalidFieldError(f"{where}: {error['msg']}", where) from None
 
 
 def yaml_location(exc: yaml.YAMLError) -> str:

@@ -33,6 +33,27 @@ class Settings(BaseSettings):
         default=None, description="The same key inline, base64 (MCP_ARTIFACT_KEY); the file wins if both are set."
     )
 
+    catalog_url: SecretStr | None = Field(
+        default=None,
+        description="Shared catalog, postgresql://user:password@host:port/db (MCP_CATALOG_URL); "
+        "MCP_HOME/registry.db if unset. Its audit chain lives beside it.",
+    )
+    artifact_url: str | None = Field(
+        default=None,
+        description="Shared artifact store, s3://bucket/prefix (MCP_ARTIFACT_URL), with the usual AWS_ENDPOINT_URL, "
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; MCP_HOME/artifacts if unset.",
+    )
+    artifact_cache_bytes: int = Field(
+        default=10 << 30,
+        ge=0,
+        description="Bound on this node's cache of artifacts fetched from a shared store (MCP_ARTIFACT_CACHE_BYTES).",
+    )
+    artifact_multipart_bytes: int = Field(
+        default=64 << 20,
+        ge=5 << 20,
+        description="Uploads to S3 larger than this go in parts of this size (MCP_ARTIFACT_MULTIPART_BYTES).",
+    )
+
     @field_validator("trusted_keys", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:

@@ -198,10 +198,11 @@ class TestOperations:
         index = http.post("/v2/repository/index").json()
         assert {row["name"] for row in index} == {"ocr-cls", "add_sub", "mlp"}
         assert http.post("/v2/repository/models/mlp/unload").status_code == 200
-        assert_error(http.get("/v2/models/mlp/ready"), 404)
+        assert_error(http.get("/v2/models/mlp/ready"), 503, "not ready")  # known, not loaded (Triton: not ready)
+        assert_error(http.get("/v2/models/ghost/ready"), 404, "ghost")
         assert http.post("/v2/repository/models/mlp/load").status_code == 200
         assert http.get("/v2/models/mlp/ready").status_code == 200
-        assert_error(http.post("/v2/repository/models/ghost/load"), 404, "ghost")
+        assert_error(http.post("/v2/repository/models/ghost/load"), 404, "failed to load 'ghost'")
 
 
 def test_trailing_slash_is_a_json_404_not_a_redirect(http: httpx.Client) -> None:

@@ -287,6 +287,37 @@ def test_a_full_generation_queue_answers_429_with_retry_after(
             assert refused.headers["retry-after"] == "1"
             labels = {"model": "smollm2", "finish_reason": "rejected"}
             assert (metrics.REGISTRY.get_sample_value("mcp_generation_requests_total", labels) or 0) >= 1
+            refusals = {"protocol": "openai", "sla_class": "best-effort", "code": "429"}
+            assert requests_counted(refusals) >= 1
+            small.plane.stop_accepting()  # draining after SIGTERM: new /v1 work is refused, the running stream goes on
+            with httpx.Client(base_url=f"http://{small.http_url}", timeout=60) as late:
+                chat = {"model": "smollm2", "messages": QUESTION, "max_tokens": 2}
+                assert_openai_error(late.post("/v1/chat/completions", json=chat), 503, "shutting down")
+                assert_openai_error(late.post("/v1/completions", json=body), 503, "shutting down")
+            assert next(line for line in running if line).startswith("data: {")  # still streaming
+
+
+def requests_counted(labels: dict[str, str]) -> float:
+    """``mcp_requests_total`` of smollm2 summed over the label values not given."""
+    total = 0.0
+    for family in text_string_to_metric_families(metrics.scrape("")[0].decode()):
+        for sample in family.samples:
+            if sample.name == "mcp_requests_total" and sample.labels.get("model") == "smollm2":
+                total += sample.value if all(sample.labels.get(k) == v for k, v in labels.items()) else 0
+    return total
+
+
+def test_v1_requests_are_counted_with_their_sla_class(http: httpx.Client) -> None:
+    labels = {"protocol": "openai", "sla_class": "latency-critical", "code": "200"}
+    before = requests_counted(labels)
+    body = {"model": "smollm2", "messages": QUESTION, "max_tokens": 2, "temperature": 0}
+    headers = {"x-sla-class": "latency-critical"}
+    assert http.post("/v1/chat/completions", json=body, headers=headers).status_code == 200
+    with http.stream("POST", "/v1/chat/completions", json={**body, "stream": True}, headers=headers) as streamed:
+        assert [line for line in streamed.iter_lines() if line][-1] == "data: [DONE]"
+    assert requests_counted(labels) == before + 2
+    unknown = http.post("/v1/chat/completions", json=body, headers={"x-sla-class": "gold"})
+    assert_openai_error(unknown, 400, "unknown SLA class")
 
 
 def test_one_span_per_generation_child_of_the_callers_trace(http: httpx.Client) -> None:

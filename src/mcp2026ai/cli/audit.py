@@ -11,15 +11,22 @@ from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.errors import IntegrityError, InvalidArgumentError
 from mcp2026ai.registry import audit_trail
+from mcp2026ai.registry.stores import catalog_url
 from mcp2026ai.security import AuditLog
+from mcp2026ai.security.audit import AuditChain
 
 app = typer.Typer(help="The append-only audit log of management actions.", no_args_is_help=True)
 
-PathOption = Annotated[Path | None, typer.Option("--path", help="Audit log; MCP_HOME/audit.jsonl if omitted.")]
+PathOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--path", help="Audit log file; the registry's (MCP_HOME/audit.jsonl, or its PostgreSQL catalog's) if omitted."
+    ),
+]
 
 
-def _log(path: Path | None) -> AuditLog:
-    return AuditLog(path or context.security_paths().audit_log)
+def _log(path: Path | None) -> AuditChain:
+    return AuditLog(path) if path is not None else context.audit_log()
 
 
 _SHOWN = 10
@@ -37,29 +44,31 @@ def verify(
     log = _log(path)
     report = log.verify()
     if not report.ok:
-        raise InvalidArgumentError(f"{log.path}: audit chain broken at {report.reason}")
-    if _is_registry_log(log):
+        raise InvalidArgumentError(f"{log.location}: audit chain broken at {report.reason}")
+    if _is_registry_log(path):
         registry = context.registry()
         if repair:
             for entry in audit_trail.repair(registry.catalog, log):
                 console.print(f"recorded the missing model.register entry of {entry['target']}", highlight=False)
             report = log.verify()
         _check_registrations(log, audit_trail.unaudited_versions(registry.catalog, log))
-    console.print(f"{log.path}: ok, {report.entries} entries, head {report.head_hash}", highlight=False)
+    console.print(f"{log.location}: ok, {report.entries} entries, head {report.head_hash}", highlight=False)
 
 
-def _is_registry_log(log: AuditLog) -> bool:
+def _is_registry_log(path: Path | None) -> bool:
     """Registrations are cross-checked against the registry's own audit log only."""
-    return log.path.resolve() == context.security_paths().audit_log.resolve()
+    return path is None or (
+        catalog_url(context.settings()) is None and path.resolve() == context.security_paths().audit_log.resolve()
+    )
 
 
-def _check_registrations(log: AuditLog, missing: list[audit_trail.Unaudited]) -> None:
+def _check_registrations(log: AuditChain, missing: list[audit_trail.Unaudited]) -> None:
     if not missing:
         return
     named = ", ".join(item.describe() for item in missing[:_SHOWN])
     more = f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else ""
     raise IntegrityError(
-        f"{log.path}: chain ok, but {len(missing)} registered model version(s) have no model.register entry: "
+        f"{log.location}: chain ok, but {len(missing)} registered model version(s) have no model.register entry: "
         f"{named}{more}; `mcp audit verify --repair` records them as recovered"
     )
 

@@ -8,7 +8,9 @@ from functools import lru_cache
 from typing import Any
 
 from mcp2026ai.registry import ModelRegistry
-from mcp2026ai.security import AuditLog, SecurityPaths
+from mcp2026ai.registry.stores import audit_chain_for, catalog_url, open_registry
+from mcp2026ai.security import SecurityPaths
+from mcp2026ai.security.audit import AuditChain
 from mcp2026ai.security.encryption import cipher_from_settings
 from mcp2026ai.settings import Settings, load_settings
 
@@ -21,8 +23,12 @@ def settings() -> Settings:
 def registry() -> ModelRegistry:
     """The registry; new artifacts are encrypted at rest when an artifact key is configured, and every
     registration is recorded in the audit log as by this user."""
-    audit_log = AuditLog(security_paths().audit_log)
-    return ModelRegistry(settings().home, cipher_from_settings(settings()), audit=audit_log, actor=actor())
+    return open_registry(settings(), cipher_from_settings(settings()), audit=audit_log(), actor=actor())
+
+
+def audit_log() -> AuditChain:
+    """The registry's audit chain: MCP_AUDIT_LOG (MCP_HOME/audit.jsonl), or beside a PostgreSQL catalog."""
+    return audit_chain_for(catalog_url(settings()), security_paths().audit_log)
 
 
 def security_paths() -> SecurityPaths:
@@ -39,4 +45,4 @@ def actor() -> str:
 
 def audit(action: str, target: str, details: dict[str, Any] | None = None) -> None:
     """Record a management action done from the CLI in the audit log."""
-    AuditLog(security_paths().audit_log).record(action, actor(), target, details)
+    audit_log().record(action, actor(), target, details)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import audit, contract, deploy, keys, model, policy, rollout, tokens
+from mcp2026ai.cli import audit, contract, deploy, keys, model, policy, registry, rollout, tokens
 from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.generate import generate
@@ -32,6 +32,7 @@ app.add_typer(keys.app, name="keys")
 app.add_typer(tokens.app, name="token")
 app.add_typer(audit.app, name="audit")
 app.add_typer(deploy.app, name="deploy")
+app.add_typer(registry.app, name="registry")
 app.command()(predict)
 app.command()(serve)
 app.command()(quantize)

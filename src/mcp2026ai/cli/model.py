@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Annotated
@@ -9,7 +10,8 @@ from typing import Annotated
 import typer
 import yaml
 
-from mcp2026ai.cli import context
+from mcp2026ai.cli import context, triton
+from mcp2026ai.cli.downloads import register_remote
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
 from mcp2026ai.errors import InvalidArgumentError, MCPError
@@ -17,6 +19,7 @@ from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.remote_sources import is_remote
 from mcp2026ai.registry.signing import sign_version, verify_artifact
 from mcp2026ai.security import KeyRing, TrustedKeys
 from mcp2026ai.serving.llm_config import (
@@ -59,8 +62,11 @@ def load_preprocessing(path: Path) -> Preprocessing:
 def register(
     name: Annotated[str | None, typer.Option(help="Model name (with --config: its `model`).")] = None,
     path: Annotated[
-        Path | None,
-        typer.Option(help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder)."),
+        str | None,
+        typer.Option(
+            help="Model file (.onnx, .tflite, .pt), or a language model (.gguf, Hugging Face folder); "
+            "or s3://bucket/key, s3://bucket/prefix/ (a folder) or https://... (downloaded first)."
+        ),
     ] = None,
     config: Annotated[
         Path | None,
@@ -91,9 +97,9 @@ def register(
     name = _model_name(name, serving, config)
     if path is None:
         raise InvalidArgumentError("--path is required (or --config naming a registered model)")
-    record = registry.register(
+    register_as = functools.partial(
+        registry.register,
         name,
-        path,
         contract=load_contract(contract) if contract else None,
         version=version,
         stage=stage,
@@ -101,6 +107,7 @@ def register(
         preprocessing=load_preprocessing(preprocessing) if preprocessing else None,
         precision=precision,
     )
+    record = register_remote(registry, path, register_as) if is_remote(path) else register_as(Path(path))
     if plan:
         _plan_or_withdraw(registry, record)
     if serving is not None:
@@ -258,3 +265,7 @@ def _plan_or_withdraw(registry: ModelRegistry, record: ModelVersion) -> None:
         context.audit("model.rm", record.ref, {"digest": record.digest, "reason": str(exc)[:200]})
         raise
     console.print(f"plan: {decision.reason}", highlight=False)
+
+
+app.command("import-triton")(triton.import_triton)
+app.command("export")(triton.export)

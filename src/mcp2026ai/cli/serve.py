@@ -15,7 +15,9 @@ from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.cli.policy_generation import NoFeasibleGenerationPlanError
+from mcp2026ai.cli.serve_limits import parse_limits
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
+from mcp2026ai.cli.triton import repository_registry
 from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
@@ -47,6 +49,13 @@ def serve(
     name: Annotated[list[str] | None, typer.Option(help="Registered model to serve; repeatable. Default: all.")] = None,
     model_path: Annotated[
         list[Path] | None, typer.Option(help="Model file to register (under its file stem) and serve; repeatable.")
+    ] = None,
+    model_repository: Annotated[
+        Path | None,
+        typer.Option(
+            help="Serve a Triton model repository as it stands (<name>/config.pbtxt, <name>/<N>/model.onnx); "
+            "alone, in one process."
+        ),
     ] = None,
     host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port (0 picks a free one).")] = 8080,
@@ -107,6 +116,20 @@ def serve(
             min=0, help="Language models: memory for cached prompt-prefix KV (shared system prompts); 0: off."
         ),
     ] = 128.0,
+    limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Language models: a per-request limit as NAME=VALUE (max_messages, max_prompt_chars, max_tokens, "
+            "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes); "
+            "repeatable. See docs/llm-reliability.md.",
+        ),
+    ] = None,
+    stream_buffer_tokens: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Language models: tokens a stream's reader may fall behind before its stream is ended."
+        ),
+    ] = 1024,
     log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
     serving_config: Annotated[
         list[Path] | None,
@@ -161,8 +184,17 @@ def serve(
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if backend is not None:
         backend_class(backend)  # unknown or not installed: one line naming the extra to install
-    registry = context.registry()
-    names = list(name or [])
+    repository = None
+    if model_repository is not None:
+        if name or model_path or serving_config or workers > 1 or replicas or ray or ray_address:
+            raise InvalidArgumentError(
+                "--model-repository: serve it alone, in one process (no --name, --model-path, --config, "
+                "--workers, --replicas or Ray)"
+            )
+        registry, repository = repository_registry(model_repository)
+    else:
+        registry = context.registry()
+    names = list(name or []) + (repository.names if repository else [])
     watched = register_paths(registry, list(model_path or []))
     names += list(watched)
     names += serving_config_models(registry, list(serving_config or []), served_on_ray=replicas is not None or ray)
@@ -195,7 +227,9 @@ def serve(
             kv_cache_mb=kv_cache_mb,
             speculative_tokens=speculative_tokens,
             prefix_cache_mb=prefix_cache_mb,
+            stream_buffer_deltas=stream_buffer_tokens,
         ),
+        generation_limits=parse_limits(list(limit or [])),
         generation_configs=[path.resolve() for path in serving_config or []],
         metrics_compat=metrics_compat.value if metrics_compat else None,
     )
@@ -204,11 +238,11 @@ def serve(
     check_signatures(registry, names, config.security)
     on_ray = replicas is not None or ray or ray_address is not None
     if policy:  # measured in a child: this process loads only the runtimes it serves with
-        _plan_in_child(names, backend)
+        _plan_in_child(names, backend, registry.home)
     if on_ray:
         _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
     elif workers == 1:
-        serve_blocking(registry, names, config, on_ready=_announce, watched=watched)
+        serve_blocking(registry, names, config, on_ready=_announce, watched=watched, repository=repository)
     else:
         started = run_workers(registry.home, names, config, workers)
         _announce(started.ports, [registry.resolve(name) for name in names], workers)
@@ -253,21 +287,24 @@ def _announce(ports: BoundPorts, loaded: list[ModelVersion], workers: int = 1) -
     print(f"listening http={ports.http} {grpc_text} models={models} workers={workers}", flush=True)
 
 
-def _plan_in_child(names: list[str], runtime: str | None) -> None:
+def _plan_in_child(names: list[str], runtime: str | None, home: Path) -> None:
     """Measure in a short-lived child, so that this process loads only the runtimes it serves with (none
     under ``--workers N`` or Ray, where it only supervises): a process that had run OpenVINO's
     candidates crashed at exit after SIGTERM (SIGSEGV in native teardown, about 1 run in 3), even
     serving with onnxruntime. The plans land in the registry as usual."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        failure = pool.apply(_plan_quietly, (names, runtime))
+        failure = pool.apply(_plan_quietly, (names, runtime, home))
     if failure is not None:
         raise InvalidArgumentError(failure)
 
 
-def _plan_quietly(names: list[str], runtime: str | None) -> str | None:
-    """:func:`_plan` in a child process: the failure's message (one line), or None."""
+def _plan_quietly(names: list[str], runtime: str | None, home: Path) -> str | None:
+    """:func:`_plan` in a child process (on the registry at ``home``): the failure's message (one line), or None."""
     try:
-        _plan(context.registry(), names, runtime)
+        registry = context.registry()
+        if home != registry.home:  # a Triton repository's own registry
+            registry = ModelRegistry(home, registry.store.cipher, registry.audit, registry.actor)
+        _plan(registry, names, runtime)
     except MCPError as exc:
         return str(exc)
     finally:

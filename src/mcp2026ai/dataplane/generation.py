@@ -6,6 +6,7 @@ The OpenAI routes and Triton's generate routes only decode and encode; everythin
   (``mcp-config.yaml``) under the request's own sampling fields;
 - the prompt's token ids (text, token ids, or chat messages through the model's chat template; long
   prompts are tokenized off the event loop);
+- the request limits (serving/limits.py), the cheap counts checked before tokenizing;
 - the SLA class (vLLM's ``priority`` when non-zero, else the caller's ``X-SLA-Class``, else the
   contract's) and admission: the engine's class
   queue refuses a full class with OverloadedError (429 + Retry-After at the edge);
@@ -26,17 +27,28 @@ from typing import Any
 
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
+from mcp2026ai.dataplane.tool_prompt import template_messages
 from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
-from mcp2026ai.generation.types import Choice, Delta, GenerationRequest, SamplingParams, TokenLogprob, Usage
+from mcp2026ai.generation.types import (
+    Choice,
+    Constraint,
+    Delta,
+    GenerationRequest,
+    SamplingParams,
+    TokenLogprob,
+    Usage,
+)
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
+from mcp2026ai.serving.limits import GenerationLimits
 from mcp2026ai.serving.llms import GenerationModels, ServedLLM
 
 TOKENIZE_INLINE_CHARS = 4096
 """Prompts up to this many characters are tokenized on the event loop (well under a millisecond);
 longer ones in a worker thread, so that one large prompt never stalls every other connection."""
+DRAIN_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,8 @@ class Prompt:
     text: str | None = None
     token_ids: tuple[int, ...] | None = None
     messages: tuple[Mapping[str, Any], ...] | None = None
+    tools: tuple[Mapping[str, Any], ...] | None = None
+    """OpenAI tool definitions the chat template shows the model (dataplane/tool_prompt.py)."""
 
     def characters(self) -> int:
         if self.text is not None:
@@ -59,7 +73,8 @@ class Prompt:
         if self.token_ids is not None:
             return list(self.token_ids)
         if self.messages is not None:
-            return tokenizer.encode(tokenizer.apply_chat_template(self.messages), add_special_tokens=False)
+            messages, tools = template_messages(self.messages, self.tools, tokenizer.template_takes_tools)
+            return tokenizer.encode(tokenizer.apply_chat_template(messages, tools=tools), add_special_tokens=False)
         return tokenizer.encode(self.text or "")
 
 
@@ -75,6 +90,8 @@ class TextRequest:
     """The protocol's own max_tokens when neither the request nor the model's config sets one."""
     sla_class: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    constraint: Constraint | None = None
+    """Constrained decoding (structured outputs, forced tool calls): the text every choice must match."""
     priority: int = 0
     """vLLM's request priority; non-zero picks the SLA class (:func:`class_of_priority`)."""
 
@@ -178,15 +195,28 @@ class TextGeneration:
 class GenerationHandlers:
     """The text use cases over the served language models."""
 
-    def __init__(self, llms: GenerationModels, gate: AcceptGate) -> None:
+    def __init__(self, llms: GenerationModels, gate: AcceptGate, limits: GenerationLimits | None = None) -> None:
         self.llms = llms
         self.gate = gate
+        self.limits = limits or GenerationLimits()
 
     def served(self) -> list[ServedLLM]:
         return [self.llms.get(name) for name in self.llms.names()]
 
     def model(self, name: str) -> ServedLLM:
         return self.llms.get(name)
+
+    async def drain(self, streams_deadline_s: float) -> None:
+        """Shutdown (the gate is closed): waiting requests fail now (503); running ones may finish until
+        ``streams_deadline_s``, then every engine stops and they end with an error (never cut off)."""
+        engines = [served.engine for served in self.served()]
+        for engine in engines:
+            engine.drain()
+        deadline = time.monotonic() + streams_deadline_s
+        while any(engine.busy for engine in engines) and time.monotonic() < deadline:
+            await asyncio.sleep(DRAIN_POLL_S)
+        for engine in engines:
+            await asyncio.to_thread(engine.close)
 
     async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:
         """Admit ``request``: its observed stream, or the domain error that refused it (counted too)."""
@@ -197,9 +227,21 @@ class GenerationHandlers:
             observation.model, observation.version = request.model, served.record.version
             sla_class = self._sla_class(served, request)
             observation.sla_class = sla_class.value
+            self.limits.check_prompt(request.prompt.characters(), len(request.prompt.messages or ()))
+            self.limits.check_sampling(request.sampling)
             params = self._sampling(request)
             ids = await _token_ids(request.prompt, served.engine.tokenizer)
-            engine_request = GenerationRequest(_request_id(), ids, params, sla_class, dict(request.headers))
+            if request.constraint is not None and not served.engine.grammars.cached(request.constraint):
+                await asyncio.to_thread(served.engine.grammars.compile, request.constraint)  # off the event loop
+            engine_request = GenerationRequest(
+                _request_id(),
+                ids,
+                params,
+                sla_class,
+                dict(request.headers),
+                constraint=request.constraint,
+                ttft_budget_s=_ttft_budget_s(served),
+            )
             stream = served.engine.submit(engine_request)
         except ContextLengthError as exc:
             exc.param = "messages" if request.prompt.messages is not None else "prompt"
@@ -249,6 +291,13 @@ def class_of_priority(priority: int) -> SLAClass:
     """vLLM's ``priority`` (lower runs sooner; 0, the default, leaves the class to ``X-SLA-Class`` or the
     contract) as an SLA class: below 0 latency-critical, above 0 best-effort."""
     return SLAClass.LATENCY_CRITICAL if priority < 0 else SLAClass.BEST_EFFORT
+
+
+def _ttft_budget_s(served: ServedLLM) -> float | None:
+    """The contract's p99 time to first token: the longest a request may wait for a slot."""
+    contract = served.record.contract
+    promise = contract.generation.ttft_p99_ms if contract and contract.generation else None
+    return promise / 1000 if promise else None
 
 
 async def _token_ids(prompt: Prompt, tokenizer: TextTokenizer) -> list[int]:

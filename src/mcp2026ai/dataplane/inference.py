@@ -114,6 +114,9 @@ def _sla_class(served: ServedModel, request: InferenceRequest) -> SLAClass:
     raw = request.headers.get("x-sla-class") or request.parameters.get("sla_class")
     if raw:
         return parse_sla_class(str(raw))
+    level = request.parameters.get("priority")  # Triton's priority levels, when the model declares them
+    if isinstance(level, int) and level in served.priority_classes:
+        return served.priority_classes[level]
     contract = served.record.contract
     return contract.sla_class if contract else SLAClass.BEST_EFFORT
 

@@ -28,6 +28,7 @@ from mcp2026ai.registry import ModelVersion
 from mcp2026ai.registry.package import ModelPackage, model_package
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.serving.limits import GenerationLimits
 from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
 
@@ -41,6 +42,7 @@ class DataPlane:
         audit: AuditLog | None = None,
         trace_settings: TraceSettings | None = None,
         llms: GenerationModels | None = None,
+        generation_limits: GenerationLimits | None = None,
     ) -> None:
         self.models = models
         self.llms = llms or GenerationModels(models.registry)
@@ -49,7 +51,7 @@ class DataPlane:
         self.traffic = traffic or TrafficController(models.registry)
         self.gate = AcceptGate()
         self.inference = InferenceHandlers(models, self.traffic, self.gate)
-        self.generation = GenerationHandlers(self.llms, self.gate)
+        self.generation = GenerationHandlers(self.llms, self.gate, generation_limits)
         self.embeddings = EmbeddingHandlers(models, self.inference, self.llms)
         self.repository = RepositoryHandlers(models, self.traffic, audit)
         self.extensions = Extensions(models, trace_settings)
@@ -73,11 +75,14 @@ class DataPlane:
 
     # metadata -------------------------------------------------------------------------------
     def model_ready(self, name: str, version: str | None = None) -> bool:
-        """Whether the version is loaded and ready; an unknown model or version raises NotFoundError."""
+        """Whether the version is loaded and ready: False for a known model that is not loaded (as Triton's
+        model-control clients expect); an unknown model or version raises NotFoundError."""
         if self.models.is_ready(name, version):
             return True
         if self.llms.serves(name):
             return version in (None, self.llms.get(name).record.version)
+        if not self.models.is_loaded(name) and self.models.knows(name):
+            return False
         self.models.get(name, version)  # raises the right not-found error
         return False
 
@@ -108,7 +113,7 @@ class DataPlane:
         served = self.models.get(name, version)
         signature = served.record.signature
         batching = served.batching
-        max_batch = served.max_batch_size if signature.batchable else 0
+        max_batch = served.max_batch_size if signature.batchable and (batching is None or batching.batch_dim) else 0
         dynamic = None
         if max_batch > 0 and batching is not None and batching.batching:
             dynamic = DynamicBatching(batching.max_queue_delay_ms, tuple(batching.preferred_batch_sizes))

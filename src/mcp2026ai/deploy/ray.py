@@ -4,7 +4,9 @@ Each replica is a Ray actor that builds the same HTTP application ``mcp serve`` 
 ``/v1/infer``, metrics), with its own served models (loaded with their stored plans), dynamic
 batcher, SLA-class queues and registry sync; Ray Serve's proxy spreads requests over the replicas
 and replaces a replica that dies. The registry (``MCP_HOME``) must be readable at the same path on
-every node: on one machine it is; on a cluster, mount it or bake it into the image (docs/deploy.md).
+every node: on one machine it is; on a cluster, mount it or bake it into the image (docs/deploy.md),
+or give every node shared stores (``MCP_CATALOG_URL``, ``MCP_ARTIFACT_URL``: docs/registry-backends.md),
+in which case ``MCP_HOME`` is only each node's scratch space.
 
 Autoscaling follows the contracts' ``resources`` (``replicas: {min, max}``, ``min_replicas``,
 ``autoscale``) unless ``--replicas`` fixes the count. gRPC is not proxied by Ray here: clients of a
@@ -30,6 +32,7 @@ from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry.stores import open_registry
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.app import build_http_app
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
@@ -98,7 +101,7 @@ class DataPlaneReplica:
     def __init__(self, home: str, names: list[str], config_json: str) -> None:
         self.config = ServerConfig.model_validate_json(config_json)
         self.names = names
-        self.plane = build_plane(ModelRegistry(Path(home)), names, self.config)
+        self.plane = build_plane(open_registry(home=Path(home)), names, self.config)
 
     def __serve_build_asgi_app__(self) -> Starlette:
         app = build_http_app(self.plane, self.config)

@@ -80,14 +80,14 @@ def _worker_environment(shared_metrics: Path) -> Iterator[None]:
 
 def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Connection) -> None:
     from mcp2026ai.app import serve_blocking
-    from mcp2026ai.registry import ModelRegistry
+    from mcp2026ai.registry.stores import open_registry
 
     def report(ports: BoundPorts, loaded: object) -> None:
         ready.send(ports)
         ready.close()
 
     try:
-        serve_blocking(ModelRegistry(Path(home)), names, config, on_ready=report)
+        serve_blocking(open_registry(home=Path(home)), names, config, on_ready=report)
     except MCPError as exc:  # e.g. a port in use: the parent says it in one line
         if not ready.closed:
             ready.send(WorkerFailed(str(exc)))

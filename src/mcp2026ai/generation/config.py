@@ -49,3 +49,9 @@ class EngineConfig(BaseModel):
         description="Waiting queue per SLA class: weight and capacity (a full class answers 429).",
     )
     retry_after_s: float = Field(1.0, gt=0, description="Retry-After of a request refused because its queue is full.")
+    stream_buffer_deltas: int | None = Field(
+        1024,
+        ge=1,
+        description="Tokens a stream's reader may fall behind its generation; past it the stream ends with an "
+        "error event and its decode slot is freed (a client that reads slowly or never). None: no limit.",
+    )

@@ -30,11 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError, UnavailableError
+from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefix_cache import PrefixCache
+from mcp2026ai.generation.pressure import QueueWait
 from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_logprobs
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
@@ -69,6 +71,8 @@ class _Sequence:
     draft_pause: int = 0
     """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
     draft_misses: int = 0
+    grammar: GrammarMatcher | None = None
+    """The constrained sequence's grammar state (None: free text)."""
 
 
 @dataclass(eq=False)
@@ -110,23 +114,32 @@ class Engine:
         self._preempted: deque[_Job] = deque()
         self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
         self.telemetry = EngineTelemetry(name)
+        self.queue_wait = QueueWait()
+        """Measured slot turnover: the wait a new request would face (429 beyond its TTFT budget)."""
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
+        self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
         self.speculative_tokens = config.speculative_tokens
         """Draft tokens per speculative step (0: off); the serving config may change it while running."""
         self._running: dict[Hashable, _Sequence] = {}
         self._lock = threading.Condition()
         self._stopping = False
+        self._draining = False
+        self._admitting = 0
+        """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
 
     # submission (event loop) -------------------------------------------------------------------
     def submit(self, request: GenerationRequest) -> GenerationStream:
         """Queue ``request``; its stream yields deltas. InvalidArgumentError if it cannot fit the context,
-        OverloadedError if its SLA class queue is full, UnavailableError after close()."""
+        OverloadedError if its SLA class queue is full or its wait would exceed its TTFT budget,
+        UnavailableError after drain() or close()."""
         max_tokens = self._check_length(request)
+        if request.constraint is not None:
+            self.grammars.compile(request.constraint)  # refuses what it cannot honour; cached after the first
         loop = asyncio.get_running_loop()
-        stream = GenerationStream(request.request_id, len(request.prompt_ids), loop)
+        stream = GenerationStream(request.request_id, len(request.prompt_ids), loop, self.config.stream_buffer_deltas)
         job = _Job(
             request=request,
             stream=stream,
@@ -138,14 +151,31 @@ class Engine:
         stream.on_abort = lambda: self._abort(job)
         with self._lock:
             try:
-                if self._stopping:
+                if self._stopping or self._draining:
                     raise UnavailableError(f"model {self.name!r} is shutting down")
-                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned)
+                deadline = self._admission_deadline(request, job.accepted_at)
+                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned, deadline)
             except MCPError:
                 self.telemetry.rejected(job)
                 raise
             self._lock.notify()
         return stream
+
+    def _admission_deadline(self, request: GenerationRequest, now: float) -> float | None:
+        """Called under the lock: the latest time ``request`` may still wait (None: no TTFT budget);
+        OverloadedError at once when the queue ahead already takes longer than the budget."""
+        budget = request.ttft_budget_s
+        if budget is None:
+            return None
+        free = self.slots.num_slots - self.slots.active - len(self._preempted)
+        wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
+        if wait > budget:
+            raise OverloadedError(
+                f"model {self.name!r}: about {wait:.2f} s to a free slot ({self.waiting.depth()} waiting) exceeds "
+                f"the time-to-first-token budget of {budget:.2f} s; retry later",
+                wait,
+            )
+        return now + budget
 
     def _check_length(self, request: GenerationRequest) -> int:
         prompt = len(request.prompt_ids)
@@ -191,6 +221,23 @@ class Engine:
         with self._lock:
             self._lock.notify()
 
+    def drain(self) -> None:
+        """Shutdown began: refuse new requests and fail the waiting ones now (503); running ones go on
+        until they finish or :meth:`close`."""
+        error = UnavailableError(f"model {self.name!r} is shutting down")
+        with self._lock:
+            self._draining = True
+            waiting = self.waiting.drain()
+            self._lock.notify()
+        for job in waiting:
+            job.stream.fail(error)
+            self.telemetry.failed(job)
+
+    @property
+    def busy(self) -> bool:
+        """Whether any request runs, is preempted or waits."""
+        return bool(self._admitting or self._running or self._preempted or self.waiting.depth())
+
     def close(self) -> None:
         """Stop the engine: unfinished requests fail with UnavailableError."""
         with self._lock:
@@ -206,9 +253,11 @@ class Engine:
                     self._lock.wait()
                 if self._stopping:
                     break
-                abandoned = self.waiting.sweep_abandoned()
+                expired, abandoned = self.waiting.sweep()
                 free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
                 admitted = self.waiting.admit(free_slots, self.config.max_prefill_tokens, self._cost, self._block_fit())
+                self._admitting = len(admitted)
+            self._expire(expired)
             try:
                 self._step(abandoned, admitted)
             except MCPError as exc:
@@ -216,7 +265,15 @@ class Engine:
             except Exception as exc:  # a bug must not kill the engine thread silently
                 log.exception("generation step failed")
                 self._fail_running(UnavailableError(f"generation failed: {type(exc).__name__}"), admitted)
+            self._admitting = 0
         self._shutdown()
+
+    def _expire(self, expired: list[_Job]) -> None:
+        """Jobs that waited past their TTFT budget: 429, retry when the queue is shorter."""
+        for job in expired:
+            waited = time.monotonic() - job.accepted_at
+            job.stream.fail(OverloadedError(f"waited {waited:.2f} s for a slot, past the TTFT budget", waited))
+            self.telemetry.failed(job)
 
     @staticmethod
     def _cost(job: _Job) -> tuple[int, int]:
@@ -298,6 +355,7 @@ class Engine:
             detokenizer=IncrementalDecoder(self.tokenizer),
             stop_strings=StopStrings(params.stop),
             token_stop=token_stop,
+            grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
         )
 
     def _decode(self) -> None:
@@ -306,7 +364,8 @@ class Engine:
             return
         if self.speculative_tokens and len(self._running) == 1 and self.decoder.multi_row_logits:
             sequence = next(iter(self._running.values()))
-            if sequence.sampler.params.greedy and self._speculate(sequence):
+            # a constrained sequence never speculates: its drafts would need the matcher's rollback
+            if sequence.sampler.params.greedy and sequence.grammar is None and self._speculate(sequence):
                 return
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
         lengths = []
@@ -362,7 +421,10 @@ class Engine:
         return True
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
-        token, logprob = sequence.sampler.sample(logits)
+        grammar = sequence.grammar
+        token, logprob = sequence.sampler.sample(logits, grammar.allowed() if grammar else None)
+        if grammar is not None:
+            grammar.accept(token)
         sequence.history.append(token)
         job = sequence.job
         if job.first_token_at is None:
@@ -380,7 +442,7 @@ class Engine:
             if logprob is not None:
                 delta.logprobs.append(logprob)
             delta.text, stopped_by_text = sequence.stop_strings.feed(sequence.detokenizer.push(token))
-            if stopped_by_text:
+            if stopped_by_text or (grammar is not None and grammar.finished):
                 sequence.finished = FinishReason.STOP
             elif sequence.token_stop.reached_limit(sequence.generated):
                 sequence.finished = FinishReason.LENGTH
@@ -400,9 +462,12 @@ class Engine:
         deltas = [delta for delta in job.deltas if delta.text or delta.token_ids or delta.finish_reason]
         job.deltas = []
         generated = sum(sequence.generated for sequence in job.sequences)
+        reason = job.sequences[0].finished or FinishReason.ABORT
+        if done and reason != FinishReason.ABORT and job.admitted_at:  # before the caller can see the end
+            self.queue_wait.finished(time.monotonic() - job.admitted_at)
         job.stream.deliver(deltas, generated, done)
         if done:
-            self.telemetry.finished(job, job.sequences[0].finished or FinishReason.ABORT, generated)
+            self.telemetry.finished(job, reason, generated)
 
     def _release_finished(self) -> None:
         for sequence in [s for s in self._running.values() if s.finished is not None]:

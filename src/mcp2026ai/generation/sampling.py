@@ -52,12 +52,16 @@ class Sampler:
             params.repetition_penalty != 1.0 or params.presence_penalty != 0.0 or params.frequency_penalty != 0.0
         )
 
-    def sample(self, logits: np.ndarray) -> tuple[int, TokenLogprob | None]:
-        """The chosen token for ``logits`` (one row, float32) and, if asked, its log-probability."""
+    def sample(self, logits: np.ndarray, allowed: np.ndarray | None = None) -> tuple[int, TokenLogprob | None]:
+        """The chosen token for ``logits`` (one row, float32) and, if asked, its log-probability.
+        ``allowed`` (a boolean mask over the vocabulary, from a grammar) rules out every other token
+        before penalties and the draw, so a constrained row shares its batch with free ones."""
         logprob = self._logprob_of if self.params.logprobs is not None else None
         raw = logits
+        if allowed is not None:
+            logits = np.where(allowed, logits, np.float32(-np.inf))
         if self._adjust.active:
-            logits = self._adjust.apply(logits.copy())
+            logits = self._adjust.apply(logits if logits is not raw else logits.copy())
         if self._penalized:
             logits = self._penalize(logits if logits is not raw else logits.copy())
         token = int(np.argmax(logits)) if self.params.greedy else self._draw(logits)

@@ -28,8 +28,16 @@ class WaitingQueue(Generic[Job]):
     def __init__(self, classes: Mapping[SLAClass, ClassPolicy], retry_after_s: float) -> None:
         self._queues = ClassQueues(classes, retry_after_s)
 
-    def push(self, job: Job, sla_class: SLAClass, sequences: int, abandoned: asyncio.Future[None]) -> None:
-        """Queue ``job``; OverloadedError if its class queue is full. Cancel ``abandoned`` to drop it."""
+    def push(
+        self,
+        job: Job,
+        sla_class: SLAClass,
+        sequences: int,
+        abandoned: asyncio.Future[None],
+        deadline: float | None = None,
+    ) -> None:
+        """Queue ``job``; OverloadedError if its class queue is full. Cancel ``abandoned`` to drop it; past
+        ``deadline`` (monotonic seconds) it is swept as expired."""
         pending = Pending(
             inputs={},
             outputs=None,
@@ -37,7 +45,7 @@ class WaitingQueue(Generic[Job]):
             rows=sequences,
             key=job,
             enqueued_at=time.monotonic(),
-            deadline=None,
+            deadline=deadline,
             future=abandoned,  # type: ignore[arg-type]  # only done() is read: cancelled means abandoned
         )
         self._queues.push(pending)
@@ -67,10 +75,10 @@ class WaitingQueue(Generic[Job]):
             free_slots -= slots
             prefill_budget -= tokens
 
-    def sweep_abandoned(self) -> list[Job]:
-        """Remove the jobs whose caller gave up while they waited."""
-        _, abandoned = self._queues.sweep(time.monotonic())
-        return [pending.key for pending in abandoned]  # type: ignore[misc]
+    def sweep(self) -> tuple[list[Job], list[Job]]:
+        """Remove the jobs whose deadline passed while they waited, and those whose caller gave up."""
+        expired, abandoned = self._queues.sweep(time.monotonic())
+        return [pending.key for pending in expired], [pending.key for pending in abandoned]  # type: ignore[misc]
 
     def drain(self) -> list[Job]:
         return [pending.key for pending in self._queues.drain()]  # type: ignore[misc]

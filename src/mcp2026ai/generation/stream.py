@@ -7,6 +7,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable
 
+from mcp2026ai.errors import UnavailableError
 from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
 
 
@@ -16,13 +17,22 @@ class GenerationStream:
     The engine's thread hands batches over with :meth:`deliver` (thread-safe); iterating must happen
     on the event loop the stream was created on. :meth:`abort` frees the request's slots within one
     engine step; iteration then ends (each unfinished choice gets ``finish_reason`` abort).
+
+    A reader slower than the engine (a client that reads its stream slowly or never) leaves deltas
+    waiting here: past ``max_buffered`` of them the buffer is dropped, the generation aborted (its slots
+    freed) and the reader gets :class:`SlowReaderError` after what it has already taken.
     """
 
-    def __init__(self, request_id: str, prompt_tokens: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, request_id: str, prompt_tokens: int, loop: asyncio.AbstractEventLoop, max_buffered: int | None = None
+    ) -> None:
         self.request_id = request_id
         self.usage = Usage(prompt_tokens)
+        self.max_buffered = max_buffered
         self._loop = loop
         self._queue: asyncio.Queue[list[Delta] | BaseException | None] = asyncio.Queue()
+        self._buffered = 0
+        self._cut_off = False
         self._ready: deque[Delta] = deque()
         self._ended = False
         self.prompt_logprobs: list[TokenLogprob | None] | None = None
@@ -42,18 +52,37 @@ class GenerationStream:
         self.prompt_logprobs = prompt_logprobs
 
     def fail(self, error: BaseException) -> None:
-        self._call(self._queue.put_nowait, error)
+        self._call(self._fail, error)
 
     def _call(self, function: Callable[..., None], *args: object) -> None:
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is reading any more
             self._loop.call_soon_threadsafe(function, *args)
 
+    def _fail(self, error: BaseException) -> None:
+        if not self._cut_off:
+            self._queue.put_nowait(error)
+
     def _put(self, deltas: list[Delta], completion_tokens: int, done: bool) -> None:
+        if self._cut_off:
+            return
         self.usage.completion_tokens = completion_tokens
         if deltas:
             self._queue.put_nowait(deltas)
+            self._buffered += len(deltas)
+            if not done and self.max_buffered is not None and self._buffered > self.max_buffered:
+                self._cut(self._buffered)
+                return
         if done:
             self._queue.put_nowait(None)
+
+    def _cut(self, buffered: int) -> None:
+        """The reader fell ``buffered`` deltas behind: drop them, free the slots, end with an error."""
+        self._cut_off = True
+        while not self._queue.empty():
+            self._queue.get_nowait()
+        self._buffered = 0
+        self._queue.put_nowait(SlowReaderError(buffered, self.max_buffered or 0))
+        self.on_abort()
 
     # caller -------------------------------------------------------------------------------
     def abort(self) -> None:
@@ -69,6 +98,8 @@ class GenerationStream:
             if self._ended:
                 raise StopAsyncIteration
             item = await self._queue.get()
+            if isinstance(item, list):
+                self._buffered -= len(item)
             if item is None:
                 self._ended = True
             elif isinstance(item, BaseException):
@@ -84,3 +115,13 @@ class GenerationStream:
         async for delta in self:
             gathered[delta.index].add(delta)
         return gathered
+
+
+class SlowReaderError(UnavailableError):
+    """A stream's reader fell too far behind its generation (``stream_buffer_deltas``): it was ended."""
+
+    def __init__(self, buffered: int, limit: int) -> None:
+        super().__init__(
+            f"stream ended: the client fell {buffered} tokens behind (stream_buffer_deltas {limit}); "
+            "its decode slot was freed"
+        )

@@ -23,6 +23,7 @@ class TextTokenizer:
 
     def __init__(self, folder: Path) -> None:
         tokenizers = require("tokenizers", "serving a language model", ModelImportError)
+        self.path = folder / TOKENIZER_FILE
         try:
             self._tokenizer = tokenizers.Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         except Exception as exc:  # the Rust tokenizer raises its own exception type  # noqa: BLE001
@@ -45,14 +46,28 @@ class TextTokenizer:
     def has_chat_template(self) -> bool:
         return self._template_source is not None
 
-    def apply_chat_template(self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool = True) -> str:
-        """The prompt text for ``messages`` (dicts with role and content), rendered by the model's template."""
+    @property
+    def template_takes_tools(self) -> bool:
+        """Whether the chat template renders ``tools`` (and tool-call history) itself."""
+        return self._template_source is not None and "tools" in self._template_source
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        add_generation_prompt: bool = True,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> str:
+        """The prompt text for ``messages`` (dicts with role and content), rendered by the model's template
+        (with ``tools``, OpenAI function definitions, where the template takes them)."""
         if self._template_source is None:
             raise InvalidArgumentError("this model has no chat template: use the completions endpoint")
         if self._template is None:
             self._template = _compile(self._template_source)
         try:
-            return str(self._template.render(messages=list(messages), add_generation_prompt=add_generation_prompt))
+            context = {"messages": list(messages), "add_generation_prompt": add_generation_prompt}
+            if tools:
+                context["tools"] = list(tools)
+            return str(self._template.render(**context))
         except InvalidArgumentError:
             raise
         except Exception as exc:  # a template error is the caller's messages not fitting it  # noqa: BLE001

@@ -60,6 +60,28 @@ class SamplingParams(BaseModel):
         return self.temperature == 0.0
 
 
+class ConstraintKind(StrEnum):
+    """What a constrained sequence's output must match (see generation/grammar.py)."""
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    REGEX = "regex"
+    CHOICE = "choice"
+    GRAMMAR = "grammar"
+    """A Lark grammar (llguidance's dialect, ``%json {...}`` included) or a GBNF one (``root ::= ...``)."""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A grammar the generated text must match. ``spec`` is canonical text (a JSON schema as compact
+    JSON in its own key order, a regex, the choices as a JSON list, a grammar): equal constraints
+    share one compiled grammar. ``param`` names the request field it came from, for errors."""
+
+    kind: ConstraintKind
+    spec: str
+    param: str = ""
+
+
 @dataclass
 class GenerationRequest:
     """One prompt (already tokenized) to continue."""
@@ -70,6 +92,11 @@ class GenerationRequest:
     sla_class: SLAClass = SLAClass.THROUGHPUT_GUARANTEED
     headers: dict[str, str] = field(default_factory=dict)
     """Lower-cased request headers (the tracing context of the caller, if any)."""
+    constraint: Constraint | None = None
+    """Constrained decoding: every choice's text matches this grammar (None: free text)."""
+    ttft_budget_s: float | None = None
+    """Time to first token the contract promises (``ttft_p99_ms``): a request whose estimated wait for a
+    slot exceeds it is refused at once (429), and none waits in the queue past it."""
 
 
 class FinishReason(StrEnum):

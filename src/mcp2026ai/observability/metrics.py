@@ -459,6 +459,11 @@ def scrape(accept: str, compat: str | None = None) -> tuple[bytes, str]:
     return encode(registry), content_type
 
 
+def server_registry() -> CollectorRegistry:
+    """This server's series: :data:`REGISTRY`, or every worker's under ``--workers N`` (what /metrics shows)."""
+    return _all_workers() if SHARED_DIR is not None else REGISTRY
+
+
 def _all_workers() -> CollectorRegistry:
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=SHARED_DIR)  # type: ignore[no-untyped-call]

@@ -48,6 +48,8 @@ def decode_request(
     refs = [region_ref(parameters_to_dict(t.parameters), f"input {t.name!r}") for t in message.inputs]
     raw = iter(message.raw_input_contents)
     in_band = sum(ref is None for ref in refs)
+    if message.raw_input_contents:
+        _refuse_typed_contents(message)
     if message.raw_input_contents and len(message.raw_input_contents) != in_band:
         raise InvalidInputError(f"{len(message.raw_input_contents)} raw_input_contents for {in_band} inputs")
     inputs: dict[str, np.ndarray] = {}
@@ -144,6 +146,16 @@ def decode_response(message: pb.ModelInferResponse) -> InferenceResponse:
         outputs=outputs,
         parameters=parameters_to_dict(message.parameters),
     )
+
+
+def _refuse_typed_contents(message: pb.ModelInferRequest) -> None:
+    """Typed contents beside raw_input_contents: refused in Triton's words (its clients check them)."""
+    for tensor in message.inputs:
+        if tensor.HasField("contents"):
+            raise InvalidInputError(
+                f"contents field must not be specified when using raw_input_contents for '{tensor.name}' "
+                f"for model '{message.model_name}'"
+            )
 
 
 def _decode_tensor(tensor: pb.ModelInferRequest.InferInputTensor, raw: bytes | None) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Model registry: content-addressed artifacts plus SQLite metadata."""
+"""Model registry: content-addressed artifacts (local or S3) plus a catalog (SQLite or PostgreSQL)."""
 
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage

@@ -1,6 +1,7 @@
 """Every servable version has its ``model.register`` entry in the audit log, even across a crash.
 
-The catalog (SQLite) and the audit log (a JSONL file) cannot share one transaction, so a
+The catalog (SQLite or PostgreSQL) and the audit log (a JSONL file, or a table beside a PostgreSQL
+catalog) are written in separate transactions, so a
 registration goes through an outbox:
 
 1. while holding the audit log's lock, the catalog row and an :class:`AuditIntent` (the entry owed)
@@ -25,7 +26,7 @@ from typing import Any
 
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.registry.records import ModelVersion
-from mcp2026ai.security.audit import Appender, AuditLog
+from mcp2026ai.security.audit import Appender, AuditChain
 
 REGISTER_ACTION = "model.register"
 RECOVERY_ACTOR = "system:audit-recovery"
@@ -43,7 +44,7 @@ class Unaudited:
         return f"{self.record.ref} (registration interrupted)" if self.interrupted else self.record.ref
 
 
-def recover_pending(catalog: Catalog, log: AuditLog, append: Appender) -> list[dict[str, Any]]:
+def recover_pending(catalog: Catalog, log: AuditChain, append: Appender) -> list[dict[str, Any]]:
     """Append the entries of intents their writers never cleared; call with ``log.holding()`` held."""
     pending = catalog.pending_audits()
     if not pending:
@@ -58,13 +59,13 @@ def recover_pending(catalog: Catalog, log: AuditLog, append: Appender) -> list[d
     return recovered
 
 
-def recover(catalog: Catalog, log: AuditLog) -> list[dict[str, Any]]:
+def recover(catalog: Catalog, log: AuditChain) -> list[dict[str, Any]]:
     """:func:`recover_pending` under the log's lock (at server start)."""
     with log.holding() as append:
         return recover_pending(catalog, log, append)
 
 
-def unaudited_versions(catalog: Catalog, log: AuditLog) -> list[Unaudited]:
+def unaudited_versions(catalog: Catalog, log: AuditChain) -> list[Unaudited]:
     """Catalog versions with no ``model.register`` entry for their name, version and digest."""
     registered = {
         (entry.get("target"), _digest_of(entry)) for entry in log.entries() if entry.get("action") == REGISTER_ACTION
@@ -77,7 +78,7 @@ def unaudited_versions(catalog: Catalog, log: AuditLog) -> list[Unaudited]:
     ]
 
 
-def repair(catalog: Catalog, log: AuditLog) -> list[dict[str, Any]]:
+def repair(catalog: Catalog, log: AuditChain) -> list[dict[str, Any]]:
     """Record every missing ``model.register`` entry, marked ``recovered``; returns what was appended."""
     with log.holding() as append:
         appended = recover_pending(catalog, log, append)

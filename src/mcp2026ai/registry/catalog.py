@@ -1,57 +1,14 @@
-"""SQLite catalog of model versions (the registry's metadata; artifacts live in the store)."""
+"""The catalog of model versions (the registry's metadata; artifacts live in the store): one protocol,
+implemented by :class:`~mcp2026ai.registry.catalogs.sqlite.SQLiteCatalog` (the default, a file under
+MCP_HOME) and :class:`~mcp2026ai.registry.catalogs.postgres.PostgresCatalog` (``MCP_CATALOG_URL``)."""
 
 from __future__ import annotations
 
-import json
-import logging
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
-from mcp2026ai.errors import AlreadyExistsError, NotFoundError
 from mcp2026ai.registry.records import ModelVersion, Stage
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS model_versions (
-    name          TEXT NOT NULL,
-    version       TEXT NOT NULL,
-    number        INTEGER NOT NULL,
-    stage         TEXT NOT NULL,
-    format        TEXT NOT NULL,
-    digest        TEXT NOT NULL,
-    signature     TEXT NOT NULL,
-    contract      TEXT,
-    tags          TEXT NOT NULL,
-    preprocessing TEXT,
-    parent        TEXT,
-    created_at    TEXT NOT NULL,
-    PRIMARY KEY (name, version)
-);
-CREATE TABLE IF NOT EXISTS annotations (
-    name       TEXT NOT NULL,
-    version    TEXT NOT NULL,
-    kind       TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    payload    TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS annotations_by_version ON annotations (name, version, kind);
-CREATE TABLE IF NOT EXISTS pending_audit (
-    id         TEXT PRIMARY KEY,
-    action     TEXT NOT NULL,
-    actor      TEXT NOT NULL,
-    target     TEXT NOT NULL,
-    details    TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-"""
-_UNIQUE_NUMBERS = "CREATE UNIQUE INDEX IF NOT EXISTS model_numbers ON model_versions (name, number)"
-
-log = logging.getLogger(__name__)
-_PENDING_COLUMNS = "id, action, actor, target, details, created_at"
 
 
 @dataclass(frozen=True)
@@ -75,177 +32,67 @@ class PendingAudit:
     created_at: datetime
 
 
-_COLUMNS = "name, version, number, stage, format, digest, signature, contract, tags, preprocessing, parent, created_at"
+@dataclass(frozen=True)
+class Annotation:
+    """One free-form row attached to a version (a plan, a decision, a rollout, ...)."""
+
+    version: str
+    kind: str
+    at: datetime
+    payload: dict[str, object]
 
 
-class Catalog:
-    """Model-version rows plus free-form annotations (plans, verifications, events) per version."""
+class Catalog(Protocol):
+    """Model-version rows plus free-form annotations (plans, verifications, events) per version.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-        try:
-            with self._connect() as db:
-                db.execute(_UNIQUE_NUMBERS)
-        except sqlite3.IntegrityError:  # a registry written before numbers were unique may repeat one
-            log.warning("%s: some model has two versions with one integer alias; aliases stay ambiguous", path)
+    Every method is its own transaction. :meth:`insert` picks the version's integer alias inside its
+    write transaction, so concurrent registrations (other processes and machines included) never
+    share one; a taken ``(name, version)`` raises AlreadyExistsError.
+    """
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30)
-        try:
-            with db:
-                yield db
-        finally:
-            db.close()
+    location: str
+    """Where the rows live, for messages (a file, or a PostgreSQL URL without its password)."""
 
-    def insert(self, record: ModelVersion, intent: AuditIntent | None = None) -> ModelVersion:
-        """Store a new version; its Triton-style integer alias (1, 2, 3, ...) is the next free one for
-        its name, chosen inside the insert's own write transaction so concurrent registrations of one
-        name (other processes included) never share an alias. ``intent`` (the audit entry owed for
-        the registration) is stored in the same transaction. Returns the record with its number."""
-        try:
-            with self._connect() as db:
-                db.execute("BEGIN IMMEDIATE")
-                row = db.execute("SELECT MAX(number) FROM model_versions WHERE name = ?", (record.name,)).fetchone()
-                record = record.model_copy(update={"number": int(row[0] or 0) + 1})
-                db.execute(f"INSERT INTO model_versions ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", _to_row(record))
-                if intent is not None:
-                    db.execute(
-                        f"INSERT INTO pending_audit ({_PENDING_COLUMNS}) VALUES (?,?,?,?,?,?)",
-                        (intent.id, intent.action, intent.actor, record.ref, json.dumps(intent.details), _now()),
-                    )
-        except sqlite3.IntegrityError:
-            raise AlreadyExistsError(f"model {record.name!r} already has version {record.version}") from None
-        return record
+    def insert(
+        self, record: ModelVersion, intent: AuditIntent | None = None, number: int | None = None
+    ) -> ModelVersion:
+        """Store a new version with integer alias ``number`` when given (a Triton repository's version
+        directory), else the next free one for its name (and ``intent``, the audit entry owed for it, in
+        the same transaction). Returns the record with its number."""
+        ...
 
-    def pending_audits(self) -> list[PendingAudit]:
-        """Audit entries owed by catalog changes whose writer has not (yet) cleared them, oldest first."""
-        with self._connect() as db:
-            rows = db.execute(f"SELECT {_PENDING_COLUMNS} FROM pending_audit ORDER BY created_at").fetchall()
-        return [
-            PendingAudit(
-                AuditIntent(row[0], row[1], row[2], json.loads(row[4])), row[3], datetime.fromisoformat(row[5])
-            )
-            for row in rows
-        ]
+    def pending_audits(self) -> list[PendingAudit]: ...
 
-    def clear_audit(self, intent_id: str) -> None:
-        """The intent's entry is in the audit log: forget it."""
-        with self._connect() as db:
-            db.execute("DELETE FROM pending_audit WHERE id = ?", (intent_id,))
+    def clear_audit(self, intent_id: str) -> None: ...
 
-    def get_by_number(self, name: str, number: int) -> ModelVersion:
-        return self._one(name, "number", number)
+    def get(self, name: str, version: str) -> ModelVersion: ...
+
+    def get_by_number(self, name: str, number: int) -> ModelVersion: ...
 
     def versions(self, name: str | None = None) -> list[ModelVersion]:
-        query = f"SELECT {_COLUMNS} FROM model_versions"
-        args: tuple[str, ...] = ()
-        if name is not None:
-            query += " WHERE name = ?"
-            args = (name,)
-        with self._connect() as db:
-            rows = db.execute(query + " ORDER BY name, created_at", args).fetchall()
-        return [_from_row(row) for row in rows]
+        """Versions ordered by name, then registration time."""
+        ...
 
-    def get(self, name: str, version: str) -> ModelVersion:
-        return self._one(name, "version", version)
+    def set_stage(self, name: str, version: str, stage: Stage) -> None: ...
 
-    def _one(self, name: str, column: str, value: str | int) -> ModelVersion:
-        """The version of ``name`` whose ``column`` (version or number) equals ``value``."""
-        with self._connect() as db:
-            row = db.execute(
-                f"SELECT {_COLUMNS} FROM model_versions WHERE name = ? AND {column} = ?", (name, value)
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(f"model {name!r} has no version {value}")
-        return _from_row(row)
+    def delete(self, name: str, version: str) -> None: ...
 
-    def set_stage(self, name: str, version: str, stage: Stage) -> None:
-        with self._connect() as db:
-            updated = db.execute(
-                "UPDATE model_versions SET stage = ? WHERE name = ? AND version = ?",
-                (stage.value, name, version),
-            ).rowcount
-        if not updated:
-            raise NotFoundError(f"model {name!r} has no version {version}")
+    def digests(self) -> set[str]: ...
 
-    def delete(self, name: str, version: str) -> None:
-        with self._connect() as db:
-            db.execute("DELETE FROM model_versions WHERE name = ? AND version = ?", (name, version))
-            db.execute("DELETE FROM annotations WHERE name = ? AND version = ?", (name, version))
+    def digest_in_use(self, digest: str) -> bool: ...
 
-    def digests(self) -> set[str]:
-        """Every artifact digest some version names."""
-        with self._connect() as db:
-            return {row[0] for row in db.execute("SELECT DISTINCT digest FROM model_versions")}
+    def annotate(self, name: str, version: str, kind: str, payload: dict[str, object], at: datetime) -> None: ...
 
-    def digest_in_use(self, digest: str) -> bool:
-        with self._connect() as db:
-            return db.execute("SELECT 1 FROM model_versions WHERE digest = ? LIMIT 1", (digest,)).fetchone() is not None
-
-    def annotate(self, name: str, version: str, kind: str, payload: dict[str, object], at: datetime) -> None:
-        with self._connect() as db:
-            db.execute(
-                "INSERT INTO annotations (name, version, kind, created_at, payload) VALUES (?,?,?,?,?)",
-                (name, version, kind, at.isoformat(), json.dumps(payload, sort_keys=True)),
-            )
+    def annotated(self, kind: str) -> set[tuple[str, str]]:
+        """Every ``(name, version)`` holding at least one annotation of ``kind``, in one query."""
+        ...
 
     def annotations(
         self, name: str, kind: str, version: str | None = None
     ) -> list[tuple[str, datetime, dict[str, object]]]:
         """``(version, time, payload)`` rows of one kind for a model, oldest first."""
-        query = "SELECT version, created_at, payload FROM annotations WHERE name = ? AND kind = ?"
-        args: tuple[str, ...] = (name, kind)
-        if version is not None:
-            query += " AND version = ?"
-            args += (version,)
-        with self._connect() as db:
-            rows = db.execute(query + " ORDER BY rowid", args).fetchall()
-        return [(row[0], datetime.fromisoformat(row[1]), json.loads(row[2])) for row in rows]
+        ...
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def _to_row(record: ModelVersion) -> tuple[object, ...]:
-    data = record.model_dump(mode="json")
-    return (
-        record.name,
-        record.version,
-        record.number,
-        record.stage.value,
-        record.format,
-        record.digest,
-        json.dumps(data["signature"]),
-        # what the contract states, not its defaults: "only when the contract states it" survives a reload
-        json.dumps(record.contract.model_dump(mode="json", exclude_unset=True)) if record.contract else None,
-        json.dumps(record.tags, sort_keys=True),
-        json.dumps(data["preprocessing"]) if record.preprocessing else None,
-        record.parent,
-        data["created_at"],
-    )
-
-
-def _from_row(row: tuple[object, ...]) -> ModelVersion:
-    name, version, number, stage, fmt, digest, signature, contract, tags, prep, parent, created = row
-    return ModelVersion.model_validate(
-        {
-            "name": name,
-            "version": version,
-            "number": number,
-            "stage": stage,
-            "format": fmt,
-            "digest": digest,
-            "signature": json.loads(str(signature)),
-            "contract": json.loads(str(contract)) if contract else None,
-            "tags": json.loads(str(tags)),
-            "preprocessing": json.loads(str(prep)) if prep else None,
-            "parent": parent,
-            "created_at": created,
-        }
-    )
+    def all_annotations(self, name: str) -> list[Annotation]:
+        """Every annotation of a model, oldest first (to copy a registry)."""
+        ...

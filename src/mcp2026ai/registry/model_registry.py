@@ -16,6 +16,7 @@ from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_di
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
 from mcp2026ai.registry.audit_trail import REGISTER_ACTION, recover_pending
 from mcp2026ai.registry.catalog import AuditIntent, Catalog
+from mcp2026ai.registry.catalogs import catalog_for
 from mcp2026ai.registry.llm_bundle import (
     MANIFEST_SUFFIX,
     TEXT_SIGNATURE,
@@ -29,7 +30,7 @@ from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.text_encoder import store_tokenizer
 from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
-from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.security.audit import AuditChain
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
@@ -53,18 +54,23 @@ def validate_model_name(name: str) -> str:
 
 
 class ModelRegistry:
-    """Facade over the artifact store and the SQLite catalog under ``home``."""
+    """Facade over the artifact store and the catalog: by default both local under ``home`` (which
+    also holds this node's scratch space: temporary imports, caches, laid-out language models); shared
+    ones come from :func:`mcp2026ai.registry.stores.open_registry`."""
 
     def __init__(
         self,
         home: Path,
         cipher: ArtifactCipher | None = None,
-        audit: AuditLog | None = None,
+        audit: AuditChain | None = None,
         actor: str = REGISTRY_ACTOR,
+        *,
+        store: ArtifactStore | None = None,
+        catalog: Catalog | None = None,
     ) -> None:
         self.home = home
-        self.store = ArtifactStore(home / "artifacts", cipher)
-        self.catalog = Catalog(home / "registry.db")
+        self.store = store if store is not None else ArtifactStore(home / "artifacts", cipher)
+        self.catalog = catalog if catalog is not None else catalog_for(None, home)
         self.audit = audit
         """Where each registration is recorded (``model.register``), atomically with its catalog row
         (see :mod:`mcp2026ai.registry.audit_trail`); None: not recorded."""
@@ -85,10 +91,12 @@ class ModelRegistry:
         precision: LLMPrecision | None = None,
         actor: str | None = None,
         audit_details: dict[str, Any] | None = None,
+        number: int | None = None,
     ) -> ModelVersion:
         """Import ``path`` as a new version; with an audit log, its ``model.register`` entry (by
         ``actor``, else :attr:`actor`; ``audit_details`` added to the digest and source) is written
-        with the catalog row, all or nothing across a crash."""
+        with the catalog row, all or nothing across a crash. ``number`` fixes its integer alias (a
+        Triton version directory's number) instead of the next free one."""
         validate_model_name(name)
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
         if is_llm_source(Path(path)):
@@ -122,25 +130,29 @@ class ModelRegistry:
             **(audit_details or {}),
         }
         return self._catalogue(
-            record, not version, AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details)
+            record, not version, AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details), number
         )
 
-    def _catalogue(self, record: ModelVersion, automatic: bool, intent: AuditIntent) -> ModelVersion:
+    def _catalogue(
+        self, record: ModelVersion, automatic: bool, intent: AuditIntent, number: int | None = None
+    ) -> ModelVersion:
         """Insert the version; with an audit log, its entry too, all or nothing across a crash: the intent
         goes in with the row, the entry follows, the intent is cleared (all under the log's lock)."""
         if self.audit is None:
-            return self._insert(record, automatic)
+            return self._insert(record, automatic, number=number)
         with self.audit.holding() as append:
             recover_pending(self.catalog, self.audit, append)  # what a killed registration owes first
-            record = self._insert(record, automatic, intent)
+            record = self._insert(record, automatic, intent, number)
             append(intent.action, intent.actor, record.ref, {**intent.details, "intent": intent.id})
             self.catalog.clear_audit(intent.id)
         return record
 
-    def _insert(self, record: ModelVersion, automatic: bool, intent: AuditIntent | None = None) -> ModelVersion:
+    def _insert(
+        self, record: ModelVersion, automatic: bool, intent: AuditIntent | None = None, number: int | None = None
+    ) -> ModelVersion:
         for _ in range(_AUTOMATIC_VERSION_TRIES):
             try:
-                return self.catalog.insert(record, intent)
+                return self.catalog.insert(record, intent, number)
             except AlreadyExistsError:
                 if not automatic:  # the caller's own version is taken: say so
                     raise

@@ -139,7 +139,7 @@ def _read_checked(registry: ModelRegistry, record: ModelVersion) -> tuple[bytes,
         raise SignatureError(f"{record.ref}: artifact {record.digest[:12]} is missing or unreadable") from None
     except IntegrityError:  # under signed serving a changed artifact is refused as untrusted (403)
         raise SignatureError(
-            f"{record.ref}: artifact {registry.store.path_for(record.digest)} was modified on disk "
+            f"{record.ref}: artifact in {registry.store.location} was modified on disk or in its store "
             f"(registered sha256 {record.digest[:12]})"
         ) from None
     return data, record.digest

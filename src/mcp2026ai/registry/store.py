@@ -1,15 +1,14 @@
-"""Content-addressed artifact store: files kept under their sha256 digest, optionally encrypted."""
+"""Content-addressed artifact store: blobs kept under their sha256 digest, checked on read, optionally encrypted."""
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp2026ai.errors import IntegrityError, NotFoundError, SignatureError
+from mcp2026ai.registry.artifacts.base import BlobStore
+from mcp2026ai.registry.artifacts.local import LocalBlobs
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
@@ -56,26 +55,40 @@ class VerifiedFiles:
 
 
 class ArtifactStore:
-    """``root/objects/ab/abcdef....onnx``: immutable, deduplicated, written atomically.
+    """Immutable, deduplicated artifacts named by their sha256 digest, on a :class:`BlobStore`
+    (the local folder ``root/objects/ab/abcdef....onnx`` unless one is given).
 
-    With a ``cipher``, new artifacts are written encrypted as ``....onnx.enc`` (the digest stays
-    that of the plaintext) and must be read with :meth:`read`; plaintext artifacts stored earlier
-    stay readable.
+    Every read is checked against the digest. With a ``cipher``, new artifacts are written encrypted
+    as ``....onnx.enc`` (the digest stays that of the plaintext) and must be read with :meth:`read`;
+    plaintext artifacts stored earlier stay readable. ``root`` is always a local folder: the objects
+    themselves by default, a node's scratch space next to a remote store.
     """
 
-    def __init__(self, root: Path, cipher: ArtifactCipher | None = None) -> None:
+    def __init__(self, root: Path, cipher: ArtifactCipher | None = None, blobs: BlobStore | None = None) -> None:
         self.root = root
         self.cipher = cipher
+        self.blobs: BlobStore = blobs if blobs is not None else LocalBlobs(root)
         self._verified = VerifiedFiles()
-        (root / "objects").mkdir(parents=True, exist_ok=True)
+        root.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def location(self) -> str:
+        return self.blobs.location
 
     def path_for(self, digest: str, suffix: str = ".onnx") -> Path:
-        """Where the artifact lives (unchecked: to load it, use :meth:`verified_path` or :meth:`read`)."""
-        return self.root / "objects" / digest[:2] / f"{digest}{suffix}"
+        """Where the artifact's local copy lives (unchecked: to load it, use :meth:`verified_path` or :meth:`read`)."""
+        return self.blobs.local_path(f"{digest}{suffix}")
 
     def verified_path(self, digest: str, suffix: str = ".onnx") -> Path:
-        """The artifact's file after checking that its content still hashes to ``digest``."""
-        return self._verified.check(self.path_for(digest, suffix), digest)
+        """The artifact's local file after checking that its content still hashes to ``digest`` (a
+        damaged cached copy of a remote object is dropped and fetched again, once)."""
+        name = f"{digest}{suffix}"
+        try:
+            return self._verified.check(self.blobs.fetch(name, digest), digest)
+        except IntegrityError:
+            if not self.blobs.forget_local(name):
+                raise
+        return self._verified.check(self.blobs.fetch(name, digest), digest)
 
     def encrypted_path_for(self, digest: str, suffix: str = ".onnx") -> Path:
         return self.path_for(digest, suffix + ENCRYPTED_SUFFIX)
@@ -86,49 +99,32 @@ class ArtifactStore:
         if self.exists(digest, suffix):
             return digest
         if self.cipher is not None:
-            self._write(self.encrypted_path_for(digest, suffix), self.cipher.encrypt(source.read_bytes(), digest))
+            sealed = self.cipher.encrypt(source.read_bytes(), digest)
+            self.blobs.put_bytes(f"{digest}{suffix}{ENCRYPTED_SUFFIX}", sealed)
         else:
-            self._write(self.path_for(digest, suffix), source)
+            self.blobs.put_file(f"{digest}{suffix}", source)
         return digest
 
     def read(self, digest: str, suffix: str = ".onnx") -> bytes:
         """The artifact's plaintext bytes, decrypting when it is stored encrypted."""
-        encrypted = self.encrypted_path_for(digest, suffix)
-        if encrypted.exists():
+        if self.is_encrypted(digest, suffix):
             if self.cipher is None:
-                raise SignatureError(f"{encrypted}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE")
-            return self.cipher.decrypt(encrypted.read_bytes(), digest)
-        path = self.path_for(digest, suffix)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise NotFoundError(f"artifact {digest[:12]} is missing from {self.root}") from None
+                where = self.encrypted_path_for(digest, suffix)
+                raise SignatureError(f"{where}: artifact is encrypted at rest; set MCP_ARTIFACT_KEY_FILE")
+            sealed = self.blobs.fetch(f"{digest}{suffix}{ENCRYPTED_SUFFIX}", None).read_bytes()
+            return self.cipher.decrypt(sealed, digest)
+        path = self.verified_path(digest, suffix)
+        data = path.read_bytes()  # checked again: the file may have changed since it was checked
         if hashlib.sha256(data).hexdigest() != digest:
             raise integrity_error(path, digest)
         return data
 
     def is_encrypted(self, digest: str, suffix: str = ".onnx") -> bool:
-        return self.encrypted_path_for(digest, suffix).exists()
+        return self.blobs.exists(f"{digest}{suffix}{ENCRYPTED_SUFFIX}")
 
     def exists(self, digest: str, suffix: str = ".onnx") -> bool:
-        return self.path_for(digest, suffix).exists() or self.is_encrypted(digest, suffix)
+        return self.blobs.exists(f"{digest}{suffix}") or self.is_encrypted(digest, suffix)
 
     def delete(self, digest: str, suffix: str = ".onnx") -> None:
-        self.path_for(digest, suffix).unlink(missing_ok=True)
-        self.encrypted_path_for(digest, suffix).unlink(missing_ok=True)
-
-    @staticmethod
-    def _write(target: Path, source: Path | bytes) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
-        os.close(fd)
-        try:
-            if isinstance(source, bytes):
-                Path(tmp_name).write_bytes(source)
-            else:
-                shutil.copyfile(source, tmp_name)
-            os.chmod(tmp_name, 0o444)
-            os.replace(tmp_name, target)
-        finally:
-            if os.path.exists(tmp_name):
-                os.unlink(tmp_name)
+        self.blobs.delete(f"{digest}{suffix}")
+        self.blobs.delete(f"{digest}{suffix}{ENCRYPTED_SUFFIX}")

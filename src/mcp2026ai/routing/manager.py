@@ -75,9 +75,18 @@ class RolloutManager:
 
     def set(self, config: RolloutConfig, reason: str = "set") -> RolloutConfig:
         stored = self.store.put(config, reason)
-        self._local_writes += 1
-        self._install(stored.name, stored)
+        self.adopt(stored.name, stored)
         return stored
+
+    def adopt(self, model: str, config: RolloutConfig | None) -> None:
+        """Serve a rollout this process has just written to the store (None: cleared), e.g. from a
+        worker thread: the write off the loop, this on it; an older read in flight is not installed."""
+        self._local_writes += 1
+        self._install(model, config)
+
+    def analyzer(self, model: str) -> CanaryAnalyzer | None:
+        """The active canary's analyzer (None without an active canary)."""
+        return self._analyzers.get(model)
 
     def observe(self, model: str, version: str, outcome: Outcome, latency_ms: float) -> None:
         """Count one finished request; only the active canary's requests are analysed."""

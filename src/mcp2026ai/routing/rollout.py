@@ -39,6 +39,11 @@ class CanaryAnalyzer:
     def observe(self, outcome: Outcome, latency_ms: float, now: float | None = None) -> None:
         self._window.add(self._clock() if now is None else now, outcome, latency_ms)
 
+    def current(self) -> dict[str, float]:
+        """The window so far (requests, error rates, p95) and the seconds until its verdict, for display."""
+        now = self._clock()
+        return {**_as_dict(self._window.figures(now), self._failed_in_a_row), "next_check_s": self._next_at - now}
+
     def due(self, now: float) -> bool:
         return now >= self._next_at
 

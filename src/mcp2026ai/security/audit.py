@@ -14,11 +14,11 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mcp2026ai.security.files import locked
 
@@ -53,11 +53,28 @@ class AuditReport:
         return self.bad_line is None
 
 
+class AuditChain(Protocol):
+    """An append-only, hash-chained audit log: this JSONL file, or a table in a shared catalog
+    (:class:`mcp2026ai.registry.catalogs.postgres_audit.PostgresAuditLog`)."""
+
+    location: str
+    """Where the entries live, for messages."""
+
+    def record(self, action: str, actor: str, target: str, details: dict[str, Any] | None = None) -> dict[str, Any]: ...
+
+    def holding(self) -> AbstractContextManager[Appender]: ...
+
+    def entries(self) -> list[dict[str, Any]]: ...
+
+    def verify(self) -> AuditReport: ...
+
+
 class AuditLog:
     """Thread- and process-safe appends (thread lock + flock), flushed and fsynced per entry."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.location = str(path)
         self._lock = threading.Lock()
 
     def record(self, action: str, actor: str, target: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -115,7 +132,7 @@ class AuditLog:
         prev_hash, count = GENESIS_HASH, 0
         with self.path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
-                problem = _check_line(raw, number, prev_hash)
+                problem = check_line(raw, number, prev_hash)
                 if problem:
                     return AuditReport(count, prev_hash, number, problem)
                 prev_hash, count = json.loads(raw)["hash"], count + 1
@@ -141,7 +158,7 @@ class AuditLog:
             return 0, hashlib.sha256(lines[-1]).hexdigest(), newline_needed
 
 
-def _check_line(raw: bytes, number: int, prev_hash: str) -> str:
+def check_line(raw: bytes, number: int, prev_hash: str) -> str:
     """Empty when the line continues the chain, else why not."""
     try:
         entry = json.loads(raw)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import TraceExport
 from mcp2026ai.security.serving import ServingSecurity
+from mcp2026ai.serving.limits import GenerationLimits
 
 
 class ServerConfig(BaseModel):
@@ -79,4 +80,8 @@ class ServerConfig(BaseModel):
     )
     metrics_compat: Literal["vllm"] | None = Field(
         None, description="Also expose another server's metric names (vllm: vLLM's vllm:*) as aliases."
+    )
+    generation_limits: GenerationLimits = Field(
+        default_factory=GenerationLimits,
+        description="What one text-generation request may ask for (messages, characters, max_tokens, n, stops).",
     )

@@ -2,7 +2,9 @@
 
 Shutdown order: the data plane stops accepting (ready turns false, new requests get 503 /
 UNAVAILABLE), both transports stop taking connections and finish in-flight requests within the
-drain timeout, then every model is unloaded.
+drain timeout, then every model is unloaded. Text generations are told first: queued ones fail at
+once (503), running streams may finish until shortly before the drain timeout, then end with an
+error event and ``[DONE]`` (never cut off by the transport's own timeout).
 """
 
 from __future__ import annotations
@@ -75,6 +77,24 @@ def ensure_port_free(host: str, port: int, option: str) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise UnavailableError(f"cannot listen on {host}:{port} ({option}): {exc.strerror}") from exc
+
+
+STREAM_FLUSH_S = 1.0
+"""Time left, after text generations are stopped, for their final error events to reach the clients
+before the transports' drain timeout cancels what still runs."""
+
+
+GRPC_REFUSAL_S = 0.5
+"""At most this long (a tenth of the drain timeout if less), gRPC keeps taking calls after the gate
+closed, to refuse them itself instead of gRPC core cancelling them at its shutdown."""
+
+
+def grpc_refusal_s(drain_timeout_s: float) -> float:
+    return min(GRPC_REFUSAL_S, drain_timeout_s / 10)
+
+
+def streams_deadline_s(drain_timeout_s: float) -> float:
+    return max(0.0, drain_timeout_s - min(STREAM_FLUSH_S, drain_timeout_s / 5))
 
 
 @dataclass
@@ -199,6 +219,7 @@ class InferenceServer:
         if self._stopped.is_set():
             return
         self.plane.stop_accepting()
+        generations = asyncio.create_task(self.plane.generation.drain(streams_deadline_s(self.config.drain_timeout_s)))
         await self.sync.stop()
         await self.generation_configs.stop()
         waits: list[Awaitable[object]] = []
@@ -208,11 +229,18 @@ class InferenceServer:
             self._http.should_exit = True
             waits.append(self._http_task)
         await asyncio.gather(*waits, return_exceptions=True)
+        for failure in await asyncio.gather(generations, return_exceptions=True):
+            if isinstance(failure, BaseException):
+                log.error("draining text generations failed: %s", failure)
         await self.statistics.stop()
         await self.plane.shutdown(self.config.drain_timeout_s)
         self._stopped.set()
 
     async def _stop_grpc(self, server: grpc.aio.Server) -> None:
+        """gRPC core's shutdown cancels (CANCELLED) every call it holds that no acceptor has taken yet:
+        for a moment first the server keeps taking calls, and the closed gate refuses the new ones
+        (UNAVAILABLE, which clients know to retry elsewhere) while the ones in progress go on."""
+        await asyncio.sleep(grpc_refusal_s(self.config.drain_timeout_s))
         await server.stop(grace=self.config.drain_timeout_s)
         if self.infer_acceptors is not None:
             await self.infer_acceptors.stop()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import (
     IntegrityError,
     InvalidArgumentError,
@@ -24,6 +25,8 @@ from mcp2026ai.errors import (
 )
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.triton_config import priority_classes
+from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.versioning import integer_alias
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
@@ -34,7 +37,7 @@ from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.overrides import ConfigOverride
+from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,8 @@ class ServedModel:
     load_seconds: float = 0.0
     sequences: SequenceTable | None = None
     """The live sequences of a stateful model (its contract has a ``sequence`` section)."""
+    priority_classes: dict[int, SLAClass] = field(default_factory=dict)
+    """Triton priority level -> SLA class (a request's ``priority`` parameter), from its stored config."""
 
     @property
     def plan(self) -> Plan:
@@ -153,22 +158,35 @@ class ServedModels:
         """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False.
         A config ``override`` stays in force for the model (later loads and reloads) until it is unloaded."""
         async with self._lock:
-            record = self.registry.resolve(name, version)
+            record = self._resolve(name, version)
             try:
-                served = await self._build(record, override or self._overrides.get(name))
+                config = await asyncio.to_thread(stored_config, self.registry, record)
+                given = override or self._overrides.get(name)
+                served = await self._build(record, with_stored_config(config, record.name, given))
+                served.priority_classes = priority_classes(config) if config is not None else {}
             except (SignatureError, IntegrityError) as exc:  # refused: the index shows why
-                self._set_failure(name, str(exc))
+                self.record_failure(name, str(exc))
                 raise
             except MCPError:
                 raise
             except Exception as exc:  # a broken artifact must not take the server down  # noqa: BLE001
-                self._set_failure(name, f"failed to load {record.ref}: {exc}")
+                self.record_failure(name, f"failed to load {record.ref}: {exc}")
                 raise ModelNotReadyError(f"failed to load {record.ref}: {exc}") from None
             retired = self._install(served, make_default)
             if override is not None:
                 self._overrides[name] = override
         await self._retire(retired)
         return served
+
+    def _resolve(self, name: str, version: str | None) -> ModelVersion:
+        """The registry version to load; an unknown or refused model in Triton's words ("failed to load")."""
+        try:
+            return self.registry.resolve(name, version)
+        except NotFoundError as exc:
+            entry = self._models.get(name)
+            if entry is not None and entry.failure:
+                raise ModelNotReadyError(entry.failure) from None
+            raise NotFoundError(f"failed to load '{name[:100]}': {exc}") from None
 
     def set_default(self, name: str, version: str) -> None:
         """Point unpinned traffic at another loaded version (one atomic swap)."""
@@ -236,6 +254,11 @@ class ServedModels:
         entry = self._models.get(name)
         return entry is not None and bool(entry.versions)
 
+    def knows(self, name: str) -> bool:
+        """Registered, or refused at load (in the repository index either way)."""
+        entry = self._models.get(name)
+        return (entry is not None and entry.failure is not None) or self._known(name)
+
     def loaded_names(self) -> list[str]:
         return sorted(name for name, entry in self._models.items() if entry.versions)
 
@@ -246,7 +269,8 @@ class ServedModels:
     def index(self) -> list[dict[str, str]]:
         """Every registered model with its state, as in Triton's repository index."""
         rows = []
-        for name in self.registry.model_names():
+        failed = {name for name, entry in self._models.items() if entry.failure and not entry.versions}
+        for name in sorted(set(self.registry.model_names()) | failed):
             entry = self._models.get(name)
             if entry and entry.versions:
                 rows += [{"name": name, "version": v, "state": "READY", "reason": ""} for v in entry.versions]
@@ -284,7 +308,8 @@ class ServedModels:
         self._swap(models)
         return retired
 
-    def _set_failure(self, name: str, reason: str) -> None:
+    def record_failure(self, name: str, reason: str) -> None:
+        """Show ``name`` as UNAVAILABLE with ``reason`` in the repository index (registered or not)."""
         models = dict(self._models)
         entry = models.get(name, _ModelEntry())
         models[name] = _ModelEntry(versions=entry.versions, default=entry.default, failure=reason)

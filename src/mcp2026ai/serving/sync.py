@@ -5,7 +5,8 @@ Every ``interval_s`` the sync (1) re-registers watched model files whose content
 registry default (highest production, else highest non-archived) or the rollout's stable, plus
 canary and shadow — swaps the default atomically, and retires versions no longer wanted after
 their in-flight requests finish. Every second it also lets canary analysis roll back a failing
-canary. Errors are logged; serving goes on with what is loaded. Registry and catalog reads run on
+canary. Versions ``pinned`` for a model (a Triton repository's ``version_policy``) stay loaded
+beside its default. Errors are logged; serving goes on with what is loaded. Registry and catalog reads run on
 worker threads (SQLite, growing with the number of models and the rollout history); only the
 resulting changes are made on the event loop, between requests.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from mcp2026ai.errors import MCPError
@@ -42,8 +43,10 @@ class ServingSync:
         interval_s: float = 2.0,
         watched: dict[str, Path] | None = None,
         replanner: ReplanSupervisor | None = None,
+        pinned: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         self.models = models
+        self.pinned = {name: set(versions) for name, versions in (pinned or {}).items()}
         self.traffic = traffic
         self.tick = tick
         self.replanner = replanner
@@ -119,7 +122,7 @@ class ServingSync:
         else:
             default = registry_default
         extras = [rollout.canary, rollout.shadow] if rollout else []
-        wanted = {default} | {version for version in extras if version}
+        wanted = {default} | {version for version in extras if version} | self.pinned.get(name, set())
         loaded = {served.record.version for served in models.served_versions(name)}
         for version in sorted(wanted - loaded):
             await models.load(name, version, make_default=(version == default))

@@ -166,3 +166,13 @@ def test_a_read_older_than_a_local_rollback_is_not_installed(registry: ModelRegi
     assert manager.install(fresh) is True
     config = manager.config("clf")
     assert config is not None and (config.stable, config.canary) == ("1.0.0", None)
+
+
+def test_current_window_is_shown_before_its_verdict() -> None:
+    clock = FakeClock()
+    analyzer = CanaryAnalyzer("clf", "1.1.0", AnalysisSpec(interval_s=60), clock)
+    feed(analyzer, clock, ok=8, server=2)
+    clock.advance(15)
+    window = analyzer.current()
+    assert window["requests"] == 10 and window["server_error_rate"] == pytest.approx(0.2)
+    assert window["next_check_s"] == pytest.approx(45)

@@ -6,6 +6,9 @@ Which scope a path needs (as Triton/KServe deployments expect):
   (Kubernetes probes and Prometheus scrapers carry no tokens);
 - ``manage``: everything under ``/v2/repository/models/`` (load, unload);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
+- the web console (``/ui``): its page shells and static files are open (they hold no data and ask
+  for a token); its data (``/ui/api/``, ``/ui/fragments/``) needs ``infer``, its rollout actions and
+  the audit log ``manage`` (:func:`console_scope`);
 - ``infer``: everything else (inference, server and model metadata, config, statistics, the
   repository index, ``/v1/infer``), unknown paths included, so a 404 tells nothing to a stranger.
 
@@ -27,6 +30,10 @@ OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/met
 MANAGE_PREFIX = "/v2/repository/models/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
 PULL_SUFFIXES = ("/package", "/artifact")
+CONSOLE_PREFIX = "/ui"
+CONSOLE_DATA_PREFIXES = ("/ui/api/", "/ui/fragments/")
+CONSOLE_ACTIONS_PREFIX = "/ui/fragments/rollouts/"
+CONSOLE_AUDIT_PREFIXES = ("/ui/fragments/audit", "/ui/api/audit")
 
 
 def required_scope(path: str, method: str = "GET") -> TokenScope | None:
@@ -34,12 +41,24 @@ def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     trace or log settings (POST) is management too."""
     if path in OPEN_PATHS:
         return None
+    if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
+        return console_scope(path, method)
     settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
     if path.startswith(MANAGE_PREFIX) or (settings and method == "POST"):
         return TokenScope.MANAGE
     if path.startswith("/v2/models/") and path.endswith(PULL_SUFFIXES):
         return TokenScope.PULL
     return TokenScope.INFER
+
+
+def console_scope(path: str, method: str) -> TokenScope | None:
+    """The web console's paths: shells and static files open, data ``infer``, rollout actions
+    (POST) and the audit log ``manage``."""
+    if not path.startswith(CONSOLE_DATA_PREFIXES):
+        return None
+    action = path.startswith(CONSOLE_ACTIONS_PREFIX) and method == "POST"
+    manage = action or path.startswith(CONSOLE_AUDIT_PREFIXES)
+    return TokenScope.MANAGE if manage else TokenScope.INFER
 
 
 def authenticate_scope(authenticator: Authenticator, scope: Scope, needed: TokenScope) -> None:

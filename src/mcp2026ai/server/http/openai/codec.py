@@ -1,9 +1,11 @@
 """OpenAI's completions and chat completions, as JSON documents <-> generation types.
 
-Requests are validated with pydantic; a field neither declared here nor in parameters.py is a 400
-naming it (parameters.py says what happens to every OpenAI parameter). The sampling fields map to
-:class:`SamplingParams` (vLLM's extra fields ``top_k``, ``min_p``, ``repetition_penalty``,
-``stop_token_ids``, ``ignore_eos``, ``min_tokens`` and ``priority`` are accepted too).
+Requests are validated with strict pydantic types (``"3"`` or ``true`` is no integer, NaN and
+Infinity are no numbers; the structured fields are shape-checked in shapes.py); a field declared
+neither here nor in parameters.py is a 400 naming it (parameters.py says what happens to every
+OpenAI parameter). The sampling fields map to :class:`SamplingParams` (vLLM's extra fields
+``top_k``, ``min_p``, ``repetition_penalty``, ``stop_token_ids``, ``ignore_eos``, ``min_tokens``
+and ``priority`` are accepted too).
 Responses and stream chunks follow OpenAI's shapes, so the official client parses them unchanged.
 """
 
@@ -17,19 +19,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.dataplane.generation import Prompt, TextRequest
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
 from mcp2026ai.generation.tokenizer import TextTokenizer
-from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
+from mcp2026ai.generation.types import Choice, Constraint, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
 from mcp2026ai.server.http.openai.parameters import SurfaceFields, check_parameters, refusal
+from mcp2026ai.server.http.openai.shapes import MAX_TOOLS, StreamOptions
+from mcp2026ai.server.http.openai.tools import Tool, ToolChoice, ToolPlan, tool_plan
+from mcp2026ai.server.http.structured import FIELDS, constraint_of
+from mcp2026ai.serving.limits import MAX_LOGPROBS, GenerationLimits
+
+STRICT = ConfigDict(extra="ignore", strict=True, allow_inf_nan=False)
 
 
 class _Request(SurfaceFields):
-    model_config = ConfigDict(extra="ignore")
+    model_config = STRICT
 
     model: str
     stream: bool = False
-    stream_options: dict[str, Any] | None = None
+    stream_options: StreamOptions | None = None
     max_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
@@ -43,15 +51,31 @@ class _Request(SurfaceFields):
     repetition_penalty: float | None = None
     stop_token_ids: list[int] = Field(default_factory=list)
     ignore_eos: bool = False
+    response_format: Any = None
+    guided_json: Any = None
+    guided_choice: Any = None
+    guided_regex: Any = None
+    guided_grammar: Any = None
+    structured_outputs: Any = None
+
+    def constraint(self) -> Constraint | None:
+        """Structured outputs (server/http/structured.py): the one constraint the request asks for."""
+        return constraint_of({name: getattr(self, name) for name in FIELDS})
 
     @property
     def include_usage(self) -> bool:
-        return bool(self.stream and self.stream_options and self.stream_options.get("include_usage"))
+        return bool(self.stream and self.stream_options and self.stream_options.include_usage)
+
+    def check_combinations(self) -> None:
+        """Fields that only make sense with another one (OpenAI refuses these too)."""
+        if self.stream_options is not None and not self.stream:
+            raise InvalidFieldError("stream_options: only allowed when stream is true", "stream_options")
 
     def sampling_fields(self, max_tokens: int | None, logprobs: int | None) -> dict[str, Any]:
         """The sampling fields the request set (None: unset, the model's defaults apply)."""
+        self.check_combinations()
         if max_tokens is not None and max_tokens < 1:
-            raise refusal("max_tokens", f"max_tokens must be at least 1 (got {max_tokens})")
+            raise InvalidFieldError(f"max_tokens must be at least 1 (got {max_tokens})", "max_tokens")
         stops = [self.stop] if isinstance(self.stop, str) else self.stop
         return {
             "max_tokens": max_tokens,
@@ -116,7 +140,8 @@ class CompletionRequest(_Request):
                 COMPLETION_MAX_TOKENS,
                 headers.get("x-sla-class"),
                 headers,
-                self.effective_priority(),
+                self.constraint(),
+                priority=self.effective_priority(),
             )
             for prompt in self.prompts()
         ]
@@ -137,10 +162,21 @@ class CompletionRequest(_Request):
 
 
 class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = STRICT
 
     role: Literal["system", "user", "assistant", "developer", "tool"]
     content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def turn(self) -> dict[str, Any]:
+        """The message as the chat template takes it (tool calls and their ids kept)."""
+        if self.role == "tool" and not self.tool_call_id:
+            raise InvalidArgumentError("a message with role 'tool' needs the tool_call_id it answers")
+        turn: dict[str, Any] = {"role": "system" if self.role == "developer" else self.role, "content": self.text()}
+        extra = {"tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id, "name": self.name}
+        return turn | {key: value for key, value in extra.items() if value is not None}
 
     def text(self) -> str:
         if self.content is None or isinstance(self.content, str):
@@ -157,27 +193,44 @@ class ChatCompletionRequest(_Request):
     messages: list[ChatMessage] = Field(min_length=1)
     max_completion_tokens: int | None = None
     logprobs: bool = False
-    top_logprobs: int | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=MAX_LOGPROBS)
+    tools: list[Tool] | None = Field(None, max_length=MAX_TOOLS)
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+
+    def tool_plan(self) -> ToolPlan | None:
+        return tool_plan(self.tools, self.tool_choice, self.parallel_tool_calls)
 
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         wanted = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
         if self.top_logprobs is not None and not self.logprobs:
-            raise refusal("top_logprobs", "top_logprobs needs logprobs: true")
+            raise InvalidFieldError("top_logprobs needs logprobs: true", "top_logprobs")
         fields = self.sampling_fields(wanted, (self.top_logprobs or 0) if self.logprobs else None)
+        plan, constraint = self.tool_plan(), self.constraint()
+        if plan is not None and plan.constraint is not None:
+            if constraint is not None:
+                raise InvalidArgumentError(f"tool_choice forces a tool call: {constraint.param} cannot apply too")
+            constraint = plan.constraint
+        prompt = Prompt(messages=tuple(m.turn() for m in self.messages), tools=plan.tools or None if plan else None)
         return TextRequest(
-            self.model, self._prompt(), fields, None, headers.get("x-sla-class"), headers, self.effective_priority()
+            self.model,
+            prompt,
+            fields,
+            None,
+            headers.get("x-sla-class"),
+            headers,
+            constraint,
+            priority=self.effective_priority(),
         )
 
-    def _prompt(self) -> Prompt:
-        turns = tuple(
-            {"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in self.messages
-        )
-        return Prompt(messages=turns)
 
-
-def parse_request(model: type[_Request], document: Any) -> Any:
+def parse_request(model: type[_Request], document: Any, limits: GenerationLimits) -> Any:
+    """The request as ``model``; the message count is checked before the messages are validated."""
     if not isinstance(document, dict):
         raise InvalidArgumentError("the request body must be a JSON object")
+    messages = document.get("messages")
+    if isinstance(messages, list):
+        limits.check_prompt(0, len(messages))
     check_parameters(document, model.model_fields)
     return validated(model, document)
 
@@ -254,6 +307,10 @@ class CompletionEncoder:
         if include_usage:
             document["usage"] = None
         return document
+
+    def chunks(self, delta: Delta, logprobs: bool, include_usage: bool) -> list[dict[str, Any]]:
+        """The stream chunks for one delta (one here; a tool-call stream may need several)."""
+        return [self.chunk(delta, logprobs, include_usage)]
 
     def usage_chunk(self, usage: Usage) -> dict[str, Any]:
         return {**self._base([], self.object_name), "usage": usage_json(usage)}

@@ -11,7 +11,7 @@ Nothing is silently ignored: a field is honoured, or refused with a 400 whose ``
   ``prompt_cache_key`` (a routing hint for OpenAI's prompt cache: the prefix cache here keys on the
   prompt itself, so every request gets it).
 - Refused by name (:data:`REFUSED`): what no served model or no part of this server can do.
-- :data:`STRUCTURED`: grammar, structured outputs and tools (issue 37 items 1-3) declare these.
+- :data:`STRUCTURED`: structured outputs and tools (issue 37 items 1-3, codec.py, structured.py).
 - Any other field is refused as unknown: a misspelt ``max_token`` is a 400, never a default.
 
 ``priority`` and ``service_tier`` pick the SLA class the engine queues the request in
@@ -46,11 +46,10 @@ STRUCTURED = frozenset(
         "guided_choice",
         "guided_regex",
         "guided_grammar",
-        "guided_decoding_backend",
-        "guided_whitespace_pattern",
     }
 )
-"""Fields the structured-outputs and tools work (issue 37 items 1-3) owns: passed through here."""
+"""Fields structured outputs and tools (issue 37 items 1-3) honour; on /v1/completions ``tools``,
+``tool_choice`` and ``parallel_tool_calls`` are refused, as OpenAI has none there."""
 
 REFUSED: dict[str, str] = {
     "audio": "audio output is not supported: the served models write text",
@@ -79,7 +78,7 @@ def refusal(param: str, message: str) -> InvalidArgumentError:
 
 def check_parameters(document: Mapping[str, Any], declared: Iterable[str]) -> None:
     """A 400 naming the first field of ``document`` the request model does not declare."""
-    known = set(declared) | STRUCTURED
+    known = set(declared)
     for name in document:
         if name not in known:
             raise refusal(name, REFUSED.get(name, "not a parameter this server knows (see the OpenAI API)"))
@@ -88,7 +87,7 @@ def check_parameters(document: Mapping[str, Any], declared: Iterable[str]) -> No
 class SurfaceFields(BaseModel):
     """The request fields both endpoints share beyond sampling: see the module docstring."""
 
-    logit_bias: dict[int, float] | None = None
+    logit_bias: dict[int, float] | None = Field(None, strict=False)  # JSON keys are strings
     min_tokens: int = Field(0, ge=0)
     priority: int = 0
     service_tier: Literal["auto", "default", "priority", "flex"] | None = None
@@ -105,15 +104,17 @@ class SurfaceFields(BaseModel):
             raise ValueError("this server stores no completions: leave store unset or false")
         return value
 
-    @field_validator("stream_options", check_fields=False)
+    @field_validator("stream_options", mode="before", check_fields=False)
     @classmethod
-    def _known_stream_options(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        unknown = set(value or {}) - {"include_usage", "include_obfuscation"}
+    def _known_stream_options(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        unknown = set(value) - {"include_usage", "include_obfuscation"}
         if unknown:
             raise ValueError(f"unsupported stream options {sorted(unknown)} (include_usage is)")
-        if (value or {}).get("include_obfuscation"):
+        if value.get("include_obfuscation"):
             raise ValueError("include_obfuscation is not supported: chunks carry no obfuscation padding")
-        return value
+        return {key: item for key, item in value.items() if key != "include_obfuscation"}
 
     @field_validator("modalities")
     @classmethod

@@ -126,7 +126,7 @@ class ResponsesRequest(BaseModel):
         sampling = {"max_tokens": self.max_output_tokens, "temperature": self.temperature, "top_p": self.top_p}
         priority = SERVICE_TIER_PRIORITY[self.service_tier or "auto"]
         prompt = Prompt(messages=self.messages())
-        return TextRequest(self.model, prompt, sampling, None, headers.get("x-sla-class"), headers, priority)
+        return TextRequest(self.model, prompt, sampling, None, headers.get("x-sla-class"), headers, priority=priority)
 
 
 def parse_responses_request(document: Any) -> ResponsesRequest:

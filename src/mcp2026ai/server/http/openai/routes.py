@@ -36,6 +36,7 @@ from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, b
 from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_embeddings
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses import create_response
+from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
 from mcp2026ai.serving.llms import ServedLLM
 
@@ -107,9 +108,10 @@ class OpenAIEndpoints:
 
     async def _generate(self, request: Request, chat: bool) -> Response:
         try:
-            async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
+            limits = self.plane.generation.limits
+            async with read_body(request, min(self.config.max_json_bytes, limits.max_body_bytes), self.bodies) as raw:
                 document = parse_json(raw)
-            parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document)
+            parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document, limits)
             headers = {key.lower(): value for key, value in request.headers.items()}
             generation: TextGeneration | PromptBatch
             if chat:
@@ -118,7 +120,12 @@ class OpenAIEndpoints:
                 generation = await start_completions(self.plane.generation, parsed.text_requests(headers), CODES)
         except MCPError as exc:
             return openai_error(exc)
-        encoder = _encoder(parsed, generation)
+        plan = parsed.tool_plan() if chat else None
+        encoder = (
+            ToolChatEncoder(parsed.model, generation.tokenizer, plan)
+            if plan is not None and plan.parse
+            else _encoder(parsed, generation)
+        )
         logprobs = parsed.logprobs is not None if isinstance(parsed, CompletionRequest) else bool(parsed.logprobs)
         if parsed.stream:
             events = _events(generation, encoder, logprobs, parsed.include_usage)
@@ -150,7 +157,8 @@ async def _events(
 ) -> AsyncIterator[bytes]:
     try:
         async for delta in generation:
-            yield sse(encoder.chunk(delta, logprobs, include_usage))
+            for chunk in encoder.chunks(delta, logprobs, include_usage):
+                yield sse(chunk)
         if include_usage:
             yield sse(encoder.usage_chunk(generation.usage))
         yield DONE
