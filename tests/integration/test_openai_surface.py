@@ -85,7 +85,7 @@ def test_tokenize_counts_what_usage_counts(client: openai.OpenAI, http: httpx.Cl
 
 
 def test_tokenize_refuses_bad_requests_by_name(http: httpx.Client) -> None:
-    refused(http.post("/tokenize", json={"model": MODEL, "prompt": "x", "messages": QUESTION}), None)
+    refused(http.post("/tokenize", json={"model": MODEL, "prompt": "x", "messages": QUESTION}), "body")
     refused(http.post("/tokenize", json={"model": MODEL, "prompt": "x", "add_bos": True}), "add_bos")
     assert http.post("/tokenize", json={"model": "nope", "prompt": "x"}).json()["error"]["code"] == "model_not_found"
     refused(http.post("/detokenize", json={"model": MODEL, "tokens": [10**9]}), "tokens")

@@ -87,7 +87,7 @@ def check_parameters(document: Mapping[str, Any], declared: Iterable[str]) -> No
 class SurfaceFields(BaseModel):
     """The request fields both endpoints share beyond sampling: see the module docstring."""
 
-    logit_bias: dict[int, float] | None = Field(None, strict=False)  # JSON keys are strings
+    logit_bias: dict[int, float] | None = None
     min_tokens: int = Field(0, ge=0)
     priority: int = 0
     service_tier: Literal["auto", "default", "priority", "flex"] | None = None
@@ -96,6 +96,17 @@ class SurfaceFields(BaseModel):
     user: str | None = None
     safety_identifier: str | None = None
     prompt_cache_key: str | None = None
+
+    @field_validator("logit_bias", mode="before")
+    @classmethod
+    def _token_keys(cls, value: Any) -> Any:
+        """JSON object keys are strings: ``{"50256": -100}`` names token 50256."""
+        if not isinstance(value, dict):
+            return value
+        try:
+            return {int(key) if isinstance(key, str) else key: bias for key, bias in value.items()}
+        except ValueError:
+            raise ValueError("logit_bias keys must be token ids (integers as strings)") from None
 
     @field_validator("store")
     @classmethod
