@@ -4,6 +4,7 @@ client's ``responses.create``, streamed and not, and raw HTTP for the refusals."
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,8 +102,7 @@ def test_the_stream_is_openai_s_event_sequence(client: openai.OpenAI) -> None:
 REFUSAL_VALUES: dict[str, Any] = {
     "previous_response_id": "resp_123",
     "conversation": "conv_123",
-    "tools": [{"type": "function", "name": "f", "parameters": {}}],
-    "tool_choice": "required",
+    "tools": [{"type": "web_search"}],
     "max_tool_calls": 2,
     "background": True,
     "include": ["message.output_text.logprobs"],
@@ -126,10 +126,10 @@ PLUMBING = {"self", "extra_headers", "extra_query", "extra_body", "timeout"}
 
 def test_every_create_parameter_is_honoured_or_refused_by_name(client: openai.OpenAI) -> None:
     parameters = set(inspect.signature(client.responses.create).parameters) - PLUMBING
-    honoured = set(ResponsesRequest.model_fields)
+    honoured = set(ResponsesRequest.model_fields)  # tools, tool_choice, parallel_tool_calls: tested below
     unclassified = parameters - honoured - set(REFUSED)
     assert not unclassified, f"classify these new openai parameters: {sorted(unclassified)}"
-    assert set(REFUSED) | {"store", "text"} <= set(REFUSAL_VALUES)
+    assert set(REFUSED) | {"store", "text", "tools"} <= set(REFUSAL_VALUES)
     for name, value in REFUSAL_VALUES.items():
         with pytest.raises(openai.BadRequestError) as raised:
             client.responses.create(model=MODEL, input="Hi", max_output_tokens=1, extra_body={name: value})
@@ -143,7 +143,7 @@ def test_every_create_parameter_is_honoured_or_refused_by_name(client: openai.Op
 def test_bad_input_is_a_400_naming_it(server: BackgroundServer) -> None:
     with httpx.Client(base_url=f"http://{server.http_url}", timeout=60) as http:
         for body in (
-            {"model": MODEL, "input": [{"type": "function_call_output", "call_id": "c", "output": "x"}]},
+            {"model": MODEL, "input": [{"type": "web_search_call", "id": "ws_1", "status": "completed"}]},
             {"model": MODEL, "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
             {"model": MODEL, "input": []},
         ):
@@ -156,3 +156,49 @@ def test_bad_input_is_a_400_naming_it(server: BackgroundServer) -> None:
 def test_vllm_metric_names_are_opt_in(server: BackgroundServer) -> None:
     with httpx.Client(base_url=f"http://{server.http_url}") as http:
         assert "vllm:" not in http.get("/metrics").text
+
+
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+def test_a_forced_function_call_is_a_function_call_item(client: openai.OpenAI) -> None:
+    question = "What is the weather in Paris?"
+    answer = client.responses.create(
+        model=MODEL, input=question, tools=[WEATHER], tool_choice="required", max_output_tokens=60, temperature=0
+    )  # type: ignore[list-item]
+    calls = [item for item in answer.output if item.type == "function_call"]
+    assert len(calls) == 1 and calls[0].name == "get_weather"  # type: ignore[union-attr]
+    assert isinstance(json.loads(calls[0].arguments)["city"], str)  # type: ignore[union-attr]
+    events = list(
+        client.responses.create(
+            model=MODEL, input=question, tools=[WEATHER], tool_choice="required", max_output_tokens=60,
+            temperature=0, stream=True,
+        )  # type: ignore[list-item]
+    )  # fmt: skip
+    kinds = [event.type for event in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    assert "response.function_call_arguments.done" in kinds
+    done = next(e for e in events if e.type == "response.function_call_arguments.done")
+    assert done.arguments == calls[0].arguments  # type: ignore[union-attr]
+    assert [event.sequence_number for event in events] == list(range(len(events)))
+
+
+def test_a_call_and_its_output_in_the_history_reach_the_model(client: openai.OpenAI) -> None:
+    answer = client.responses.create(
+        model=MODEL,
+        input=[
+            {"role": "user", "content": "What is the weather in Paris?"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city": "Paris"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": "Sunny, 24 degrees."},
+        ],
+        tools=[WEATHER],  # type: ignore[list-item]
+        tool_choice="none",
+        max_output_tokens=24,
+        temperature=0,
+    )
+    assert answer.output_text and answer.usage is not None

@@ -3,10 +3,10 @@
 ``input`` (a string, or a list of messages: ``{"role", "content"}`` with a string or ``input_text`` /
 ``output_text`` parts) follows ``instructions`` (a system message) through the model's chat
 template; ``max_output_tokens``, ``temperature``, ``top_p``, ``service_tier`` and the identifiers of
-parameters.py are honoured. This server keeps no responses: ``store: true`` and
-``previous_response_id`` are 400s naming them, as is every field it cannot honour (function tools
-wait for the tool machinery of issue 37 item 3; ``text.format`` other than text for structured
-outputs), so nothing is silently ignored.
+parameters.py are honoured, and function ``tools`` with ``tool_choice`` and
+``parallel_tool_calls`` (responses_tools.py). This server keeps no responses: ``store: true`` and
+``previous_response_id`` are 400s naming them, as is every field it cannot honour (``text.format``
+other than text: structured outputs are on chat completions), so nothing is silently ignored.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from mcp2026ai.dataplane.generation import Prompt, TextRequest
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.messages import validated
 from mcp2026ai.server.http.openai.parameters import SERVICE_TIER_PRIORITY, refusal
+from mcp2026ai.server.http.openai.responses_tools import chat_tool_choice, chat_tools, history_turns
+from mcp2026ai.server.http.openai.tools import ToolPlan, tool_plan
 
 REFUSED: dict[str, str] = {
     "previous_response_id": "this server stores no responses: send the whole conversation in input",
     "conversation": "this server stores no conversations: send the whole conversation in input",
-    "tools": "tools are not supported on /v1/responses yet",
-    "tool_choice": "tools are not supported on /v1/responses yet",
-    "max_tool_calls": "tools are not supported on /v1/responses yet",
+    "max_tool_calls": "max_tool_calls is not supported (parallel_tool_calls: false allows one)",
     "background": "background responses need a store, and this server keeps none",
     "include": "no extra output data is available to include",
     "prompt": "stored prompt templates are not supported",
@@ -45,13 +45,10 @@ REFUSED: dict[str, str] = {
 """Fields of ``responses.create`` refused by name (with an allowed value where one is harmless)."""
 
 HARMLESS: dict[str, tuple[Any, ...]] = {
-    "tool_choice": ("none", "auto"),
-    "tools": ([],),
     "background": (False,),
     "include": ([],),
     "truncation": ("disabled",),
     "reasoning": ({},),
-    "parallel_tool_calls": (True, False),
 }
 """Refused fields whose value here asks for nothing this server lacks: accepted as that."""
 
@@ -92,6 +89,8 @@ class ResponsesRequest(BaseModel):
     store: bool | None = None
     service_tier: Literal["auto", "default", "priority", "flex"] | None = None
     text: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
     user: str | None = None
     safety_identifier: str | None = None
@@ -112,21 +111,36 @@ class ResponsesRequest(BaseModel):
             raise ValueError("only text.format type text is supported here (structured outputs: chat completions)")
         return value
 
-    def messages(self) -> tuple[dict[str, str], ...]:
-        turns = [{"role": "system", "content": self.instructions}] if self.instructions else []
+    def messages(self) -> tuple[dict[str, Any], ...]:
+        turns: list[dict[str, Any]] = [{"role": "system", "content": self.instructions}] if self.instructions else []
         if isinstance(self.input, str):
             return (*turns, {"role": "user", "content": self.input})
+        calls: list[dict[str, Any]] = []
         for item in self.input:
-            if item.get("type", "message") != "message":
-                raise refusal("input", f"input items of type {item.get('type')!r} are not supported yet")
+            kind = item.get("type", "message")
+            if kind in ("function_call", "function_call_output"):
+                calls.append(item)
+                continue
+            turns += history_turns(calls)
+            calls = []
+            if kind != "message":
+                raise refusal("input", f"input items of type {kind!r} are not supported")
             turns.append(validated(InputMessage, item).turn())
-        return tuple(turns)
+        return (*turns, *history_turns(calls))
+
+    def tool_plan(self) -> ToolPlan | None:
+        if not self.tools and self.tool_choice in (None, "none", "auto"):
+            return None  # nothing to call: no tools is what these ask for
+        return tool_plan(chat_tools(self.tools), chat_tool_choice(self.tool_choice), self.parallel_tool_calls)
 
     def text_request(self, headers: Mapping[str, str]) -> TextRequest:
         sampling = {"max_tokens": self.max_output_tokens, "temperature": self.temperature, "top_p": self.top_p}
         priority = SERVICE_TIER_PRIORITY[self.service_tier or "auto"]
-        prompt = Prompt(messages=self.messages())
-        return TextRequest(self.model, prompt, sampling, None, headers.get("x-sla-class"), headers, priority=priority)
+        plan = self.tool_plan()
+        prompt = Prompt(messages=self.messages(), tools=(plan.tools or None) if plan else None)
+        constraint = plan.constraint if plan else None
+        sla_class = headers.get("x-sla-class")
+        return TextRequest(self.model, prompt, sampling, None, sla_class, headers, constraint, priority=priority)
 
 
 def parse_responses_request(document: Any) -> ResponsesRequest:
@@ -137,4 +151,6 @@ def parse_responses_request(document: Any) -> ResponsesRequest:
         if name in declared or value is None or value in HARMLESS.get(name, ()):
             continue
         raise refusal(name, REFUSED.get(name, "not a parameter this server knows (see the OpenAI API)"))
-    return validated(ResponsesRequest, document)
+    parsed = validated(ResponsesRequest, document)
+    parsed.tool_plan()  # the tools and tool_choice checked now, before anything runs
+    return parsed
