@@ -4,6 +4,7 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
 
     MCPError
     ├── InvalidArgumentError        a caller's mistake (bad value, bad file, bad tensor)
+    │   ├── ContextLengthError      a prompt that does not fit the model's context length
     │   ├── ContractError           an inference contract that does not validate
     │   ├── ModelImportError        a model file that cannot be imported
     │   ├── InvalidInputError       tensors that do not match the model signature
@@ -44,10 +45,21 @@ class MCPError(Exception):
 
     sla_class: str | None = None
     """For an inference request that failed after routing: the SLA class it was scheduled under."""
+    param: str | None = None
+    """The request field at fault, when one is (OpenAI's error document names it as ``param``)."""
 
 
 class InvalidArgumentError(MCPError):
     """The caller supplied something invalid."""
+
+
+class ContextLengthError(InvalidArgumentError):
+    """A prompt (plus the tokens asked for) that does not fit the model's context length."""
+
+    def __init__(self, message: str, max_len: int, param: str | None = None) -> None:
+        super().__init__(message)
+        self.max_len = max_len
+        self.param = param
 
 
 class ContractError(InvalidArgumentError):

@@ -50,6 +50,9 @@ def load_preprocessing(path: Path) -> Preprocessing:
         raise InvalidArgumentError(f"{path}: preprocessing file not found")
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        text = document.get("text") if isinstance(document, dict) else None
+        if isinstance(text, dict) and isinstance(text.get("tokenizer"), str):  # relative to the YAML file
+            text["tokenizer"] = str(path.parent / Path(text["tokenizer"]).expanduser())
         return Preprocessing.model_validate(document)
     except (yaml.YAMLError, ValueError) as exc:
         raise InvalidArgumentError(f"{path}: invalid preprocessing settings ({exc})".replace("\n", " ")) from None

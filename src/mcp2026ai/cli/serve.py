@@ -35,6 +35,10 @@ from mcp2026ai.server.lifecycle import BoundPorts
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
 
+class MetricsCompat(StrEnum):
+    VLLM = "vllm"
+
+
 class TraceExporter(StrEnum):
     NONE = "none"
     CONSOLE = "console"
@@ -171,6 +175,10 @@ def serve(
         float,
         typer.Option(min=0.0, max=1.0, help="Share of new traces recorded (a sampled caller's traceparent is kept)."),
     ] = 1.0,
+    metrics_compat: Annotated[
+        MetricsCompat | None,
+        typer.Option(help="Also expose vLLM's metric names (vllm:*) on /metrics, as aliases of mcp_generation_*."),
+    ] = None,
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -223,6 +231,7 @@ def serve(
         ),
         generation_limits=parse_limits(list(limit or [])),
         generation_configs=[path.resolve() for path in serving_config or []],
+        metrics_compat=metrics_compat.value if metrics_compat else None,
     )
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))

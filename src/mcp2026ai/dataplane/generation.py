@@ -7,7 +7,8 @@ The OpenAI routes and Triton's generate routes only decode and encode; everythin
 - the prompt's token ids (text, token ids, or chat messages through the model's chat template; long
   prompts are tokenized off the event loop);
 - the request limits (serving/limits.py), the cheap counts checked before tokenizing;
-- the SLA class (the caller's ``X-SLA-Class``, else the contract's) and admission: the engine's class
+- the SLA class (vLLM's ``priority`` when non-zero, else the caller's ``X-SLA-Class``, else the
+  contract's) and admission: the engine's class
   queue refuses a full class with OverloadedError (429 + Retry-After at the edge);
 - the drain check: once the server stops accepting, new generations get UnavailableError (503);
 - the request metrics (``mcp_requests_total``, ``mcp_request_duration_seconds``, in-flight), counted
@@ -27,10 +28,18 @@ from typing import Any
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.tool_prompt import template_messages
-from mcp2026ai.errors import MCPError
+from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
-from mcp2026ai.generation.types import Choice, Constraint, Delta, GenerationRequest, SamplingParams, Usage
+from mcp2026ai.generation.types import (
+    Choice,
+    Constraint,
+    Delta,
+    GenerationRequest,
+    SamplingParams,
+    TokenLogprob,
+    Usage,
+)
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
 from mcp2026ai.serving.limits import GenerationLimits
@@ -83,6 +92,8 @@ class TextRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     constraint: Constraint | None = None
     """Constrained decoding (structured outputs, forced tool calls): the text every choice must match."""
+    priority: int = 0
+    """vLLM's request priority; non-zero picks the SLA class (:func:`class_of_priority`)."""
 
 
 @dataclass(frozen=True)
@@ -129,10 +140,16 @@ class TextGeneration:
     """
 
     def __init__(
-        self, served: ServedLLM, params: SamplingParams, stream: GenerationStream, observation: _Observation
+        self,
+        served: ServedLLM,
+        params: SamplingParams,
+        stream: GenerationStream,
+        observation: _Observation,
+        prompt_ids: list[int] | None = None,
     ) -> None:
         self.served = served
         self.params = params
+        self.prompt_ids = prompt_ids or []
         self._stream = stream
         self._observation = observation
 
@@ -143,6 +160,11 @@ class TextGeneration:
     @property
     def usage(self) -> Usage:
         return self._stream.usage
+
+    @property
+    def prompt_logprobs(self) -> list[TokenLogprob | None] | None:
+        """Each prompt token's log-probability (the first None), once the prompt is in, when asked for."""
+        return self._stream.prompt_logprobs
 
     def __aiter__(self) -> TextGeneration:
         return self
@@ -221,10 +243,30 @@ class GenerationHandlers:
                 ttft_budget_s=_ttft_budget_s(served),
             )
             stream = served.engine.submit(engine_request)
+        except ContextLengthError as exc:
+            exc.param = "messages" if request.prompt.messages is not None else "prompt"
+            observation.end_with(exc)
+            raise
         except BaseException as exc:
             observation.end_with(exc)
             raise
-        return TextGeneration(served, params, stream, observation)
+        return TextGeneration(served, params, stream, observation, ids)
+
+    async def tokenize(self, model: str, prompt: Prompt) -> tuple[list[int], ServedLLM]:
+        """``prompt``'s token ids as a generation would take them (the same count as its usage's
+        prompt_tokens), and the served model (NotFoundError if none is served by that name)."""
+        served = self.llms.get(model)
+        return await _token_ids(prompt, served.engine.tokenizer), served
+
+    def detokenize(self, model: str, token_ids: list[int]) -> str:
+        served = self.llms.get(model)
+        vocab = served.engine.info.vocab_size
+        outside = [token for token in token_ids if not 0 <= token < vocab]
+        if outside:
+            error = InvalidArgumentError(f"token id {outside[0]} lies outside the vocabulary [0, {vocab})")
+            error.param = "tokens"
+            raise error
+        return served.engine.tokenizer.decode(token_ids)
 
     def _sampling(self, request: TextRequest) -> SamplingParams:
         """The request's sampling fields over the model's defaults (``mcp-config.yaml``), then the
@@ -237,10 +279,18 @@ class GenerationHandlers:
 
     @staticmethod
     def _sla_class(served: ServedLLM, request: TextRequest) -> SLAClass:
+        if request.priority:
+            return class_of_priority(request.priority)
         if request.sla_class:
             return parse_sla_class(request.sla_class)
         contract = served.record.contract
         return contract.sla_class if contract else SLAClass.BEST_EFFORT
+
+
+def class_of_priority(priority: int) -> SLAClass:
+    """vLLM's ``priority`` (lower runs sooner; 0, the default, leaves the class to ``X-SLA-Class`` or the
+    contract) as an SLA class: below 0 latency-critical, above 0 best-effort."""
+    return SLAClass.LATENCY_CRITICAL if priority < 0 else SLAClass.BEST_EFFORT
 
 
 def _ttft_budget_s(served: ServedLLM) -> float | None:

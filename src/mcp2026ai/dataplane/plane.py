@@ -3,6 +3,7 @@ servers expose, transport-neutral (MLServer's split of ``DataPlane`` and ``Model
 
 - :attr:`DataPlane.inference`: tensor inference (admission, routing, sequences, mirroring);
 - :attr:`DataPlane.generation`: text generation (model lookup, defaults, prompt, class, admission);
+- :attr:`DataPlane.embeddings`: sentence embeddings on the tensor path (tokenize, infer, pool);
 - :attr:`DataPlane.repository`: index, load, unload, audit records, the rollout tick;
 - :attr:`DataPlane.extensions`: Triton's trace, logging and shared-memory extensions.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from mcp2026ai.dataplane.embeddings import EmbeddingHandlers
 from mcp2026ai.dataplane.extensions import Extensions
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.generation import GenerationHandlers
@@ -50,6 +52,7 @@ class DataPlane:
         self.gate = AcceptGate()
         self.inference = InferenceHandlers(models, self.traffic, self.gate)
         self.generation = GenerationHandlers(self.llms, self.gate, generation_limits)
+        self.embeddings = EmbeddingHandlers(models, self.inference, self.llms)
         self.repository = RepositoryHandlers(models, self.traffic, audit)
         self.extensions = Extensions(models, trace_settings)
 

@@ -30,13 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from mcp2026ai.errors import InvalidArgumentError, MCPError, OverloadedError, UnavailableError
+from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.pressure import QueueWait
+from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_logprobs
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.speculative import prompt_lookup
@@ -182,6 +183,7 @@ class Engine:
             raise InvalidArgumentError("the prompt is empty: give at least one token of text")
         if any(not 0 <= token < self.info.vocab_size for token in request.prompt_ids):
             raise InvalidArgumentError(f"prompt token ids must lie in [0, {self.info.vocab_size})")
+        check_token_ids(request.params, self.info.vocab_size)
         if request.params.n > self.slots.num_slots:
             raise InvalidArgumentError(
                 f"n={request.params.n} choices need {request.params.n} sequences at once; "
@@ -197,13 +199,17 @@ class Engine:
                 "lower max_tokens or n"
             )
         if wanted is None and prompt >= self.max_len:
-            raise InvalidArgumentError(
-                f"{prompt} prompt tokens leave no room to generate within the context length of {self.max_len} tokens"
+            raise ContextLengthError(
+                f"This model's maximum context length is {self.max_len} tokens. However, your prompt has "
+                f"{prompt} tokens, which leaves no room to generate. Please reduce the length of the prompt.",
+                self.max_len,
             )
         if wanted is not None and prompt + wanted > self.max_len:
-            raise InvalidArgumentError(
-                f"{prompt} prompt tokens + max_tokens {wanted} = {prompt + wanted} tokens exceeds the model's "
-                f"context length of {self.max_len} tokens"
+            raise ContextLengthError(
+                f"This model's maximum context length is {self.max_len} tokens. However, you requested "
+                f"{prompt + wanted} tokens ({prompt} in the prompt, {wanted} in the completion). "
+                "Please reduce the length of the prompt or max_tokens.",
+                self.max_len,
             )
         return wanted if wanted is not None else self.max_len - prompt
 
@@ -318,11 +324,19 @@ class Engine:
             slots.append(self.slots.allocate(sequence, len(prompt)))
             self.blocks.allocate(sequence, prompt)
             self._running[sequence] = sequence
-        cached = self.prefix_cache.restore(prompt, slots[0], self.decoder) if self.prefix_cache else 0
-        logits = self.decoder.prefill(slots[0], prompt, cached)
+        scored = job.request.params.prompt_logprobs
+        cached = 0
+        if self.prefix_cache and scored is None:
+            cached = self.prefix_cache.restore(prompt, slots[0], self.decoder)
+        if scored is None:
+            logits, prompt_logprobs = self.decoder.prefill(slots[0], prompt, cached), None
+        else:  # every position's logits: each prompt token's log-probability (no prefix cache here)
+            rows = self.decoder.prompt_logits(slots[0], prompt)
+            logits, prompt_logprobs = rows[-1], prompt_token_logprobs(rows, prompt, scored)
+        job.stream.prefilled(cached, prompt_logprobs)
         if self.prefix_cache:
             self.prefix_cache.remember(prompt, slots[0], self.decoder)
-            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate)
+            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate, len(prompt) if scored is None else 0)
         for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
             self.decoder.move(slots[0], slot, len(prompt))
         self.telemetry.prompt_tokens(len(prompt))
@@ -333,13 +347,14 @@ class Engine:
 
     def _new_sequence(self, job: _Job, index: int) -> _Sequence:
         params = job.request.params
+        token_stop = TokenStop(params, self.info.eos_token_ids, job.max_tokens)
         return _Sequence(
             job=job,
             index=index,
-            sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index),
+            sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index, token_stop.stop_ids),
             detokenizer=IncrementalDecoder(self.tokenizer),
             stop_strings=StopStrings(params.stop),
-            token_stop=TokenStop(params, self.info.eos_token_ids, job.max_tokens),
+            token_stop=token_stop,
             grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
         )
 

@@ -1,6 +1,7 @@
 """Choosing the next token of one sequence from its logits.
 
-Order (vLLM's): repetition penalty (prompt and generated tokens), presence and frequency penalties
+Order (vLLM's): ``logit_bias`` and the ``min_tokens`` mask (logit_adjustment.py), repetition
+penalty (prompt and generated tokens), presence and frequency penalties
 (generated tokens), temperature, top-k, top-p, min-p, then a draw. Each sequence owns its random
 generator, seeded from the request's ``seed`` (and the choice index), so a seeded request draws
 the same tokens whatever else shares its batch. Temperature 0 takes the most likely token.
@@ -10,10 +11,11 @@ Log-probabilities are those of the model's raw distribution (before penalties an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from mcp2026ai.generation.logit_adjustment import LogitAdjustment
 from mcp2026ai.generation.types import SamplingParams, TokenLogprob
 
 _FIRST_CANDIDATES = 256
@@ -31,9 +33,17 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 class Sampler:
     """The next-token choice of one sequence; it remembers the tokens it has to penalize."""
 
-    def __init__(self, params: SamplingParams, prompt_ids: Sequence[int], vocab_size: int, choice: int = 0) -> None:
+    def __init__(
+        self,
+        params: SamplingParams,
+        prompt_ids: Sequence[int],
+        vocab_size: int,
+        choice: int = 0,
+        stop_ids: Iterable[int] = (),
+    ) -> None:
         self.params = params
         self.vocab_size = vocab_size
+        self._adjust = LogitAdjustment(params, stop_ids)
         entropy = [params.seed, choice] if params.seed is not None else None
         self.rng = np.random.default_rng(entropy)
         self._counts: dict[int, int] = {}
@@ -50,8 +60,10 @@ class Sampler:
         raw = logits
         if allowed is not None:
             logits = np.where(allowed, logits, np.float32(-np.inf))
+        if self._adjust.active:
+            logits = self._adjust.apply(logits if logits is not raw else logits.copy())
         if self._penalized:
-            logits = self._penalize(logits if allowed is not None else logits.copy())
+            logits = self._penalize(logits if logits is not raw else logits.copy())
         token = int(np.argmax(logits)) if self.params.greedy else self._draw(logits)
         self._counts[token] = self._counts.get(token, 0) + 1
         self._seen.add(token)

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 
 from mcp2026ai.errors import UnavailableError
-from mcp2026ai.generation.types import Choice, Delta, Usage
+from mcp2026ai.generation.types import Choice, Delta, TokenLogprob, Usage
 
 
 class GenerationStream:
@@ -35,11 +35,21 @@ class GenerationStream:
         self._cut_off = False
         self._ready: deque[Delta] = deque()
         self._ended = False
+        self.prompt_logprobs: list[TokenLogprob | None] | None = None
+        """Each prompt token's log-probability (the first None), when the request asked for them."""
         self.on_abort: Callable[[], None] = lambda: None
 
     # engine thread ------------------------------------------------------------------------
     def deliver(self, deltas: list[Delta], completion_tokens: int, done: bool) -> None:
         self._call(self._put, deltas, completion_tokens, done)
+
+    def prefilled(self, cached_tokens: int, prompt_logprobs: list[TokenLogprob | None] | None) -> None:
+        """The prompt is in: how many of its tokens came from the prefix cache, and its logprobs if asked."""
+        self._call(self._set_prompt, cached_tokens, prompt_logprobs)
+
+    def _set_prompt(self, cached_tokens: int, prompt_logprobs: list[TokenLogprob | None] | None) -> None:
+        self.usage.cached_tokens = cached_tokens
+        self.prompt_logprobs = prompt_logprobs
 
     def fail(self, error: BaseException) -> None:
         self._call(self._fail, error)

@@ -31,6 +31,7 @@ class EngineTelemetry:
         self._waiting = metrics.GENERATION_SEQUENCES.labels(model, "waiting")
         self._kv = metrics.GENERATION_KV_USAGE.labels(model)
         self._prefix_hits = metrics.GENERATION_PREFIX_HIT_TOKENS.labels(model)
+        self._prefix_queries = metrics.GENERATION_PREFIX_QUERY_TOKENS.labels(model)
         self._fragmentation = metrics.GENERATION_KV_FRAGMENTATION.labels(model)
         self._preemptions = metrics.GENERATION_PREEMPTIONS.labels(model)
         self._drafted = metrics.GENERATION_SPEC_DRAFTED.labels(model)
@@ -52,7 +53,8 @@ class EngineTelemetry:
     def prompt_tokens(self, count: int) -> None:
         self._prompt.inc(count)
 
-    def prefix_cache(self, hit_tokens: int, hit_rate: float) -> None:
+    def prefix_cache(self, hit_tokens: int, hit_rate: float, queried_tokens: int = 0) -> None:
+        self._prefix_queries.inc(queried_tokens)
         self._prefix_hits.inc(hit_tokens)
         self._prefix_rate.set(hit_rate)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mcp2026ai.contract import SLAClass
 
 MAX_LOGPROBS = 20
 MAX_CHOICES = 16
+MAX_LOGIT_BIAS = 300
+"""Most entries in one ``logit_bias`` (OpenAI's own limit)."""
+LOGIT_BIAS_RANGE = 100.0
 
 
 class SamplingParams(BaseModel):
@@ -36,6 +39,21 @@ class SamplingParams(BaseModel):
     logprobs: int | None = Field(
         None, ge=0, le=MAX_LOGPROBS, description="Return each token's log-probability and this many alternatives."
     )
+    prompt_logprobs: int | None = Field(
+        None, ge=0, le=MAX_LOGPROBS, description="Also each prompt token's log-probability (the first has none)."
+    )
+    logit_bias: dict[int, float] | None = Field(
+        None, max_length=MAX_LOGIT_BIAS, description="Added to the logits of these token ids before sampling."
+    )
+    min_tokens: int = Field(0, ge=0, description="End-of-sequence and stop token ids are masked until this many.")
+
+    @field_validator("logit_bias")
+    @classmethod
+    def _bias_in_range(cls, value: dict[int, float] | None) -> dict[int, float] | None:
+        for token, bias in (value or {}).items():
+            if not -LOGIT_BIAS_RANGE <= bias <= LOGIT_BIAS_RANGE:
+                raise ValueError(f"the bias of token {token} is {bias}: biases lie in [-100, 100]")
+        return value
 
     @property
     def greedy(self) -> bool:
@@ -111,6 +129,8 @@ class Delta:
 class Usage:
     prompt_tokens: int
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens whose KV came from the prefix cache."""
 
     @property
     def total_tokens(self) -> int:

@@ -29,6 +29,8 @@ import numpy as np
 from mcp2026ai.errors import ModelImportError
 from mcp2026ai.extras import require
 from mcp2026ai.ir.conversion import first_line, quiet_stdout
+from mcp2026ai.ir.llm_architecture import check_convertible
+from mcp2026ai.ir.llm_defaults import complete_folder
 from mcp2026ai.ir.llm_info import INFO_FILE, LLMPrecision, read_llm_info, save_llm_info
 
 SOURCE_GGUF = "gguf"
@@ -80,13 +82,14 @@ def convert_llm(source: Path, precision: LLMPrecision, cache_dir: Path, digest: 
     target = cache_dir / f"{digest[:24]}-{precision.value}-genai{builder_version()}-r{CONVERTER_REVISION}"
     if (target / INFO_FILE).is_file():
         return target
+    check_convertible(source)
     cache_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=cache_dir, prefix=".convert-"))
     try:
         hf_folder = source if source.is_dir() else gguf_to_hf(source, work / "hf")
         out = work / "onnx"
         run_builder(hf_folder, out, precision, work / "builder-cache")
-        info = read_llm_info(out, precision, source_format(source))
+        info = complete_folder(out, read_llm_info(out, precision, source_format(source)))
         keep_last_logits(out / info.decoder_file, info.logits)
         save_llm_info(out, info)
         try:
@@ -138,13 +141,15 @@ def _no_progress_bars() -> Iterator[None]:
 def run_builder(hf_folder: Path, out: Path, precision: LLMPrecision, cache: Path) -> None:
     """onnxruntime-genai's model builder, in a child process (it prints a lot and peaks near 2 GB)."""
     require("onnx_ir", "importing a language model", ModelImportError)
-    command = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf_folder), "-o", str(out)]
+    command = [sys.executable, "-m", "mcp2026ai.ir.llm_builder_launch", "-i", str(hf_folder), "-o", str(out)]
     command += ["-p", precision.value, "-e", "cpu", "-c", str(cache)]
+    command += ["--extra_options", "windowed_kv_cache=false"]  # sliding layers keep full-length KV slots
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0 or not (out / "genai_config.json").is_file():
         lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-        reason = lines[-1].strip()[:300] if lines else f"exit status {done.returncode}"
+        errors = [line for line in lines if "Error" in line or "Exception" in line]  # not a trailing warning
+        reason = (errors or lines)[-1].strip()[:300] if lines else f"exit status {done.returncode}"
         raise ModelImportError(f"{hf_folder}: the onnxruntime-genai model builder failed ({reason})")
 
 

@@ -47,6 +47,10 @@ Text generation (one series set per language model):
 - ``mcp_generation_requests_total`` (counter; model, finish_reason).
 - ``mcp_generation_sequences`` (gauge; model, state = running | waiting).
 - ``mcp_generation_kv_cache_usage_ratio`` (gauge; model).
+- ``mcp_generation_prefix_cache_query_tokens_total`` (counter; model): prompt tokens looked up.
+
+``mcp serve --metrics-compat vllm`` adds vLLM's names as aliases of the generation series
+(:data:`VLLM_ALIASES`).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from prometheus_client import (
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from mcp2026ai.observability.compat import Alias, WithAliases
 from mcp2026ai.observability.native import NativeHistogram, with_native_samples
 
 MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
@@ -406,22 +411,52 @@ GENERATION_SPEC_ACCEPTANCE = Gauge(
     multiprocess_mode="liveall",
 )
 
+GENERATION_PREFIX_QUERY_TOKENS = Counter(
+    "mcp_generation_prefix_cache_query_tokens",
+    "Prompt tokens looked up in the prefix cache (hits: mcp_generation_prefix_cache_hit_tokens_total).",
+    ["model"],
+    registry=REGISTRY,
+)
+
+# --- compatible names (``mcp serve --metrics-compat vllm``) ------------------------------------------
+
+VLLM_ALIASES = (
+    Alias("vllm:num_requests_running", "mcp_generation_sequences", "Sequences running.", {"state": "running"}),
+    Alias("vllm:num_requests_waiting", "mcp_generation_sequences", "Sequences waiting.", {"state": "waiting"}),
+    Alias("vllm:kv_cache_usage_perc", "mcp_generation_kv_cache_usage_ratio", "KV cache usage (1 = full)."),
+    Alias("vllm:time_to_first_token_seconds", "mcp_generation_time_to_first_token_seconds", "Time to first token."),
+    Alias("vllm:inter_token_latency_seconds", "mcp_generation_inter_token_latency_seconds", "Inter-token latency."),
+    Alias("vllm:e2e_request_latency_seconds", "mcp_generation_e2e_seconds", "End-to-end request latency."),
+    Alias("vllm:prompt_tokens", "mcp_generation_prompt_tokens", "Prefill tokens processed."),
+    Alias("vllm:generation_tokens", "mcp_generation_tokens", "Generation tokens processed."),
+    Alias("vllm:prefix_cache_queries", "mcp_generation_prefix_cache_query_tokens", "Prefix cache queries (tokens)."),
+    Alias("vllm:prefix_cache_hits", "mcp_generation_prefix_cache_hit_tokens", "Prefix cache hits (tokens)."),
+    Alias("vllm:num_preemptions", "mcp_generation_preemptions", "Cumulative preemptions."),
+)
+"""vLLM's names, which Kubernetes' Gateway API inference extension and llm-d route on: each is its
+``mcp_generation_*`` twin (``num_requests_*`` count sequences: a request with n choices runs n), with
+the ``model`` label named ``model_name`` as vLLM names it."""
+COMPAT_ALIASES = {"vllm": VLLM_ALIASES}
+COMPAT_LABELS = {"vllm": {"model": "model_name"}}
+
 NATIVE_HISTOGRAMS = (REQUEST_DURATION, COMPUTE_DURATION, SCHEDULER_QUEUE_WAIT)
 """The latency histograms that also keep native buckets (exposed to OpenMetrics 2.0 scrapes)."""
 REGISTRY_WITH_NATIVE = with_native_samples(REGISTRY, NATIVE_HISTOGRAMS)
 
 
-def scrape(accept: str) -> tuple[bytes, str]:
+def scrape(accept: str, compat: str | None = None) -> tuple[bytes, str]:
     """The registry encoded as the scraper's ``Accept`` header asks (``prometheus_client`` negotiates):
-    Prometheus text by default, OpenMetrics 1.0, or OpenMetrics 2.0 with the native histograms.
+    Prometheus text by default, OpenMetrics 1.0, or OpenMetrics 2.0 with the native histograms; with
+    ``compat`` (``vllm``), that server's names too (:data:`COMPAT_ALIASES`).
 
     Under ``mcp serve --workers N`` (:data:`SHARED_DIR` set) it is every worker's series instead, as
     ``prometheus_client``'s multiprocess mode merges them (see :data:`SHARED_DIR`)."""
     encode, content_type = choose_encoder(accept)
-    if SHARED_DIR is not None:
-        return encode(_all_workers()), content_type
     native = content_type.startswith("application/openmetrics-text; version=2.")
-    return encode(REGISTRY_WITH_NATIVE if native else REGISTRY), content_type
+    registry: Any = _all_workers() if SHARED_DIR is not None else REGISTRY_WITH_NATIVE if native else REGISTRY
+    if compat is not None:
+        registry = WithAliases(registry, COMPAT_ALIASES[compat], COMPAT_LABELS[compat])
+    return encode(registry), content_type
 
 
 def server_registry() -> CollectorRegistry:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.store import ENCRYPTED_SUFFIX
+from mcp2026ai.registry.text_encoder import tokenizer_digests
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def _candidates(registry: ModelRegistry) -> Iterator[Path]:
             yield from (path for path in folder.rglob(".*") if path.name.startswith(_TEMP_PREFIXES))
     if (home / "tmp").is_dir():
         yield from (path for path in (home / "tmp").rglob("*") if path.is_file())
-    in_use = registry.catalog.digests()
+    in_use = registry.catalog.digests() | tokenizer_digests(registry.catalog.versions())
     objects = home / "artifacts" / "objects"
     if objects.is_dir():
         for path in objects.glob("*/*"):

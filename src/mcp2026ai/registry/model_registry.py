@@ -28,6 +28,7 @@ from mcp2026ai.registry.llm_bundle import (
 )
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
+from mcp2026ai.registry.text_encoder import store_tokenizer
 from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
 from mcp2026ai.security.audit import AuditChain
 
@@ -105,6 +106,7 @@ class ModelRegistry:
             if precision is not None:
                 raise InvalidArgumentError(f"{path}: a precision applies to language models (.gguf, HF folder) only")
             imported = import_model(path, self.home / "tmp")
+            preprocessing = store_tokenizer(self.store, preprocessing)
             digest, source_format = self.store.put(imported.onnx_path), imported.source_format
             signature = imported.signature
         record = ModelVersion(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,8 +19,28 @@ class Stage(StrEnum):
     ARCHIVED = "archived"
 
 
+class TextPreprocessing(BaseModel):
+    """How ``/v1/embeddings`` turns text into a sentence encoder's inputs and its output into vectors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokenizer: str = Field(
+        min_length=1,
+        description="The model's tokenizer.json: a file path at registration, stored as its sha256 digest.",
+    )
+    max_length: int = Field(256, ge=1, le=65536, description="Most tokens per input (longer ones are a 400).")
+    pooling: Literal["mean", "cls"] = Field("mean", description="Token vectors -> one: masked mean, or [CLS].")
+    normalize: bool = Field(True, description="Scale each embedding to unit length.")
+    output: str | None = Field(None, description="The output holding token vectors; None: the first output.")
+    matryoshka_dimensions: list[int] = Field(
+        default_factory=list,
+        description="Shorter sizes the model was trained to be cut to (``dimensions``); empty: full size only.",
+    )
+
+
 class Preprocessing(BaseModel):
-    """How the legacy image endpoint turns a picture into the model's input tensor."""
+    """How the legacy image endpoint turns a picture into the model's input tensor (and, with ``text``,
+    how the embeddings endpoint turns text into a sentence encoder's inputs)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -37,6 +57,7 @@ class Preprocessing(BaseModel):
         description="stretch to height x width, or keep the aspect ratio at height and zero-pad the width",
     )
     labels: list[str] = Field(default_factory=list)
+    text: TextPreprocessing | None = None
 
 
 class ModelVersion(BaseModel):

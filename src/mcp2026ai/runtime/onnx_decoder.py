@@ -181,6 +181,21 @@ class OnnxDecoder:
         logits: np.ndarray = self._run(slot, 1, ids, mask, rows)[0]
         return logits
 
+    def prompt_logits(self, slot: int, token_ids: Sequence[int]) -> np.ndarray:
+        """Prefill an empty slot with ``token_ids`` and return the logits of every position (a copy,
+        ``[len(token_ids), vocab]``: prompt log-probabilities). Its logits buffer and binding are not
+        kept, unlike :meth:`verify`'s few small ones."""
+        rows = len(token_ids)
+        if rows == 1:
+            return self.prefill(slot, token_ids)[None, :].copy()
+        kept = rows in self._row_logits
+        logits = self.verify(slot, token_ids, rows).copy()
+        if not kept:
+            self._row_logits.pop(rows, None)
+            for key in [key for key in self._bindings if key[3] == rows]:
+                del self._bindings[key]
+        return logits
+
     def move(self, source: int, target: int, length: int) -> None:
         """Copy a slot's first ``length`` positions into another slot (compaction, or forking ``n`` choices)."""
         for _, buffer in self._kv:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -76,6 +77,9 @@ class ServerConfig(BaseModel):
     )
     generation: EngineConfig = Field(
         default_factory=EngineConfig, description="Text generation engines of the language models served."
+    )
+    metrics_compat: Literal["vllm"] | None = Field(
+        None, description="Also expose another server's metric names (vllm: vLLM's vllm:*) as aliases."
     )
     generation_limits: GenerationLimits = Field(
         default_factory=GenerationLimits,

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import pytest
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.errors import InvalidArgumentError, OverloadedError
+from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, OverloadedError
 from mcp2026ai.generation.config import EngineConfig, default_generation_classes
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.stream import GenerationStream
@@ -150,10 +150,12 @@ def test_abort_frees_the_slots_within_a_step(engine: Engine) -> None:
 def test_prompt_plus_max_tokens_over_the_context_names_both(engine: Engine) -> None:
     ids = chat_ids(engine, "Hi")
     with pytest.raises(
-        InvalidArgumentError, match=rf"{len(ids)} prompt tokens \+ max_tokens 600 = {len(ids) + 600}.*512"
-    ):
+        ContextLengthError,
+        match=rf"maximum context length is 512 tokens.*requested {len(ids) + 600} tokens \({len(ids)} in the prompt",
+    ) as refused:
         run(generate(engine, ids, max_tokens=600))
-    with pytest.raises(InvalidArgumentError, match=r"600 prompt tokens leave no room to generate within .* of 512"):
+    assert refused.value.max_len == 512
+    with pytest.raises(ContextLengthError, match=r"maximum context length is 512 tokens.*prompt has 600 tokens"):
         run(generate(engine, ids[:1] * 600))
     with pytest.raises(InvalidArgumentError, match="prompt is empty"):
         run(generate(engine, [], max_tokens=1))

@@ -6,8 +6,10 @@ import os
 import time
 from pathlib import Path
 
-from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry import ModelRegistry, Preprocessing
 from mcp2026ai.registry.leftovers import remove_leftovers
+from mcp2026ai.registry.records import TextPreprocessing
+from mcp2026ai.registry.text_encoder import TOKENIZER_SUFFIX
 from tests.support.models import mlp_model
 
 
@@ -45,3 +47,14 @@ def test_old_temp_files_and_unreferenced_artifacts_go_registered_ones_stay(
     assert kept_path.exists() and in_progress.exists()
     assert registry.artifact_path(kept) == kept_path  # still intact and loadable
     assert remove_leftovers(registry).files == ()
+
+
+def test_a_sentence_encoder_s_tokenizer_stays(registry: ModelRegistry, mlp_path: Path, tmp_path: Path) -> None:
+    tokenizer = tmp_path / "tokenizer.json"
+    tokenizer.write_text('{"version": "1.0"}')
+    text = TextPreprocessing(tokenizer=str(tokenizer))
+    record = registry.register("encoder", mlp_path, preprocessing=Preprocessing(text=text))
+    assert record.preprocessing is not None and record.preprocessing.text is not None
+    stored = aged(registry.store.path_for(record.preprocessing.text.tokenizer, TOKENIZER_SUFFIX))
+    aged(registry.store.path_for(record.digest))
+    assert remove_leftovers(registry).files == () and stored.exists()

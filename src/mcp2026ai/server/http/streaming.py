@@ -9,12 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from starlette.requests import Request
 
-from mcp2026ai.dataplane.generation import TextGeneration
 from mcp2026ai.errors import ClientGoneError, MCPError
 from mcp2026ai.generation.types import Choice
 
@@ -26,7 +25,15 @@ def sse(document: Any) -> bytes:
     return b"data: " + orjson.dumps(document) + b"\n\n"
 
 
-async def collect_unless_gone(request: Request, generation: TextGeneration, choices: int) -> list[Choice]:
+class Answer(Protocol):
+    """What is collected: one generation, or several read as one (a list of prompts)."""
+
+    async def collect(self, choices: int) -> list[Choice]: ...
+
+    def abort(self) -> None: ...
+
+
+async def collect_unless_gone(request: Request, generation: Answer, choices: int) -> list[Choice]:
     """The whole answer; if the client disconnects first, the generation is aborted (ClientGone)."""
     collecting = asyncio.ensure_future(generation.collect(choices))
     watching = asyncio.ensure_future(_disconnected(request.receive))

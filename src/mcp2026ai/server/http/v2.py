@@ -144,7 +144,7 @@ class HttpEndpoints:
         return json_response({})
 
     async def metrics(self, request: Request) -> Response:
-        body, content_type = metrics.scrape(request.headers.get("accept", ""))
+        body, content_type = metrics.scrape(request.headers.get("accept", ""), self.config.metrics_compat)
         return Response(body, headers={"Content-Type": content_type})
 
     async def infer(self, request: Request) -> Response:

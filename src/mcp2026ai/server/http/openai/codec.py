@@ -1,10 +1,11 @@
 """OpenAI's completions and chat completions, as JSON documents <-> generation types.
 
 Requests are validated with strict pydantic types (``"3"`` or ``true`` is no integer, NaN and
-Infinity are no numbers; unknown fields are ignored, as OpenAI's clients send new ones first, and
-the structured fields are shape-checked in shapes.py); the sampling fields map to
-:class:`SamplingParams` (vLLM's extra fields ``top_k``, ``min_p``, ``repetition_penalty``,
-``stop_token_ids`` and ``ignore_eos`` are accepted too).
+Infinity are no numbers; the structured fields are shape-checked in shapes.py); a field declared
+neither here nor in parameters.py is a 400 naming it (parameters.py says what happens to every
+OpenAI parameter). The sampling fields map to :class:`SamplingParams` (vLLM's extra fields
+``top_k``, ``min_p``, ``repetition_penalty``, ``stop_token_ids``, ``ignore_eos``, ``min_tokens``
+and ``priority`` are accepted too).
 Responses and stream chunks follow OpenAI's shapes, so the official client parses them unchanged.
 """
 
@@ -22,6 +23,7 @@ from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Constraint, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
+from mcp2026ai.server.http.openai.parameters import SurfaceFields, check_parameters, refusal
 from mcp2026ai.server.http.openai.shapes import MAX_TOOLS, StreamOptions
 from mcp2026ai.server.http.openai.tools import Tool, ToolChoice, ToolPlan, tool_plan
 from mcp2026ai.server.http.structured import FIELDS, constraint_of
@@ -30,7 +32,7 @@ from mcp2026ai.serving.limits import MAX_LOGPROBS, GenerationLimits
 STRICT = ConfigDict(extra="ignore", strict=True, allow_inf_nan=False)
 
 
-class _Request(BaseModel):
+class _Request(SurfaceFields):
     model_config = STRICT
 
     model: str
@@ -90,6 +92,8 @@ class _Request(BaseModel):
             "ignore_eos": self.ignore_eos,
             "n": self.n,
             "logprobs": logprobs,
+            "logit_bias": self.logit_bias,
+            "min_tokens": self.min_tokens,
         }
 
 
@@ -98,34 +102,63 @@ COMPLETION_MAX_TOKENS = 16
 
 
 class CompletionRequest(_Request):
-    prompt: str | list[str] | list[int]
+    prompt: str | list[str] | list[int] | list[list[int]]
     logprobs: int | None = None
     echo: bool = False
+    best_of: int | None = Field(None, ge=1)
 
-    def text_request(self, headers: Mapping[str, str]) -> TextRequest:
-        fields = self.sampling_fields(self.max_tokens, self.logprobs)
-        return TextRequest(
-            self.model,
-            self._prompt(),
-            fields,
-            COMPLETION_MAX_TOKENS,
-            headers.get("x-sla-class"),
-            headers,
-            self.constraint(),
-        )
+    @property
+    def ranked(self) -> bool:
+        """``best_of`` above ``n``: best_of choices run, the n with the highest mean token logprob return."""
+        best_of = self.best_of or self.n
+        if best_of < self.n:
+            raise refusal("best_of", f"best_of ({best_of}) must be at least n ({self.n})")
+        if best_of > self.n and (self.stream or self.echo):
+            raise refusal("best_of", "best_of above n cannot be streamed or echoed")
+        return best_of > self.n
 
-    def _prompt(self) -> Prompt:
-        if self.echo:
-            raise InvalidArgumentError("echo is not supported")
+    @property
+    def scores_only(self) -> bool:
+        """``echo`` with ``max_tokens: 0``: the prompt and its logprobs, nothing generated (one token is
+        generated and dropped: the engine always samples one)."""
+        if self.max_tokens == 0 and not self.echo:
+            raise refusal("max_tokens", "max_tokens 0 asks for the prompt's scores only: it needs echo: true")
+        return self.max_tokens == 0
+
+    def text_requests(self, headers: Mapping[str, str]) -> list[TextRequest]:
+        """One text request per prompt (OpenAI takes a list of prompts: each gets its own n choices)."""
+        fields = self.sampling_fields(1 if self.scores_only else self.max_tokens, self.logprobs)
+        if self.ranked:
+            fields |= {"n": self.best_of, "logprobs": self.logprobs or 0}
+        if self.echo and self.logprobs is not None:
+            fields["prompt_logprobs"] = self.logprobs
+        return [
+            TextRequest(
+                self.model,
+                prompt,
+                fields,
+                COMPLETION_MAX_TOKENS,
+                headers.get("x-sla-class"),
+                headers,
+                self.constraint(),
+                priority=self.effective_priority(),
+            )
+            for prompt in self.prompts()
+        ]
+
+    def prompts(self) -> list[Prompt]:
         prompt = self.prompt
         if isinstance(prompt, str):
-            return Prompt(text=prompt)
-        texts = [item for item in prompt if isinstance(item, str)]
-        if not texts:
-            return Prompt(token_ids=tuple(int(token) for token in prompt))
-        if len(prompt) != 1:
-            raise InvalidArgumentError(f"one prompt per request (got {len(prompt)})")
-        return Prompt(text=texts[0])
+            return [Prompt(text=prompt)]
+        if not prompt:
+            raise refusal("prompt", "give at least one prompt")
+        if all(isinstance(item, int) for item in prompt):
+            return [Prompt(token_ids=tuple(int(token) for token in prompt))]  # type: ignore[arg-type]
+        if all(isinstance(item, str) for item in prompt):
+            return [Prompt(text=str(item)) for item in prompt]
+        if all(isinstance(item, list) for item in prompt):
+            return [Prompt(token_ids=tuple(item)) for item in prompt]  # type: ignore[arg-type]
+        raise refusal("prompt", "a string, a list of strings, a list of token ids, or a list of those lists")
 
 
 class ChatMessage(BaseModel):
@@ -179,7 +212,16 @@ class ChatCompletionRequest(_Request):
                 raise InvalidArgumentError(f"tool_choice forces a tool call: {constraint.param} cannot apply too")
             constraint = plan.constraint
         prompt = Prompt(messages=tuple(m.turn() for m in self.messages), tools=plan.tools or None if plan else None)
-        return TextRequest(self.model, prompt, fields, None, headers.get("x-sla-class"), headers, constraint)
+        return TextRequest(
+            self.model,
+            prompt,
+            fields,
+            None,
+            headers.get("x-sla-class"),
+            headers,
+            constraint,
+            priority=self.effective_priority(),
+        )
 
 
 def parse_request(model: type[_Request], document: Any, limits: GenerationLimits) -> Any:
@@ -189,6 +231,7 @@ def parse_request(model: type[_Request], document: Any, limits: GenerationLimits
     messages = document.get("messages")
     if isinstance(messages, list):
         limits.check_prompt(0, len(messages))
+    check_parameters(document, model.model_fields)
     return validated(model, document)
 
 
@@ -199,11 +242,12 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex}"
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
+def usage_json(usage: Usage) -> dict[str, Any]:
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
     }
 
 

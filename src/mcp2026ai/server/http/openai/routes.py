@@ -1,4 +1,6 @@
-"""OpenAI-compatible text generation: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``.
+"""The OpenAI-compatible API: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``,
+``/v1/responses`` (responses.py, stateless), ``/v1/embeddings`` (embeddings.py), and vLLM's
+``/tokenize`` and ``/detokenize`` (tokens.py).
 
 The routes decode (codec.py), hand a neutral text request to the data plane's generation use case,
 and encode what it streams back. A streamed answer is Server-Sent Events ending in ``data: [DONE]``;
@@ -22,6 +24,7 @@ from mcp2026ai.protocol.v2_json import parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.body import BodyBudget, read_body
 from mcp2026ai.server.http.errors import http_status
+from mcp2026ai.server.http.openai import tokens
 from mcp2026ai.server.http.openai.codec import (
     ChatCompletionRequest,
     ChatEncoder,
@@ -29,7 +32,10 @@ from mcp2026ai.server.http.openai.codec import (
     CompletionRequest,
     parse_request,
 )
+from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, best_choices, start_completions
+from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_embeddings
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
+from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
 from mcp2026ai.serving.llms import ServedLLM
@@ -57,6 +63,43 @@ class OpenAIEndpoints:
             return openai_error(exc)
         return Response(orjson.dumps(_model_entry(served)), media_type="application/json")
 
+    async def tokenize(self, request: Request) -> Response:
+        try:
+            parsed = tokens.parse(tokens.TokenizeRequest, await self._document(request))
+            ids, served = await self.plane.generation.tokenize(parsed.model, parsed.as_prompt())
+        except MCPError as exc:
+            return openai_error(exc)
+        strs = [served.engine.tokenizer.token_text(token) for token in ids] if parsed.return_token_strs else None
+        return _json(tokens.tokenize_document(ids, served.engine.max_len, strs))
+
+    async def detokenize(self, request: Request) -> Response:
+        try:
+            parsed = tokens.parse(tokens.DetokenizeRequest, await self._document(request))
+            text = self.plane.generation.detokenize(parsed.model, parsed.tokens)
+        except MCPError as exc:
+            return openai_error(exc)
+        return _json({"prompt": text})
+
+    async def _document(self, request: Request) -> Any:
+        async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
+            return parse_json(raw)
+
+    async def responses(self, request: Request) -> Response:
+        try:
+            document = await self._document(request)
+        except MCPError as exc:
+            return openai_error(exc)
+        return await create_response(request, document, self.plane.generation, CODES)
+
+    async def embeddings(self, request: Request) -> Response:
+        try:
+            parsed = parse_embeddings(await self._document(request))
+            headers = {key.lower(): value for key, value in request.headers.items()}
+            result = await self.plane.embeddings.embed(parsed.request(headers))
+        except MCPError as exc:
+            return openai_error(exc)
+        return embeddings_response(parsed, result)
+
     async def completions(self, request: Request) -> Response:
         return await self._generate(request, chat=False)
 
@@ -70,29 +113,47 @@ class OpenAIEndpoints:
                 document = parse_json(raw)
             parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document, limits)
             headers = {key.lower(): value for key, value in request.headers.items()}
-            generation = await self.plane.generation.start(parsed.text_request(headers), CODES)
+            generation: TextGeneration | PromptBatch
+            if chat:
+                generation = await self.plane.generation.start(parsed.text_request(headers), CODES)
+            else:
+                generation = await start_completions(self.plane.generation, parsed.text_requests(headers), CODES)
         except MCPError as exc:
             return openai_error(exc)
         plan = parsed.tool_plan() if chat else None
         encoder = (
             ToolChatEncoder(parsed.model, generation.tokenizer, plan)
             if plan is not None and plan.parse
-            else (ChatEncoder if chat else CompletionEncoder)(parsed.model, generation.tokenizer)
+            else _encoder(parsed, generation)
         )
-        logprobs = generation.params.logprobs is not None
+        logprobs = parsed.logprobs is not None if isinstance(parsed, CompletionRequest) else bool(parsed.logprobs)
         if parsed.stream:
             events = _events(generation, encoder, logprobs, parsed.include_usage)
             return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
         try:
-            choices = await collect_unless_gone(request, generation, generation.params.n)
+            choices = await collect_unless_gone(request, generation, _choices(generation))
+            if isinstance(parsed, CompletionRequest) and parsed.ranked:
+                choices = best_choices(choices, generation.params.n, parsed.n, logprobs)
         except MCPError as exc:
             return openai_error(exc)
         body = encoder.response(choices, generation.usage, logprobs)
         return Response(orjson.dumps(body), media_type="application/json")
 
 
+def _encoder(parsed: ChatCompletionRequest | CompletionRequest, generation: TextGeneration | PromptBatch) -> Any:
+    if isinstance(parsed, ChatCompletionRequest):
+        return ChatEncoder(parsed.model, generation.tokenizer)
+    if parsed.echo:
+        return EchoEncoder(parsed.model, generation, [prompt.text for prompt in parsed.prompts()], parsed.scores_only)
+    return CompletionEncoder(parsed.model, generation.tokenizer)
+
+
+def _choices(generation: TextGeneration | PromptBatch) -> int:
+    return generation.choices if isinstance(generation, PromptBatch) else generation.params.n
+
+
 async def _events(
-    generation: TextGeneration, encoder: CompletionEncoder, logprobs: bool, include_usage: bool
+    generation: TextGeneration | PromptBatch, encoder: CompletionEncoder, logprobs: bool, include_usage: bool
 ) -> AsyncIterator[bytes]:
     try:
         async for delta in generation:
@@ -106,6 +167,10 @@ async def _events(
         yield DONE
     finally:
         generation.abort()  # the client went away mid-stream (no-op once the stream ended)
+
+
+def _json(document: Any) -> Response:
+    return Response(orjson.dumps(document), media_type="application/json")
 
 
 def _model_entry(served: ServedLLM) -> dict[str, Any]:
@@ -125,4 +190,8 @@ def openai_routes(plane: DataPlane, config: ServerConfig, bodies: BodyBudget) ->
         Route("/v1/models/{model}", endpoints.model, methods=["GET"]),
         Route("/v1/completions", endpoints.completions, methods=["POST"]),
         Route("/v1/chat/completions", endpoints.chat_completions, methods=["POST"]),
+        Route("/v1/responses", endpoints.responses, methods=["POST"]),
+        Route("/v1/embeddings", endpoints.embeddings, methods=["POST"]),
+        Route("/tokenize", endpoints.tokenize, methods=["POST"]),
+        Route("/detokenize", endpoints.detokenize, methods=["POST"]),
     ]
