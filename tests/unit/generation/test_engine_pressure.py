@@ -58,18 +58,20 @@ def test_a_stream_nobody_reads_is_cut_off_and_frees_its_slot(engine: Engine) -> 
 def test_the_ttft_budget_expires_waiters_and_refuses_at_once(engine: Engine) -> None:
     async def scenario() -> None:
         running = engine.submit(GenerationRequest("running", prompt(engine), BLOCKER))
+        reading = asyncio.ensure_future(running.collect(1))  # read, so it is never cut off as a slow reader
         waiting = engine.submit(GenerationRequest("waiting", prompt(engine), LONG, ttft_budget_s=0.1))
         with pytest.raises(OverloadedError, match="past the TTFT budget"):
             await waiting.collect(1)  # it could not start within 0.1 s: 429, not a late start
-        await running.collect(1)  # measured: the engine now knows how long a slot is held
+        await reading  # measured: the engine now knows how long a slot is held
         assert engine.queue_wait.service_s is not None
         busy = engine.submit(GenerationRequest("busy", prompt(engine), BLOCKER))
+        reading = asyncio.ensure_future(busy.collect(1))
         await asyncio.sleep(0.05)
         started = time.monotonic()
         with pytest.raises(OverloadedError, match="exceeds the time-to-first-token budget") as refused:
             engine.submit(GenerationRequest("late", prompt(engine), LONG, ttft_budget_s=0.05))
         assert time.monotonic() - started < 0.05 and refused.value.retry_after_s > 0.05
-        await busy.collect(1)
+        await reading
 
     asyncio.run(scenario())
 
