@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.scheduling.config import DEFAULT_WEIGHTS, ClassPolicy
 
 DEFAULT_WAITING_PER_CLASS = 256
+DEFAULT_STEP_TOKENS = 256
+DEFAULT_CHUNK_TOKENS = 128
 
 
 def default_generation_classes() -> dict[SLAClass, ClassPolicy]:
@@ -22,8 +24,18 @@ class EngineConfig(BaseModel):
     max_model_len: int = Field(
         2048, ge=16, le=1_048_576, description="Longest prompt + generated tokens per sequence (capped at the model's)."
     )
-    max_prefill_tokens: int = Field(
-        4096, ge=1, description="Prompt tokens prefilled in one engine step (at least one prompt always is)."
+    max_num_batched_tokens: int | None = Field(
+        None,
+        ge=2,
+        description="Token budget of one engine step, shared by decode (one token per running sequence) and "
+        "prompt chunks (the rest); above max_num_seqs, so a waiting prompt always progresses. None: "
+        f"{DEFAULT_STEP_TOKENS}, or max_num_seqs + prefill_chunk_tokens if that is more.",
+    )
+    prefill_chunk_tokens: int = Field(
+        DEFAULT_CHUNK_TOKENS,
+        ge=1,
+        description="Longest piece of one prompt run at once: a long prompt is prefilled in such chunks, "
+        "between the decode steps of the running sequences.",
     )
     kv_cache_mb: float | None = Field(
         None,
@@ -49,3 +61,19 @@ class EngineConfig(BaseModel):
         description="Waiting queue per SLA class: weight and capacity (a full class answers 429).",
     )
     retry_after_s: float = Field(1.0, gt=0, description="Retry-After of a request refused because its queue is full.")
+
+    @property
+    def step_tokens(self) -> int:
+        """The step's token budget in effect (see ``max_num_batched_tokens``)."""
+        if self.max_num_batched_tokens is not None:
+            return self.max_num_batched_tokens
+        return max(DEFAULT_STEP_TOKENS, self.max_num_seqs + self.prefill_chunk_tokens)
+
+    @model_validator(mode="after")
+    def _budget_above_the_batch(self) -> EngineConfig:
+        if self.max_num_batched_tokens is not None and self.max_num_batched_tokens <= self.max_num_seqs:
+            raise ValueError(
+                f"max_num_batched_tokens {self.max_num_batched_tokens} must exceed max_num_seqs "
+                f"{self.max_num_seqs}: each running sequence takes one token of every step's budget"
+            )
+        return self

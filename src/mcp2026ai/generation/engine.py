@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from mcp2026ai.errors import InvalidArgumentError, MCPError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
+from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
@@ -68,6 +70,8 @@ class _Sequence:
     draft_pause: int = 0
     """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
     draft_misses: int = 0
+    prefilling: bool = False
+    """Its slot is being filled (a prompt, or a recomputed history): it skips decode steps until done."""
 
 
 @dataclass(eq=False)
@@ -114,6 +118,9 @@ class Engine:
         self.speculative_tokens = config.speculative_tokens
         """Draft tokens per speculative step (0: off); the serving config may change it while running."""
         self._running: dict[Hashable, _Sequence] = {}
+        """Every sequence holding a slot: decoding, or prefilling (see ``_prefilling``)."""
+        self._prefilling: list[PrefillTask[_Sequence]] = []
+        """Prompts (and recomputed histories) being run into their slots, oldest first, chunk by chunk."""
         self._lock = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
@@ -202,7 +209,7 @@ class Engine:
                     break
                 abandoned = self.waiting.sweep_abandoned()
                 free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
-                admitted = self.waiting.admit(free_slots, self.config.max_prefill_tokens, self._cost, self._block_fit())
+                admitted = self.waiting.admit(free_slots, sys.maxsize, self._cost, self._block_fit())
             try:
                 self._step(abandoned, admitted)
             except MCPError as exc:
@@ -243,36 +250,71 @@ class Engine:
             if job.aborted:
                 self._finish_job(job, FinishReason.ABORT)
             else:
-                self._prefill(job)
+                self._admit(job)
+        decoded = self._decode() if self._running else 0
         self._release_finished()
-        if self._running:
-            self._decode()
-            self._release_finished()
+        self._prefilling = [task for task in self._prefilling if task.sequence in self._running and task.remaining]
+        budget = prefill_budget(self.config.step_tokens, decoded)
+        for task, size in plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens):
+            self._prefill_chunk(task, size)
+        self._release_finished()
         stats = self.blocks.stats()
         self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 
-    def _prefill(self, job: _Job) -> None:
+    def _admit(self, job: _Job) -> None:
+        """Give the job's choices their slots and blocks; its prompt is prefilled chunk by chunk."""
         prompt = job.request.prompt_ids
-        slots = []
         job.admitted_at = time.monotonic()
         for index in range(job.request.params.n):
             sequence = self._new_sequence(job, index)
             job.sequences.append(sequence)
-            slots.append(self.slots.allocate(sequence, len(prompt)))
-            self.blocks.allocate(sequence, prompt)
-            self._running[sequence] = sequence
-        cached = self.prefix_cache.restore(prompt, slots[0], self.decoder) if self.prefix_cache else 0
-        logits = self.decoder.prefill(slots[0], prompt, cached)
+            self._hold_slot(sequence, prompt)
+        first = job.sequences[0]
+        cached = self._restore_prefix(first, prompt)
         if self.prefix_cache:
-            self.prefix_cache.remember(prompt, slots[0], self.decoder)
             self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate)
-        for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
-            self.decoder.move(slots[0], slot, len(prompt))
-        self.telemetry.prompt_tokens(len(prompt))
-        now = time.monotonic()
-        for sequence in job.sequences:
-            self._accept_token(sequence, logits, now)
-        self._publish(job)
+        # n choices share the prompt's KV: prefilled once, then copied
+        self._prefilling.append(PrefillTask(first, list(prompt), cached, job.sequences[1:]))
+
+    def _hold_slot(self, sequence: _Sequence, tokens: Sequence[int]) -> None:
+        sequence.prefilling = True
+        self.slots.allocate(sequence, 0)
+        self.blocks.allocate(sequence, tokens)
+        self._running[sequence] = sequence
+
+    def _restore_prefix(self, sequence: _Sequence, tokens: Sequence[int]) -> int:
+        """Copy the cached KV of the longest known prefix of ``tokens`` into the sequence's slot."""
+        if not self.prefix_cache:
+            return 0
+        cached = self.prefix_cache.restore(tokens, self.slots.slot_of(sequence), self.decoder)
+        self.slots.grow(sequence, cached)
+        return cached
+
+    def _prefill_chunk(self, task: PrefillTask[_Sequence], size: int) -> None:
+        """Run the task's next ``size`` tokens into its slot; when that completes it, the choices start."""
+        sequence = task.sequence
+        slot = self.slots.slot_of(sequence)
+        end = task.done + size
+        logits = self.decoder.prefill(slot, task.tokens[:end], task.done)
+        self.slots.grow(sequence, size)
+        task.done = end
+        if task.first_token:
+            self.telemetry.prompt_tokens(size)
+        if task.remaining:
+            return
+        if self.prefix_cache and task.first_token:
+            self.prefix_cache.remember(task.tokens, slot, self.decoder)
+        for fork in task.forks:
+            self.decoder.move(slot, self.slots.slot_of(fork), end)
+            self.slots.grow(fork, end)
+        choices = [sequence, *task.forks]
+        for choice in choices:
+            choice.prefilling = False
+        if task.first_token:
+            now = time.monotonic()
+            for choice in choices:
+                self._accept_token(choice, logits, now)
+            self._publish(sequence.job)
 
     def _new_sequence(self, job: _Job, index: int) -> _Sequence:
         params = job.request.params
@@ -285,30 +327,41 @@ class Engine:
             token_stop=TokenStop(params, self.info.eos_token_ids, job.max_tokens),
         )
 
-    def _decode(self) -> None:
+    def _decode(self) -> int:
+        """One token for every decoding sequence (in one run); how many sequences that was."""
         self._make_room()
-        if not self._running:
-            return
-        if self.speculative_tokens and len(self._running) == 1 and self.decoder.multi_row_logits:
-            sequence = next(iter(self._running.values()))
+        decoding = [s for s in self._running.values() if not s.prefilling]
+        if not decoding:
+            return 0
+        if self.speculative_tokens and len(decoding) == 1 and self.decoder.multi_row_logits:
+            sequence = decoding[0]
             if sequence.sampler.params.greedy and self._speculate(sequence):
-                return
+                return 1
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
-        lengths = []
+        order = order[: 1 + max(index for index, s in enumerate(order) if not s.prefilling)]
+        tokens, lengths = [], []
         for sequence in order:
+            if sequence.prefilling:  # moved below a decoding slot: a throwaway row, written past its KV
+                tokens.append(0)
+                lengths.append(self.slots.length_of(sequence) + 1)
+                continue
             self.slots.grow(sequence)
             if not self.blocks.append(sequence, sequence.last_token):  # _make_room left a block for each
                 raise UnavailableError("KV cache out of blocks after making room (a bug): failing the batch")
+            tokens.append(sequence.last_token)
             lengths.append(self.slots.length_of(sequence))
-        logits = self.decoder.decode([sequence.last_token for sequence in order], lengths)
+        logits = self.decoder.decode(tokens, lengths)
         now = time.monotonic()
         touched: dict[int, _Job] = {}
         for row, sequence in enumerate(order):
+            if sequence.prefilling:
+                continue
             self.telemetry.inter_token(now - sequence.last_token_at)
             self._accept_token(sequence, logits[row], now)
             touched[id(sequence.job)] = sequence.job
         for job in touched.values():
             self._publish(job)
+        return len(decoding)
 
     def _speculate(self, sequence: _Sequence) -> bool:
         """One speculative step for a lone greedy sequence; False when there is nothing to draft (or no
@@ -409,7 +462,9 @@ class Engine:
         """Preempt the most recently admitted requests until every running sequence can take its next token."""
         while self._running:
             needed = sum(
-                1 for s in self._running.values() if self.blocks.table(s).num_tokens % self.blocks.block_size == 0
+                1
+                for s in self._running.values()
+                if not s.prefilling and self.blocks.table(s).num_tokens % self.blocks.block_size == 0
             )
             if needed <= self.blocks.available_blocks:
                 return
@@ -440,11 +495,10 @@ class Engine:
             self._preempted.popleft()
             job.admitted_at = time.monotonic()
             for sequence, history in zip(waiting, histories, strict=True):
-                slot = self.slots.allocate(sequence, len(history))
-                self.blocks.allocate(sequence, history)
-                cached = self.prefix_cache.restore(history, slot, self.decoder) if self.prefix_cache else 0
-                self.decoder.prefill(slot, history, cached)
-                self._running[sequence] = sequence
+                self._hold_slot(sequence, history)
+                cached = self._restore_prefix(sequence, history)
+                # preempted before its first token (still prefilling): it samples one when done
+                self._prefilling.append(PrefillTask(sequence, history, cached, first_token=not sequence.history))
 
     def _reap_aborted(self) -> None:
         for job in {id(s.job): s.job for s in self._running.values() if s.job.aborted}.values():
@@ -466,6 +520,7 @@ class Engine:
         jobs = {id(s.job): s.job for s in self._running.values()} | {id(job): job for job in admitted}
         for sequence in list(self._running.values()):
             self._release(sequence)
+        self._prefilling.clear()
         for job in jobs.values():
             job.stream.fail(error)
             self.telemetry.failed(job)

@@ -1,0 +1,106 @@
+"""The engine's limit: raw batched decode and prefill of the served decoder, no server, no engine.
+
+Converts (or reuses from .cache/llm) SmolLM2-135M-Instruct's int4 decoder (as served), then times in
+interleaved rounds (other processes share this machine: each round runs every measure once, so a
+busy spell disturbs all of them alike):
+
+- ``decode b=B``: one decode step of B sequences of ``--context`` tokens each; tokens/s = B / step;
+- ``prefill N``: a prompt chunk of N tokens into a slot (the first chunk of an empty slot, or, with
+  ``+past``, a chunk after ``--context`` tokens already in the slot: what chunked prefill runs);
+  tokens/s = N / run.
+
+Each round takes the median of ``--repeats`` runs per measure; the table gives min / median / max of
+the rounds' figures (tokens/s) and the load average before and after. Every served figure in
+docs/benchmarks.md is given as a fraction of these.
+
+    .venv/bin/python benchmarks/engine/engine_limit.py [--rounds 3] [--batches 1 8 16]
+        [--chunks 64 128 256 512] [--context 200] [--threads 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from mcp2026ai.bundled import bundled_model_path
+from mcp2026ai.ir.llm_convert import convert_llm
+from mcp2026ai.ir.llm_info import LLMPrecision, load_llm_info
+from mcp2026ai.runtime.cpu_load import LoadProbe
+from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
+
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
+NEVER_CONTENDED = LoadProbe(read=lambda: 0.0)
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5, help="runs per measure and round (the median counts)")
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 16])
+    parser.add_argument("--chunks", type=int, nargs="+", default=[64, 128, 256, 512])
+    parser.add_argument("--context", type=int, default=200, help="tokens already in each decoding sequence")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--blocking", action="store_true", help="the blocking session (what a contended host gets)")
+    return parser.parse_args()
+
+
+def _median_ms(run: Callable[[], object], repeats: int) -> float:
+    run()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def measures(decoder: OnnxDecoder, args: argparse.Namespace) -> dict[str, tuple[int, Callable[[], object]]]:
+    """name -> (tokens per run, the run)."""
+    rng = np.random.default_rng(0)
+    table: dict[str, tuple[int, Callable[[], object]]] = {}
+    for batch in args.batches:
+        table[f"decode b={batch}"] = (batch, lambda b=batch: decoder.decode([5] * b, [args.context] * b))
+    for chunk in args.chunks:
+        prompt = [int(t) for t in rng.integers(100, 40_000, args.context + chunk)]
+        table[f"prefill {chunk}"] = (chunk, lambda p=prompt[:chunk]: decoder.prefill(0, p))
+        table[f"prefill {chunk} +past"] = (chunk, lambda p=prompt: decoder.prefill(0, p, args.context))
+    return table
+
+
+def main() -> None:
+    args = _arguments()
+    folder = convert_llm(bundled_model_path("smollm2"), LLMPrecision.INT4, CACHE)
+    info = load_llm_info(folder)
+    slots = max(args.batches)
+    length = args.context + max(args.chunks) + 1
+    probe = LoadProbe(read=lambda: 99.0) if args.blocking else NEVER_CONTENDED
+    decoder = OnnxDecoder(folder, info, slots, length, args.threads, load_probe=probe)
+    table = measures(decoder, args)
+    loads = [Path("/proc/loadavg").read_text().split()[0]]
+    rates: dict[str, list[float]] = {name: [] for name in table}
+    for _ in range(args.rounds):
+        for name, (tokens, run) in table.items():
+            rates[name].append(tokens / _median_ms(run, args.repeats) * 1000)
+    loads.append(Path("/proc/loadavg").read_text().split()[0])
+    session = "blocking" if args.blocking else "spinning"
+    print(
+        f"{args.rounds} interleaved rounds, median of {args.repeats} runs each; {session} session, "
+        f"threads={args.threads or 'default'}; load average {loads[0]} -> {loads[1]}"
+    )
+    print("| measure | tok/s min / median / max | ms per run (median) |\n|---|---|---|")
+    for name, values in rates.items():
+        tokens = table[name][0]
+        print(
+            f"| {name} | {min(values):.0f} / {statistics.median(values):.0f} / {max(values):.0f} "
+            f"| {tokens / statistics.median(values) * 1000:.1f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
