@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp2026ai.contract import SLAClass
+from mcp2026ai.generation.prefill import CHUNK_ALIGN
 from mcp2026ai.scheduling.config import DEFAULT_WEIGHTS, ClassPolicy
 
 DEFAULT_WAITING_PER_CLASS = 256
@@ -33,7 +34,7 @@ class EngineConfig(BaseModel):
     )
     prefill_chunk_tokens: int = Field(
         DEFAULT_CHUNK_TOKENS,
-        ge=1,
+        ge=CHUNK_ALIGN,
         description="Longest piece of one prompt run at once: a long prompt is prefilled in such chunks, "
         "between the decode steps of the running sequences.",
     )
@@ -71,9 +72,13 @@ class EngineConfig(BaseModel):
 
     @model_validator(mode="after")
     def _budget_above_the_batch(self) -> EngineConfig:
-        if self.max_num_batched_tokens is not None and self.max_num_batched_tokens <= self.max_num_seqs:
+        least = self.max_num_seqs + CHUNK_ALIGN
+        if self.max_num_batched_tokens is not None and self.max_num_batched_tokens < least:
             raise ValueError(
-                f"max_num_batched_tokens {self.max_num_batched_tokens} must exceed max_num_seqs "
-                f"{self.max_num_seqs}: each running sequence takes one token of every step's budget"
+                f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least max_num_seqs + "
+                f"{CHUNK_ALIGN} = {least}: each running sequence takes one token of every step's budget, "
+                f"and a prompt chunk at least {CHUNK_ALIGN}"
             )
+        if self.prefill_chunk_tokens % CHUNK_ALIGN:
+            raise ValueError(f"prefill_chunk_tokens {self.prefill_chunk_tokens} must be a multiple of {CHUNK_ALIGN}")
         return self
