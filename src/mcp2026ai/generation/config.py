@@ -48,8 +48,9 @@ class EngineConfig(BaseModel):
         0,
         ge=0,
         le=16,
-        description="Speculative decoding: tokens drafted by prompt lookup and verified in one run while a single "
-        "greedy sequence runs; 0: off (the serving config's strategy: speculative_decoding turns it on).",
+        description="Speculative decoding: tokens drafted by prompt lookup for each running sequence and verified "
+        "in one run of its own (sampled sequences by rejection sampling); 0: off (the serving config's strategy: "
+        "speculative_decoding turns it on).",
     )
     prefix_cache_mb: float = Field(
         128.0,

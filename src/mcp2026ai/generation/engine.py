@@ -2,10 +2,12 @@
 
 One thread runs the steps; callers submit from an event loop and read a :class:`GenerationStream`.
 A step: drop aborted requests (their KV slots free at once), resume preempted requests, admit
-waiting requests in SLA-class fair order while slots and KV blocks are free (prefill each prompt,
-sample its first token), then decode one token for every running sequence in one batched run,
-sample, check the stop conditions, and hand each request its deltas. Finished sequences leave the
-batch before the next step.
+waiting requests in SLA-class fair order while slots and KV blocks are free (each takes its slots
+and starts prefilling), decode one token for every decoding sequence in one batched run (sample,
+check the stop conditions, hand each request its deltas), then spend the rest of the step's token
+budget on prompt chunks, oldest prompt first (``generation/prefill.py``): a prompt whose last chunk
+ran samples its first token and decodes from the next step on. Finished sequences leave the batch
+before the next step.
 
 KV memory is counted in 16-token blocks from one pool (``EngineConfig.kv_cache_mb``, or the
 contract's memory budget): a sequence holds the blocks its tokens fill, never a ``max_model_len``
@@ -328,20 +330,27 @@ class Engine:
         )
 
     def _decode(self) -> int:
-        """One token for every decoding sequence (in one run); how many sequences that was."""
+        """One step of every decoding sequence: one token each in one batched run, or, for a sequence
+        with a prompt-lookup draft, its own verification run; how many sequences stepped."""
         self._make_room()
         decoding = [s for s in self._running.values() if not s.prefilling]
         if not decoding:
             return 0
-        if self.speculative_tokens and len(decoding) == 1 and self.decoder.multi_row_logits:
-            sequence = decoding[0]
-            if sequence.sampler.params.greedy and self._speculate(sequence):
-                return 1
+        drafts = self._drafts(decoding)
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
-        order = order[: 1 + max(index for index, s in enumerate(order) if not s.prefilling)]
+        plain = [index for index, s in enumerate(order) if not s.prefilling and s not in drafts]
+        if plain:
+            self._decode_rows(order[: 1 + max(plain)], drafts)
+        for sequence, draft in drafts.items():
+            self._verify(sequence, draft)
+        return len(decoding)
+
+    def _decode_rows(self, order: list[_Sequence], skip: dict[_Sequence, list[int]]) -> None:
+        """Decode slots ``0 .. len(order)-1``; prefilling sequences and those in ``skip`` (verified on
+        their own) get a throwaway row, written past their KV."""
         tokens, lengths = [], []
         for sequence in order:
-            if sequence.prefilling:  # moved below a decoding slot: a throwaway row, written past its KV
+            if sequence.prefilling or sequence in skip:
                 tokens.append(0)
                 lengths.append(self.slots.length_of(sequence) + 1)
                 continue
@@ -354,40 +363,56 @@ class Engine:
         now = time.monotonic()
         touched: dict[int, _Job] = {}
         for row, sequence in enumerate(order):
-            if sequence.prefilling:
+            if sequence.prefilling or sequence in skip:
                 continue
             self.telemetry.inter_token(now - sequence.last_token_at)
             self._accept_token(sequence, logits[row], now)
             touched[id(sequence.job)] = sequence.job
         for job in touched.values():
             self._publish(job)
-        return len(decoding)
 
-    def _speculate(self, sequence: _Sequence) -> bool:
-        """One speculative step for a lone greedy sequence; False when there is nothing to draft (or no
-        room for it), and the caller decodes one token as usual."""
+    def _drafts(self, decoding: list[_Sequence]) -> dict[_Sequence, list[int]]:
+        """Prompt-lookup drafts of the sequences that get one this step (speculation on, the decoder
+        returns several rows of logits, room in the context and the KV pool)."""
+        if not self.speculative_tokens or not self.decoder.multi_row_logits:
+            return {}
+        spare = self.blocks.available_blocks - len(decoding)  # _make_room's reserve for the plain rows
+        drafts = {}
+        for sequence in decoding:
+            draft = self._draft(sequence)
+            table = self.blocks.table(sequence)
+            extra = self.blocks.blocks_for(table.num_tokens + 1 + len(draft)) - len(table.blocks)
+            if draft and extra <= spare:
+                drafts[sequence] = draft
+                spare -= extra
+        return drafts
+
+    def _draft(self, sequence: _Sequence) -> list[int]:
+        """Up to ``speculative_tokens`` drafted tokens; none while backing off after misses."""
         if sequence.draft_pause:
             sequence.draft_pause -= 1
-            return False
-        table = self.blocks.table(sequence)
-        length = self.slots.length_of(sequence)
+            return []
         room = min(
             self.speculative_tokens,
-            self.max_len - length - 1,
+            self.max_len - self.slots.length_of(sequence) - 1,
             sequence.job.max_tokens - sequence.generated - 1,
         )
-        draft = prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
-        grown = table.num_tokens + 1 + len(draft)
-        if not draft or self.blocks.blocks_for(grown) - len(table.blocks) > self.blocks.available_blocks:
-            return False
+        return prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
+
+    def _verify(self, sequence: _Sequence, draft: list[int]) -> None:
+        """Run the last token and the draft in one decoder run; keep drafts while each is the token the
+        sequence chooses there (greedy: the most likely; sampled: accepted with its probability, else
+        a draw from the rest), plus the next one. A step that accepts nothing still yields one token."""
+        length = self.slots.length_of(sequence)
         fed = [sequence.last_token, *draft]
         logits = self.decoder.verify(self.slots.slot_of(sequence), fed, length + len(fed))
         now = time.monotonic()
         accepted = 0
         for row in range(len(fed)):
             self.telemetry.inter_token(now - sequence.last_token_at)
-            self._accept_token(sequence, logits[row], now)
-            if sequence.finished is not None or row == len(draft) or sequence.last_token != draft[row]:
+            proposed = draft[row] if row < len(draft) else None
+            self._accept_token(sequence, logits[row], now, proposed)
+            if sequence.finished is not None or proposed is None or sequence.last_token != proposed:
                 break
             accepted += 1
         for token in fed[: 1 + accepted]:  # the KV that counts: the last token and the accepted drafts
@@ -397,10 +422,9 @@ class Engine:
         sequence.draft_misses = 0 if accepted else sequence.draft_misses + 1
         sequence.draft_pause = min(16, 2 ** (sequence.draft_misses - 1)) if sequence.draft_misses else 0
         self._publish(sequence.job)
-        return True
 
-    def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
-        token, logprob = sequence.sampler.sample(logits)
+    def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float, draft: int | None = None) -> None:
+        token, logprob = sequence.sampler.sample(logits, draft)
         sequence.history.append(token)
         job = sequence.job
         if job.first_token_at is None:

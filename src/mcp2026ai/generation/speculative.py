@@ -2,10 +2,15 @@
 
 A draft is the tokens that followed the latest earlier occurrence of the context's last n tokens
 (n from 3 down to 1), in the prompt or in what was generated so far: cheap, and right often when
-the answer copies from its input (extracting, rewriting, editing code). The engine feeds the last
-token and the k drafted ones in one decoder run and keeps the drafts for as long as each equals
-the token the sequence would have chosen there, plus the next one: the output is the same as one
-token at a time, and a step that accepts nothing still yields one token.
+the answer copies from its input (extracting, rewriting, editing code). Every running sequence
+drafts (backing off after misses); the engine feeds a drafting sequence's last token and its k
+drafted ones in one decoder run of its own (the others decode together as usual) and keeps the
+drafts for as long as each is the token the sequence chooses there, plus the next one. Greedy: the
+most likely token, so the output is that of one token at a time (on the int4 decoder, up to
+near-ties: a k+1-token run sums in another order than a one-token step, see
+tests/unit/generation/test_batched_speculation.py). Sampled: the sampler accepts a draft with its
+probability and otherwise draws from the rest (rejection sampling with a certain proposal), so the
+distribution is unchanged. A step that accepts nothing still yields one token.
 """
 
 from __future__ import annotations
