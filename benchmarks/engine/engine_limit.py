@@ -13,7 +13,7 @@ Each round takes the median of ``--repeats`` runs per measure; the table gives m
 the rounds' figures (tokens/s) and the load average before and after. Every served figure in
 docs/benchmarks.md is given as a fraction of these.
 
-    .venv/bin/python benchmarks/engine/engine_limit.py [--rounds 3] [--batches 1 8 16]
+    .venv/bin/python benchmarks/engine/engine_limit.py [--rounds 3] [--batches 1 8 16 32]
         [--chunks 64 128 256 512] [--context 200] [--threads 0]
 """
 
@@ -41,7 +41,7 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5, help="runs per measure and round (the median counts)")
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 16])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 16, 32])
     parser.add_argument("--chunks", type=int, nargs="+", default=[64, 128, 256, 512])
     parser.add_argument("--context", type=int, default=200, help="tokens already in each decoding sequence")
     parser.add_argument("--threads", type=int, default=0)
