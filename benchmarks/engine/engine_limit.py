@@ -10,11 +10,13 @@ busy spell disturbs all of them alike):
   tokens/s = N / run.
 
 Each round takes the median of ``--repeats`` runs per measure; the table gives min / median / max of
-the rounds' figures (tokens/s) and the load average before and after. Every served figure in
+the rounds' figures (tokens/s), the CPU time this process spent per token (onnxruntime's threads
+included: other processes on the machine stretch wall time far more than it; on an idle machine the
+limit is about cores / CPU time per token) and the load average before and after. Every served figure in
 docs/benchmarks.md is given as a fraction of these.
 
     .venv/bin/python benchmarks/engine/engine_limit.py [--rounds 3] [--batches 1 8 16 32]
-        [--chunks 64 128 256 512] [--context 200] [--threads 0]
+        [--chunks 64 128 256 512] [--context 200] [--threads 0] [--session served|spinning|blocking]
 """
 
 from __future__ import annotations
@@ -45,18 +47,26 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--chunks", type=int, nargs="+", default=[64, 128, 256, 512])
     parser.add_argument("--context", type=int, default=200, help="tokens already in each decoding sequence")
     parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--blocking", action="store_true", help="the blocking session (what a contended host gets)")
+    parser.add_argument(
+        "--session",
+        choices=["served", "spinning", "blocking"],
+        default="served",
+        help="served: what the engine runs (spinning workers, blocking ones while the load average says the "
+        "CPUs are contended); or force one",
+    )
     return parser.parse_args()
 
 
-def _median_ms(run: Callable[[], object], repeats: int) -> float:
+def _median_ms(run: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """(median wall ms, median CPU ms of this process) of ``repeats`` runs after a warm one."""
     run()
-    times = []
+    times, cpu = [], []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         run()
         times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+        cpu.append((time.process_time() - cpu_started) * 1000)
+    return statistics.median(times), statistics.median(cpu)
 
 
 def measures(decoder: OnnxDecoder, args: argparse.Namespace) -> dict[str, tuple[int, Callable[[], object]]]:
@@ -78,26 +88,32 @@ def main() -> None:
     info = load_llm_info(folder)
     slots = max(args.batches)
     length = args.context + max(args.chunks) + 1
-    probe = LoadProbe(read=lambda: 99.0) if args.blocking else NEVER_CONTENDED
+    probes = {"served": LoadProbe(), "spinning": NEVER_CONTENDED, "blocking": LoadProbe(read=lambda: 99.0)}
+    probe = probes[args.session]
     decoder = OnnxDecoder(folder, info, slots, length, args.threads, load_probe=probe)
     table = measures(decoder, args)
     loads = [Path("/proc/loadavg").read_text().split()[0]]
     rates: dict[str, list[float]] = {name: [] for name in table}
+    cpu: dict[str, list[float]] = {name: [] for name in table}
+    blocking = 0
     for _ in range(args.rounds):
         for name, (tokens, run) in table.items():
-            rates[name].append(tokens / _median_ms(run, args.repeats) * 1000)
+            wall_ms, cpu_ms = _median_ms(run, args.repeats)
+            rates[name].append(tokens / wall_ms * 1000)
+            cpu[name].append(cpu_ms / tokens)
+            blocking += decoder.last_run_blocking
     loads.append(Path("/proc/loadavg").read_text().split()[0])
-    session = "blocking" if args.blocking else "spinning"
     print(
-        f"{args.rounds} interleaved rounds, median of {args.repeats} runs each; {session} session, "
+        f"{args.rounds} interleaved rounds, median of {args.repeats} runs each; session {args.session} "
+        f"({blocking} of {args.rounds * len(table)} measures ended on the blocking one), "
         f"threads={args.threads or 'default'}; load average {loads[0]} -> {loads[1]}"
     )
-    print("| measure | tok/s min / median / max | ms per run (median) |\n|---|---|---|")
+    print("| measure | tok/s min / median / max | ms per run (median) | CPU ms per token (median) |\n|---|---|---|---|")
     for name, values in rates.items():
         tokens = table[name][0]
         print(
             f"| {name} | {min(values):.0f} / {statistics.median(values):.0f} / {max(values):.0f} "
-            f"| {tokens / statistics.median(values) * 1000:.1f} |",
+            f"| {tokens / statistics.median(values) * 1000:.1f} | {statistics.median(cpu[name]):.2f} |",
             flush=True,
         )
 
