@@ -41,7 +41,7 @@ from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budge
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
-from mcp2026ai.generation.speculative import prompt_lookup
+from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
 from mcp2026ai.generation.stopping import StopStrings, TokenStop
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.telemetry import EngineTelemetry
@@ -51,6 +51,8 @@ from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
 log = logging.getLogger(__name__)
+GATE_PAUSE = 16
+"""Steps a sequence waits to draft again after the draft gate found its drafts not worth a run."""
 
 
 @dataclass(eq=False)
@@ -72,6 +74,8 @@ class _Sequence:
     draft_pause: int = 0
     """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
     draft_misses: int = 0
+    accepted_average: float = 1.0
+    """Moving average of the drafts kept per verification (the draft gate weighs it against run times)."""
     prefilling: bool = False
     """Its slot is being filled (a prompt, or a recomputed history): it skips decode steps until done."""
 
@@ -118,6 +122,7 @@ class Engine:
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self.speculative_tokens = config.speculative_tokens
+        self.draft_gate = DraftGate()
         """Draft tokens per speculative step (0: off); the serving config may change it while running."""
         self._running: dict[Hashable, _Sequence] = {}
         """Every sequence holding a slot: decoding, or prefilling (see ``_prefilling``)."""
@@ -359,7 +364,9 @@ class Engine:
                 raise UnavailableError("KV cache out of blocks after making room (a bug): failing the batch")
             tokens.append(sequence.last_token)
             lengths.append(self.slots.length_of(sequence))
+        started = time.perf_counter()
         logits = self.decoder.decode(tokens, lengths)
+        self.draft_gate.observe_decode(len(order), time.perf_counter() - started)
         now = time.monotonic()
         touched: dict[int, _Job] = {}
         for row, sequence in enumerate(order):
@@ -392,6 +399,11 @@ class Engine:
         if sequence.draft_pause:
             sequence.draft_pause -= 1
             return []
+        if not self.draft_gate.worth(sequence.accepted_average):
+            # not worth it now: wait, and grow more hopeful, so that a sequence that starts copying is tried again
+            sequence.draft_pause = GATE_PAUSE
+            sequence.accepted_average += 0.5 * (self.speculative_tokens - sequence.accepted_average)
+            return []
         room = min(
             self.speculative_tokens,
             self.max_len - self.slots.length_of(sequence) - 1,
@@ -400,31 +412,32 @@ class Engine:
         return prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
 
     def _verify(self, sequence: _Sequence, draft: list[int]) -> None:
-        """Run the last token and the draft in one decoder run; keep drafts while each is the token the
-        sequence chooses there (greedy: the most likely; sampled: accepted with its probability, else
-        a draw from the rest), plus the next one. A step that accepts nothing still yields one token."""
+        """Run the last token and the draft in one decoder run; the sequence chooses its tokens from the
+        rows as it would one at a time (``verify_drafts``). A step that accepts nothing still yields one."""
         length = self.slots.length_of(sequence)
         fed = [sequence.last_token, *draft]
+        started = time.perf_counter()
         logits = self.decoder.verify(self.slots.slot_of(sequence), fed, length + len(fed))
+        self.draft_gate.observe_verify(time.perf_counter() - started)
         now = time.monotonic()
-        accepted = 0
-        for row in range(len(fed)):
+
+        def choose(row: int) -> int | None:
             self.telemetry.inter_token(now - sequence.last_token_at)
-            proposed = draft[row] if row < len(draft) else None
-            self._accept_token(sequence, logits[row], now, proposed)
-            if sequence.finished is not None or proposed is None or sequence.last_token != proposed:
-                break
-            accepted += 1
+            self._accept_token(sequence, logits[row], now)
+            return sequence.last_token if sequence.finished is None else None
+
+        accepted = verify_drafts(draft, choose)
         for token in fed[: 1 + accepted]:  # the KV that counts: the last token and the accepted drafts
             self.slots.grow(sequence)
             self.blocks.append(sequence, token)
         self.telemetry.speculated(len(draft), accepted)
+        sequence.accepted_average += 0.25 * (accepted - sequence.accepted_average)
         sequence.draft_misses = 0 if accepted else sequence.draft_misses + 1
         sequence.draft_pause = min(16, 2 ** (sequence.draft_misses - 1)) if sequence.draft_misses else 0
         self._publish(sequence.job)
 
-    def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float, draft: int | None = None) -> None:
-        token, logprob = sequence.sampler.sample(logits, draft)
+    def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
+        token, logprob = sequence.sampler.sample(logits)
         sequence.history.append(token)
         job = sequence.job
         if job.first_token_at is None:

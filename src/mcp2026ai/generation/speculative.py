@@ -5,17 +5,20 @@ A draft is the tokens that followed the latest earlier occurrence of the context
 the answer copies from its input (extracting, rewriting, editing code). Every running sequence
 drafts (backing off after misses); the engine feeds a drafting sequence's last token and its k
 drafted ones in one decoder run of its own (the others decode together as usual) and keeps the
-drafts for as long as each is the token the sequence chooses there, plus the next one. Greedy: the
-most likely token, so the output is that of one token at a time (on the int4 decoder, up to
-near-ties: a k+1-token run sums in another order than a one-token step, see
-tests/unit/generation/test_batched_speculation.py). Sampled: the sampler accepts a draft with its
-probability and otherwise draws from the rest (rejection sampling with a certain proposal), so the
-distribution is unchanged. A step that accepts nothing still yields one token.
+drafts for as long as each is the token the sequence chooses there, plus the next one
+(:func:`verify_drafts`). The sequence chooses exactly as without drafts (greedy: the most likely
+token; sampled: its own draw, from its own generator), so the output is that of one token at a time:
+for a draft proposed with certainty, rejection sampling (keep it with its probability, else draw from
+the rest) is the same as drawing and keeping the draft when the draw equals it, and this way a
+seeded sequence even gets the same tokens with and without speculation. On the int4 decoder the
+rows' logits differ slightly from single steps' (a k+1-token run sums in another order: near-ties,
+see tests/unit/generation/test_batched_speculation.py). A step that accepts nothing still yields
+one token.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 MAX_NGRAM = 3
 DEFAULT_DRAFT_TOKENS = 4
@@ -33,3 +36,46 @@ def prompt_lookup(context: Sequence[int], k: int, max_ngram: int = MAX_NGRAM) ->
                 if follow:
                     return follow
     return []
+
+
+def verify_drafts(draft: Sequence[int], choose: Callable[[int], int | None]) -> int:
+    """How many drafts a verification keeps. ``choose(row)`` takes the sequence's token from row
+    ``row`` (the last token's, then each draft's logits) exactly as one step would, and returns it,
+    or None once the sequence has ended; rows are taken until a token differs from its draft, the
+    sequence ends, or the row after the last draft (the bonus token) is taken."""
+    for row in range(len(draft) + 1):
+        token = choose(row)
+        if token is None or row == len(draft) or token != draft[row]:
+            return row
+    return len(draft)
+
+
+class DraftGate:
+    """Whether a sequence's draft is worth its own verification run, from measured run times.
+
+    Batched decode already shares the weight reads that speculation saves: at one sequence a
+    verification run costs about one decode step and yields 1 + accepted tokens, but at eight it
+    replaces a row that cost an eighth of a step. The gate keeps moving averages of the batched
+    decode's time per row and of a verification run, and lets a sequence draft while its average
+    accepted tokens per verification (1 + accepted) times the per-row time exceeds the run's time.
+    Until both are measured, drafts go ahead.
+    """
+
+    def __init__(self, weight: float = 0.1) -> None:
+        self.weight = weight
+        self.row_s: float | None = None
+        self.verify_s: float | None = None
+
+    def observe_decode(self, rows: int, seconds: float) -> None:
+        self.row_s = self._average(self.row_s, seconds / max(rows, 1))
+
+    def observe_verify(self, seconds: float) -> None:
+        self.verify_s = self._average(self.verify_s, seconds)
+
+    def worth(self, expected_accepted: float) -> bool:
+        if self.row_s is None or self.verify_s is None:
+            return True
+        return (1.0 + expected_accepted) * self.row_s >= self.verify_s
+
+    def _average(self, current: float | None, value: float) -> float:
+        return value if current is None else current + self.weight * (value - current)
