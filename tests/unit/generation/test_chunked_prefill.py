@@ -84,7 +84,7 @@ def test_the_budget_must_leave_room_for_a_chunk_beside_every_sequence() -> None:
         EngineConfig(max_num_seqs=8, max_num_batched_tokens=20)
     with pytest.raises(ValidationError, match="prefill_chunk_tokens 100 must be a multiple of 16"):
         EngineConfig(prefill_chunk_tokens=100)
-    assert EngineConfig(max_num_seqs=256).step_tokens == 256 + 128
+    assert EngineConfig(max_num_seqs=256).step_tokens == 256 + 64
 
 
 def test_greedy_answers_are_the_same_with_and_without_chunking(whole: Engine, chunked: Engine) -> None:
