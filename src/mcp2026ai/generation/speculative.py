@@ -58,24 +58,32 @@ class DraftGate:
     replaces a row that cost an eighth of a step. The gate keeps moving averages of the batched
     decode's time per row and of a verification run, and lets a sequence draft while its average
     accepted tokens per verification (1 + accepted) times the per-row time exceeds the run's time.
-    Until both are measured, drafts go ahead.
+    A run's first use of a slot range is slow (onnxruntime binds it): each average starts from the
+    lesser of its first two runs, and a later run counts at most 3x the average. Until both are
+    measured, drafts go ahead.
     """
 
     def __init__(self, weight: float = 0.1) -> None:
         self.weight = weight
         self.row_s: float | None = None
         self.verify_s: float | None = None
+        self._runs = {"row": 0, "verify": 0}
 
     def observe_decode(self, rows: int, seconds: float) -> None:
-        self.row_s = self._average(self.row_s, seconds / max(rows, 1))
+        self.row_s = self._average("row", self.row_s, seconds / max(rows, 1))
 
     def observe_verify(self, seconds: float) -> None:
-        self.verify_s = self._average(self.verify_s, seconds)
+        self.verify_s = self._average("verify", self.verify_s, seconds)
 
     def worth(self, expected_accepted: float) -> bool:
-        if self.row_s is None or self.verify_s is None:
+        if self.row_s is None or self.verify_s is None or min(self._runs.values()) < 2:
             return True
         return (1.0 + expected_accepted) * self.row_s >= self.verify_s
 
-    def _average(self, current: float | None, value: float) -> float:
-        return value if current is None else current + self.weight * (value - current)
+    def _average(self, kind: str, current: float | None, value: float) -> float:
+        self._runs[kind] += 1
+        if current is None:
+            return value
+        if self._runs[kind] == 2:
+            return min(current, value)
+        return current + self.weight * (min(value, 3 * current) - current)

@@ -74,7 +74,12 @@ def test_the_draft_gate_weighs_kept_tokens_against_run_times() -> None:
     gate = DraftGate(weight=1.0)
     assert gate.worth(0.0)  # nothing measured yet: drafts go ahead
     gate.observe_decode(rows=1, seconds=0.004)
-    gate.observe_verify(seconds=0.005)
+    gate.observe_verify(seconds=0.050)  # a first run binds its slots: slow
+    assert gate.worth(0.0)  # one run of each is not a measure yet
+    gate.observe_decode(rows=1, seconds=0.004)
+    gate.observe_verify(seconds=0.005)  # the lesser of the first two counts
     assert gate.worth(0.5) and not gate.worth(0.2)  # alone: 1.5 tokens x 4 ms > 5 ms
     gate.observe_decode(rows=8, seconds=0.013)
-    assert not gate.worth(2.0) and gate.worth(3.0)  # beside 7 others a row costs 1.6 ms: 3 tokens are not enough
+    assert not gate.worth(2.0) and gate.worth(3.0)  # beside 7 others a row costs 1.6 ms: 3 tokens are enough
+    gate.observe_verify(seconds=1.0)  # a run descheduled by another process counts at most 3x
+    assert gate.verify_s == pytest.approx(0.015)
