@@ -1,12 +1,15 @@
 """Speculative decoding (prompt lookup) against one token per step, on a task that copies from its
-input and on one that does not, at concurrency 1 (where it applies: one greedy sequence running).
+input and on one that does not, at ``--concurrency`` (every running sequence drafts; sampled ones,
+``--temperature`` above 0, keep their distribution by rejection sampling).
 
 SmolLM2-135M-Instruct int4 (converted once into .cache/llm), the engine alone (no HTTP), greedy,
 ``--tokens`` output tokens; the two engines run the same prompts, interleaved round by round.
-Prints output tokens/s per task and mode, the speed-up, the acceptance rate, and whether the
-answers were identical (they must be).
+Prints output tokens/s per task and mode (all streams' tokens over the round's wall time, median and
+range), the speed-up, the acceptance rate, and how far the first stream's answers agree (greedy
+int4: identical up to near-ties, see docs/benchmarks.md).
 
     .venv/bin/python benchmarks/llm/speculative.py [--rounds 3] [--tokens 96] [--draft 4]
+        [--concurrency 1] [--temperature 0]
 """
 
 from __future__ import annotations
@@ -36,11 +39,14 @@ TASKS = {
 }
 
 
-async def timed(engine: Engine, ids: list[int], tokens: int) -> tuple[float, list[int]]:
+async def timed(
+    engine: Engine, ids: list[int], tokens: int, concurrency: int, temperature: float
+) -> tuple[float, list[int]]:
     started = time.perf_counter()
-    stream = engine.submit(GenerationRequest("b", ids, SamplingParams(max_tokens=tokens, temperature=0)))
-    answer = (await stream.collect(1))[0].token_ids
-    return len(answer) / (time.perf_counter() - started), answer
+    params = SamplingParams(max_tokens=tokens, temperature=temperature)
+    streams = [engine.submit(GenerationRequest(f"b{i}", ids, params)) for i in range(concurrency)]
+    answers = [(await stream.collect(1))[0].token_ids for stream in streams]
+    return sum(len(answer) for answer in answers) / (time.perf_counter() - started), answers[0]
 
 
 def main() -> None:
@@ -48,12 +54,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=96)
     parser.add_argument("--draft", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--temperature", type=float, default=0.0)
     args = parser.parse_args()
     folder = convert_llm(bundled_model_path("smollm2"), LLMPrecision.INT4, CACHE)
+    seqs = args.concurrency
     engines = {
-        "one token per step": build_engine("smollm2", folder, EngineConfig(max_num_seqs=1, max_model_len=1024)),
+        "one token per step": build_engine("smollm2", folder, EngineConfig(max_num_seqs=seqs, max_model_len=1024)),
         "speculative": build_engine(
-            "smollm2", folder, EngineConfig(max_num_seqs=1, max_model_len=1024, speculative_tokens=args.draft)
+            "smollm2", folder, EngineConfig(max_num_seqs=seqs, max_model_len=1024, speculative_tokens=args.draft)
         ),
     }
     for task, text in TASKS.items():
@@ -65,15 +74,18 @@ def main() -> None:
             for mode, engine in engines.items():
                 chat = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
                 ids = engine.tokenizer.encode(chat, add_special_tokens=False)
-                rate, answers[mode] = asyncio.run(timed(engine, ids, args.tokens))
+                rate, answers[mode] = asyncio.run(timed(engine, ids, args.tokens, seqs, args.temperature))
                 rates[mode].append(rate)
         plain, fast = (statistics.median(rates[mode]) for mode in engines)
         acceptance = (spec.accepted_tokens - accepted) / max(1, spec.drafted_tokens - drafted)
         a, b = answers["speculative"], answers["one token per step"]
         same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        spread = {mode: f"{min(rates[mode]):.1f}-{max(rates[mode]):.1f}" for mode in engines}
         print(
-            f"{task}: {plain:6.1f} -> {fast:6.1f} tok/s ({fast / plain:.2f}x), acceptance {acceptance:.0%}, "
-            f"answers identical for the first {same} of {len(b)} tokens"
+            f"c={seqs}, temperature {args.temperature}, {task}: {plain:6.1f} ({spread['one token per step']}) -> "
+            f"{fast:6.1f} ({spread['speculative']}) tok/s ({fast / plain:.2f}x), acceptance {acceptance:.0%}, "
+            f"first stream's answers identical for the first {same} of {len(b)} tokens",
+            flush=True,
         )
     for engine in engines.values():
         engine.close()

@@ -107,7 +107,7 @@ def serve(
         typer.Option(
             min=0,
             max=16,
-            help="Language models: tokens drafted by prompt lookup per step while one greedy sequence runs.",
+            help="Language models: tokens drafted by prompt lookup per step for each running sequence.",
         ),
     ] = 0,
     prefix_cache_mb: Annotated[

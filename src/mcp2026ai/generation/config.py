@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp2026ai.contract import SLAClass
+from mcp2026ai.generation.prefill import CHUNK_ALIGN
 from mcp2026ai.scheduling.config import DEFAULT_WEIGHTS, ClassPolicy
 
 DEFAULT_WAITING_PER_CLASS = 256
+DEFAULT_STEP_TOKENS = 256
+DEFAULT_CHUNK_TOKENS = 64
+"""Measured (docs/benchmarks.md, issue 34): beside 8 decoding streams a 1,900-token prompt in chunks of
+64 stalls them about half as long as in chunks of 128, at the same time to its first token."""
 
 
 def default_generation_classes() -> dict[SLAClass, ClassPolicy]:
@@ -22,8 +27,18 @@ class EngineConfig(BaseModel):
     max_model_len: int = Field(
         2048, ge=16, le=1_048_576, description="Longest prompt + generated tokens per sequence (capped at the model's)."
     )
-    max_prefill_tokens: int = Field(
-        4096, ge=1, description="Prompt tokens prefilled in one engine step (at least one prompt always is)."
+    max_num_batched_tokens: int | None = Field(
+        None,
+        ge=2,
+        description="Token budget of one engine step, shared by decode (one token per running sequence) and "
+        "prompt chunks (the rest); above max_num_seqs, so a waiting prompt always progresses. None: "
+        f"{DEFAULT_STEP_TOKENS}, or max_num_seqs + prefill_chunk_tokens if that is more.",
+    )
+    prefill_chunk_tokens: int = Field(
+        DEFAULT_CHUNK_TOKENS,
+        ge=CHUNK_ALIGN,
+        description="Longest piece of one prompt run at once: a long prompt is prefilled in such chunks, "
+        "between the decode steps of the running sequences.",
     )
     kv_cache_mb: float | None = Field(
         None,
@@ -35,8 +50,9 @@ class EngineConfig(BaseModel):
         0,
         ge=0,
         le=16,
-        description="Speculative decoding: tokens drafted by prompt lookup and verified in one run while a single "
-        "greedy sequence runs; 0: off (the serving config's strategy: speculative_decoding turns it on).",
+        description="Speculative decoding: tokens drafted by prompt lookup for each running sequence and verified "
+        "in one run of its own (sampled sequences by rejection sampling); 0: off (the serving config's strategy: "
+        "speculative_decoding turns it on).",
     )
     prefix_cache_mb: float = Field(
         128.0,
@@ -55,3 +71,23 @@ class EngineConfig(BaseModel):
         description="Tokens a stream's reader may fall behind its generation; past it the stream ends with an "
         "error event and its decode slot is freed (a client that reads slowly or never). None: no limit.",
     )
+
+    @property
+    def step_tokens(self) -> int:
+        """The step's token budget in effect (see ``max_num_batched_tokens``)."""
+        if self.max_num_batched_tokens is not None:
+            return self.max_num_batched_tokens
+        return max(DEFAULT_STEP_TOKENS, self.max_num_seqs + self.prefill_chunk_tokens)
+
+    @model_validator(mode="after")
+    def _budget_above_the_batch(self) -> EngineConfig:
+        least = self.max_num_seqs + CHUNK_ALIGN
+        if self.max_num_batched_tokens is not None and self.max_num_batched_tokens < least:
+            raise ValueError(
+                f"max_num_batched_tokens {self.max_num_batched_tokens} must be at least max_num_seqs + "
+                f"{CHUNK_ALIGN} = {least}: each running sequence takes one token of every step's budget, "
+                f"and a prompt chunk at least {CHUNK_ALIGN}"
+            )
+        if self.prefill_chunk_tokens % CHUNK_ALIGN:
+            raise ValueError(f"prefill_chunk_tokens {self.prefill_chunk_tokens} must be a multiple of {CHUNK_ALIGN}")
+        return self

@@ -2,10 +2,12 @@
 
 One thread runs the steps; callers submit from an event loop and read a :class:`GenerationStream`.
 A step: drop aborted requests (their KV slots free at once), resume preempted requests, admit
-waiting requests in SLA-class fair order while slots and KV blocks are free (prefill each prompt,
-sample its first token), then decode one token for every running sequence in one batched run,
-sample, check the stop conditions, and hand each request its deltas. Finished sequences leave the
-batch before the next step.
+waiting requests in SLA-class fair order while slots and KV blocks are free (each takes its slots
+and starts prefilling), decode one token for every decoding sequence in one batched run (sample,
+check the stop conditions, hand each request its deltas), then spend the rest of the step's token
+budget on prompt chunks, oldest prompt first (``generation/prefill.py``): a prompt whose last chunk
+ran samples its first token and decodes from the next step on. Finished sequences leave the batch
+before the next step.
 
 KV memory is counted in 16-token blocks from one pool (``EngineConfig.kv_cache_mb``, or the
 contract's memory budget): a sequence holds the blocks its tokens fill, never a ``max_model_len``
@@ -20,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,12 +38,13 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
+from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.pressure import QueueWait
 from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_logprobs
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
-from mcp2026ai.generation.speculative import prompt_lookup
+from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
 from mcp2026ai.generation.stopping import StopStrings, TokenStop
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.telemetry import EngineTelemetry
@@ -50,6 +54,8 @@ from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
 log = logging.getLogger(__name__)
+GATE_PAUSE = 16
+"""Steps a sequence waits to draft again after the draft gate found its drafts not worth a run."""
 
 
 @dataclass(eq=False)
@@ -73,6 +79,10 @@ class _Sequence:
     draft_misses: int = 0
     grammar: GrammarMatcher | None = None
     """The constrained sequence's grammar state (None: free text)."""
+    accepted_average: float = 1.0
+    """Moving average of the drafts kept per verification (the draft gate weighs it against run times)."""
+    prefilling: bool = False
+    """Its slot is being filled (a prompt, or a recomputed history): it skips decode steps until done."""
 
 
 @dataclass(eq=False)
@@ -120,8 +130,12 @@ class Engine:
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
         self.speculative_tokens = config.speculative_tokens
+        self.draft_gate = DraftGate()
         """Draft tokens per speculative step (0: off); the serving config may change it while running."""
         self._running: dict[Hashable, _Sequence] = {}
+        """Every sequence holding a slot: decoding, or prefilling (see ``_prefilling``)."""
+        self._prefilling: list[PrefillTask[_Sequence]] = []
+        """Prompts (and recomputed histories) being run into their slots, oldest first, chunk by chunk."""
         self._lock = threading.Condition()
         self._stopping = False
         self._draining = False
@@ -255,7 +269,7 @@ class Engine:
                     break
                 expired, abandoned = self.waiting.sweep()
                 free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
-                admitted = self.waiting.admit(free_slots, self.config.max_prefill_tokens, self._cost, self._block_fit())
+                admitted = self.waiting.admit(free_slots, sys.maxsize, self._cost, self._block_fit())
                 self._admitting = len(admitted)
             self._expire(expired)
             try:
@@ -306,44 +320,93 @@ class Engine:
             if job.aborted:
                 self._finish_job(job, FinishReason.ABORT)
             else:
-                self._prefill(job)
+                self._admit(job)
+        decoded = self._decode() if self._running else 0
         self._release_finished()
-        if self._running:
-            self._decode()
-            self._release_finished()
+        self._prefilling = [task for task in self._prefilling if task.sequence in self._running and task.remaining]
+        budget = prefill_budget(self.config.step_tokens, decoded)
+        for task, size in plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens):
+            self._prefill_chunk(task, size)
+        self._release_finished()
         stats = self.blocks.stats()
         self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 
-    def _prefill(self, job: _Job) -> None:
+    def _admit(self, job: _Job) -> None:
+        """Give the job's choices their slots and blocks; its prompt is prefilled chunk by chunk."""
         prompt = job.request.prompt_ids
-        slots = []
         job.admitted_at = time.monotonic()
         for index in range(job.request.params.n):
             sequence = self._new_sequence(job, index)
             job.sequences.append(sequence)
-            slots.append(self.slots.allocate(sequence, len(prompt)))
-            self.blocks.allocate(sequence, prompt)
-            self._running[sequence] = sequence
+            self._hold_slot(sequence, prompt)
+        first = job.sequences[0]
         scored = job.request.params.prompt_logprobs
-        cached = 0
-        if self.prefix_cache and scored is None:
-            cached = self.prefix_cache.restore(prompt, slots[0], self.decoder)
-        if scored is None:
-            logits, prompt_logprobs = self.decoder.prefill(slots[0], prompt, cached), None
-        else:  # every position's logits: each prompt token's log-probability (no prefix cache here)
-            rows = self.decoder.prompt_logits(slots[0], prompt)
-            logits, prompt_logprobs = rows[-1], prompt_token_logprobs(rows, prompt, scored)
-        job.stream.prefilled(cached, prompt_logprobs)
+        if scored is not None:
+            self._prefill_scored(job, prompt, scored)
+            return
+        cached = self._restore_prefix(first, prompt)
+        job.stream.prefilled(cached, None)
         if self.prefix_cache:
-            self.prefix_cache.remember(prompt, slots[0], self.decoder)
-            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate, len(prompt) if scored is None else 0)
-        for slot in slots[1:]:  # n choices share the prompt's KV: prefilled once
-            self.decoder.move(slots[0], slot, len(prompt))
+            self.telemetry.prefix_cache(cached, self.prefix_cache.hit_rate, len(prompt))
+        # n choices share the prompt's KV: prefilled once, then copied
+        self._prefilling.append(PrefillTask(first, list(prompt), cached, job.sequences[1:]))
+
+    def _prefill_scored(self, job: _Job, prompt: Sequence[int], scored: int) -> None:
+        """A prompt whose tokens' logprobs are asked for (``echo``): the whole prompt in one run with every
+        position's logits (neither chunked nor from the prefix cache), then its choices start at once."""
+        first = job.sequences[0]
+        slot = self.slots.slot_of(first)
+        rows = self.decoder.prompt_logits(slot, prompt)
+        job.stream.prefilled(0, prompt_token_logprobs(rows, prompt, scored))
         self.telemetry.prompt_tokens(len(prompt))
         now = time.monotonic()
-        for sequence in job.sequences:
-            self._accept_token(sequence, logits, now)
+        for choice in job.sequences:
+            if choice is not first:
+                self.decoder.move(slot, self.slots.slot_of(choice), len(prompt))
+            self.slots.grow(choice, len(prompt))
+            choice.prefilling = False
+            self._accept_token(choice, rows[-1], now)
         self._publish(job)
+
+    def _hold_slot(self, sequence: _Sequence, tokens: Sequence[int]) -> None:
+        sequence.prefilling = True
+        self.slots.allocate(sequence, 0)
+        self.blocks.allocate(sequence, tokens)
+        self._running[sequence] = sequence
+
+    def _restore_prefix(self, sequence: _Sequence, tokens: Sequence[int]) -> int:
+        """Copy the cached KV of the longest known prefix of ``tokens`` into the sequence's slot."""
+        if not self.prefix_cache:
+            return 0
+        cached = self.prefix_cache.restore(tokens, self.slots.slot_of(sequence), self.decoder)
+        self.slots.grow(sequence, cached)
+        return cached
+
+    def _prefill_chunk(self, task: PrefillTask[_Sequence], size: int) -> None:
+        """Run the task's next ``size`` tokens into its slot; when that completes it, the choices start."""
+        sequence = task.sequence
+        slot = self.slots.slot_of(sequence)
+        end = task.done + size
+        logits = self.decoder.prefill(slot, task.tokens[:end], task.done)
+        self.slots.grow(sequence, size)
+        task.done = end
+        if task.first_token:
+            self.telemetry.prompt_tokens(size)
+        if task.remaining:
+            return
+        if self.prefix_cache and task.first_token:
+            self.prefix_cache.remember(task.tokens, slot, self.decoder)
+        for fork in task.forks:
+            self.decoder.move(slot, self.slots.slot_of(fork), end)
+            self.slots.grow(fork, end)
+        choices = [sequence, *task.forks]
+        for choice in choices:
+            choice.prefilling = False
+        if task.first_token:
+            now = time.monotonic()
+            for choice in choices:
+                self._accept_token(choice, logits, now)
+            self._publish(sequence.job)
 
     def _new_sequence(self, job: _Job, index: int) -> _Sequence:
         params = job.request.params
@@ -358,67 +421,109 @@ class Engine:
             grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
         )
 
-    def _decode(self) -> None:
+    def _decode(self) -> int:
+        """One step of every decoding sequence: one token each in one batched run, or, for a sequence
+        with a prompt-lookup draft, its own verification run; how many sequences stepped."""
         self._make_room()
-        if not self._running:
-            return
-        if self.speculative_tokens and len(self._running) == 1 and self.decoder.multi_row_logits:
-            sequence = next(iter(self._running.values()))
-            # a constrained sequence never speculates: its drafts would need the matcher's rollback
-            if sequence.sampler.params.greedy and sequence.grammar is None and self._speculate(sequence):
-                return
+        decoding = [s for s in self._running.values() if not s.prefilling]
+        if not decoding:
+            return 0
+        drafts = self._drafts(decoding)
         order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
-        lengths = []
+        plain = [index for index, s in enumerate(order) if not s.prefilling and s not in drafts]
+        if plain:
+            self._decode_rows(order[: 1 + max(plain)], drafts)
+        for sequence, draft in drafts.items():
+            self._verify(sequence, draft)
+        return len(decoding)
+
+    def _decode_rows(self, order: list[_Sequence], skip: dict[_Sequence, list[int]]) -> None:
+        """Decode slots ``0 .. len(order)-1``; prefilling sequences and those in ``skip`` (verified on
+        their own) get a throwaway row, written past their KV."""
+        tokens, lengths = [], []
         for sequence in order:
+            if sequence.prefilling or sequence in skip:
+                tokens.append(0)
+                lengths.append(self.slots.length_of(sequence) + 1)
+                continue
             self.slots.grow(sequence)
             if not self.blocks.append(sequence, sequence.last_token):  # _make_room left a block for each
                 raise UnavailableError("KV cache out of blocks after making room (a bug): failing the batch")
+            tokens.append(sequence.last_token)
             lengths.append(self.slots.length_of(sequence))
-        logits = self.decoder.decode([sequence.last_token for sequence in order], lengths)
+        started = time.perf_counter()
+        logits = self.decoder.decode(tokens, lengths)
+        self.draft_gate.observe_decode(len(order), time.perf_counter() - started)
         now = time.monotonic()
         touched: dict[int, _Job] = {}
         for row, sequence in enumerate(order):
+            if sequence.prefilling or sequence in skip:
+                continue
             self.telemetry.inter_token(now - sequence.last_token_at)
             self._accept_token(sequence, logits[row], now)
             touched[id(sequence.job)] = sequence.job
         for job in touched.values():
             self._publish(job)
 
-    def _speculate(self, sequence: _Sequence) -> bool:
-        """One speculative step for a lone greedy sequence; False when there is nothing to draft (or no
-        room for it), and the caller decodes one token as usual."""
+    def _drafts(self, decoding: list[_Sequence]) -> dict[_Sequence, list[int]]:
+        """Prompt-lookup drafts of the sequences that get one this step (speculation on, the decoder
+        returns several rows of logits, room in the context and the KV pool)."""
+        if not self.speculative_tokens or not self.decoder.multi_row_logits:
+            return {}
+        spare = self.blocks.available_blocks - len(decoding)  # _make_room's reserve for the plain rows
+        drafts = {}
+        for sequence in decoding:
+            if sequence.grammar is not None:
+                continue  # a constrained sequence never speculates: its drafts would need the matcher's rollback
+            draft = self._draft(sequence)
+            table = self.blocks.table(sequence)
+            extra = self.blocks.blocks_for(table.num_tokens + 1 + len(draft)) - len(table.blocks)
+            if draft and extra <= spare:
+                drafts[sequence] = draft
+                spare -= extra
+        return drafts
+
+    def _draft(self, sequence: _Sequence) -> list[int]:
+        """Up to ``speculative_tokens`` drafted tokens; none while backing off after misses."""
         if sequence.draft_pause:
             sequence.draft_pause -= 1
-            return False
-        table = self.blocks.table(sequence)
-        length = self.slots.length_of(sequence)
+            return []
+        if not self.draft_gate.worth(sequence.accepted_average):
+            # not worth it now: wait, and grow more hopeful, so that a sequence that starts copying is tried again
+            sequence.draft_pause = GATE_PAUSE
+            sequence.accepted_average += 0.5 * (self.speculative_tokens - sequence.accepted_average)
+            return []
         room = min(
             self.speculative_tokens,
-            self.max_len - length - 1,
+            self.max_len - self.slots.length_of(sequence) - 1,
             sequence.job.max_tokens - sequence.generated - 1,
         )
-        draft = prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
-        grown = table.num_tokens + 1 + len(draft)
-        if not draft or self.blocks.blocks_for(grown) - len(table.blocks) > self.blocks.available_blocks:
-            return False
+        return prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
+
+    def _verify(self, sequence: _Sequence, draft: list[int]) -> None:
+        """Run the last token and the draft in one decoder run; the sequence chooses its tokens from the
+        rows as it would one at a time (``verify_drafts``). A step that accepts nothing still yields one."""
+        length = self.slots.length_of(sequence)
         fed = [sequence.last_token, *draft]
+        started = time.perf_counter()
         logits = self.decoder.verify(self.slots.slot_of(sequence), fed, length + len(fed))
+        self.draft_gate.observe_verify(time.perf_counter() - started)
         now = time.monotonic()
-        accepted = 0
-        for row in range(len(fed)):
+
+        def choose(row: int) -> int | None:
             self.telemetry.inter_token(now - sequence.last_token_at)
             self._accept_token(sequence, logits[row], now)
-            if sequence.finished is not None or row == len(draft) or sequence.last_token != draft[row]:
-                break
-            accepted += 1
+            return sequence.last_token if sequence.finished is None else None
+
+        accepted = verify_drafts(draft, choose)
         for token in fed[: 1 + accepted]:  # the KV that counts: the last token and the accepted drafts
             self.slots.grow(sequence)
             self.blocks.append(sequence, token)
         self.telemetry.speculated(len(draft), accepted)
+        sequence.accepted_average += 0.25 * (accepted - sequence.accepted_average)
         sequence.draft_misses = 0 if accepted else sequence.draft_misses + 1
         sequence.draft_pause = min(16, 2 ** (sequence.draft_misses - 1)) if sequence.draft_misses else 0
         self._publish(sequence.job)
-        return True
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
         grammar = sequence.grammar
@@ -489,7 +594,9 @@ class Engine:
         """Preempt the most recently admitted requests until every running sequence can take its next token."""
         while self._running:
             needed = sum(
-                1 for s in self._running.values() if self.blocks.table(s).num_tokens % self.blocks.block_size == 0
+                1
+                for s in self._running.values()
+                if not s.prefilling and self.blocks.table(s).num_tokens % self.blocks.block_size == 0
             )
             if needed <= self.blocks.available_blocks:
                 return
@@ -520,11 +627,10 @@ class Engine:
             self._preempted.popleft()
             job.admitted_at = time.monotonic()
             for sequence, history in zip(waiting, histories, strict=True):
-                slot = self.slots.allocate(sequence, len(history))
-                self.blocks.allocate(sequence, history)
-                cached = self.prefix_cache.restore(history, slot, self.decoder) if self.prefix_cache else 0
-                self.decoder.prefill(slot, history, cached)
-                self._running[sequence] = sequence
+                self._hold_slot(sequence, history)
+                cached = self._restore_prefix(sequence, history)
+                # preempted before its first token (still prefilling): it samples one when done
+                self._prefilling.append(PrefillTask(sequence, history, cached, first_token=not sequence.history))
 
     def _reap_aborted(self) -> None:
         for job in {id(s.job): s.job for s in self._running.values() if s.job.aborted}.values():
@@ -546,6 +652,7 @@ class Engine:
         jobs = {id(s.job): s.job for s in self._running.values()} | {id(job): job for job in admitted}
         for sequence in list(self._running.values()):
             self._release(sequence)
+        self._prefilling.clear()
         for job in jobs.values():
             job.stream.fail(error)
             self.telemetry.failed(job)

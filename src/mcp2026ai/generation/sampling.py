@@ -18,15 +18,19 @@ import numpy as np
 from mcp2026ai.generation.logit_adjustment import LogitAdjustment
 from mcp2026ai.generation.types import SamplingParams, TokenLogprob
 
-_FIRST_CANDIDATES = 256
-"""top-p looks at this many most likely tokens first, and doubles it until they hold top_p."""
+_STEPS = 32
+_BUCKETS = 64 * _STEPS
+"""top-p's probability buckets: 64 powers of 2 below the best token (the last gathers everything
+less likely), each cut in ``_STEPS`` by the mantissa."""
 _CDF_BLOCK = 256
 """Tokens per block of the two-level draw (:func:`inverse_cdf`)."""
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted: np.ndarray = logits.astype(np.float64) - float(np.max(logits))
-    result: np.ndarray = shifted - np.log(np.sum(np.exp(shifted)))
+    """In float32, the sum of exponentials accumulated in float64 (the whole row in float64 took
+    0.6 ms of every token that asked for logprobs)."""
+    shifted: np.ndarray = logits - np.float32(np.max(logits))
+    result: np.ndarray = shifted - np.float32(np.log(np.sum(np.exp(shifted), dtype=np.float64)))
     return result
 
 
@@ -108,10 +112,27 @@ class Sampler:
         top: tuple[tuple[int, float], ...] = ()
         count = self.params.logprobs or 0
         if count:
-            best = np.argpartition(-logprobs, count - 1)[:count]
-            best = best[np.argsort(-logprobs[best], kind="stable")]
+            best = top_tokens(logprobs, count)
             top = tuple((int(t), float(logprobs[t])) for t in best)
         return TokenLogprob(token, float(logprobs[token]), top)
+
+
+def top_tokens(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the ``count`` largest values, largest first. Looks among the values within a margin
+    of the best first (widening it until enough are in): an ``argpartition`` of a 49,152-token row took
+    0.43 ms of every token that asked for logprobs."""
+    best = float(values.max())
+    margin = 2.0
+    while True:
+        candidates = np.flatnonzero(values >= best - margin)
+        if len(candidates) >= count or margin > 1e4:
+            break
+        margin *= 4
+    if len(candidates) < count:
+        candidates = np.arange(len(values))
+    if len(candidates) > count:
+        candidates = candidates[np.argpartition(-values[candidates], count - 1)[:count]]
+    return candidates[np.argsort(-values[candidates], kind="stable")]
 
 
 def inverse_cdf(probs: np.ndarray, fraction: float) -> int:
@@ -137,14 +158,20 @@ def inverse_cdf(probs: np.ndarray, fraction: float) -> int:
 
 
 def _nucleus(index: np.ndarray, probs: np.ndarray, top_p: float) -> tuple[np.ndarray, np.ndarray]:
-    """The smallest set of most likely tokens holding ``top_p``; sorts only as many tokens as that takes."""
-    size = len(probs)
-    count = min(_FIRST_CANDIDATES, size)
-    while True:
-        part = np.argpartition(-probs, count - 1)[:count] if count < size else np.arange(size)
-        part = part[np.argsort(-probs[part], kind="stable")]
-        cumulative = np.cumsum(probs[part])
-        if cumulative[-1] >= top_p or count == size:
-            keep = min(int(np.searchsorted(cumulative, top_p)) + 1, count)
-            return index[part[:keep]], probs[part[:keep]]
-        count = min(count * 4, size)
+    """The smallest set of most likely tokens holding ``top_p`` (normalized ``probs``). Tokens fall in
+    buckets by their float exponent and mantissa (ordered from most to least likely); whole buckets
+    are kept while their mass stays below ``top_p``, and only the tokens of the bucket where it is
+    reached are sorted. At temperature 1 a nucleus of 0.95 can hold 15,000 of 49,152 tokens: sorting
+    them took 3.6 ms per token (benchmarks/engine/host_path.py)."""
+    mantissas, exponents = np.frexp(probs)  # mantissa in [0.5, 1): _STEPS finer buckets inside each power of 2
+    level = np.minimum(int(exponents.max()) - exponents, _BUCKETS // _STEPS - 1)
+    bucket = level * _STEPS + (_STEPS - 1) - np.minimum(((mantissas - 0.5) * (2 * _STEPS)).astype(np.int64), _STEPS - 1)
+    bucket[probs <= 0] = _BUCKETS - 1
+    mass = np.cumsum(np.bincount(bucket, weights=probs, minlength=_BUCKETS))
+    edge = min(int(np.searchsorted(mass, top_p)), _BUCKETS - 1)
+    before = float(mass[edge - 1]) if edge else 0.0
+    inside = np.flatnonzero(bucket == edge)
+    inside = inside[np.argsort(-probs[inside], kind="stable")]
+    keep = min(int(np.searchsorted(np.cumsum(probs[inside]), top_p - before)) + 1, len(inside))
+    chosen = np.concatenate([np.flatnonzero(bucket < edge), inside[:keep]])
+    return index[chosen], probs[chosen]

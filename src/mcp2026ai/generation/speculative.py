@@ -2,15 +2,23 @@
 
 A draft is the tokens that followed the latest earlier occurrence of the context's last n tokens
 (n from 3 down to 1), in the prompt or in what was generated so far: cheap, and right often when
-the answer copies from its input (extracting, rewriting, editing code). The engine feeds the last
-token and the k drafted ones in one decoder run and keeps the drafts for as long as each equals
-the token the sequence would have chosen there, plus the next one: the output is the same as one
-token at a time, and a step that accepts nothing still yields one token.
+the answer copies from its input (extracting, rewriting, editing code). Every running sequence
+drafts (backing off after misses); the engine feeds a drafting sequence's last token and its k
+drafted ones in one decoder run of its own (the others decode together as usual) and keeps the
+drafts for as long as each is the token the sequence chooses there, plus the next one
+(:func:`verify_drafts`). The sequence chooses exactly as without drafts (greedy: the most likely
+token; sampled: its own draw, from its own generator), so the output is that of one token at a time:
+for a draft proposed with certainty, rejection sampling (keep it with its probability, else draw from
+the rest) is the same as drawing and keeping the draft when the draw equals it, and this way a
+seeded sequence even gets the same tokens with and without speculation. On the int4 decoder the
+rows' logits differ slightly from single steps' (a k+1-token run sums in another order: near-ties,
+see tests/unit/generation/test_batched_speculation.py). A step that accepts nothing still yields
+one token.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 MAX_NGRAM = 3
 DEFAULT_DRAFT_TOKENS = 4
@@ -28,3 +36,54 @@ def prompt_lookup(context: Sequence[int], k: int, max_ngram: int = MAX_NGRAM) ->
                 if follow:
                     return follow
     return []
+
+
+def verify_drafts(draft: Sequence[int], choose: Callable[[int], int | None]) -> int:
+    """How many drafts a verification keeps. ``choose(row)`` takes the sequence's token from row
+    ``row`` (the last token's, then each draft's logits) exactly as one step would, and returns it,
+    or None once the sequence has ended; rows are taken until a token differs from its draft, the
+    sequence ends, or the row after the last draft (the bonus token) is taken."""
+    for row in range(len(draft) + 1):
+        token = choose(row)
+        if token is None or row == len(draft) or token != draft[row]:
+            return row
+    return len(draft)
+
+
+class DraftGate:
+    """Whether a sequence's draft is worth its own verification run, from measured run times.
+
+    Batched decode already shares the weight reads that speculation saves: at one sequence a
+    verification run costs about one decode step and yields 1 + accepted tokens, but at eight it
+    replaces a row that cost an eighth of a step. The gate keeps moving averages of the batched
+    decode's time per row and of a verification run, and lets a sequence draft while its average
+    accepted tokens per verification (1 + accepted) times the per-row time exceeds the run's time.
+    A run's first use of a slot range is slow (onnxruntime binds it): each average starts from the
+    lesser of its first two runs, and a later run counts at most 3x the average. Until both are
+    measured, drafts go ahead.
+    """
+
+    def __init__(self, weight: float = 0.1) -> None:
+        self.weight = weight
+        self.row_s: float | None = None
+        self.verify_s: float | None = None
+        self._runs = {"row": 0, "verify": 0}
+
+    def observe_decode(self, rows: int, seconds: float) -> None:
+        self.row_s = self._average("row", self.row_s, seconds / max(rows, 1))
+
+    def observe_verify(self, seconds: float) -> None:
+        self.verify_s = self._average("verify", self.verify_s, seconds)
+
+    def worth(self, expected_accepted: float) -> bool:
+        if self.row_s is None or self.verify_s is None or min(self._runs.values()) < 2:
+            return True
+        return (1.0 + expected_accepted) * self.row_s >= self.verify_s
+
+    def _average(self, kind: str, current: float | None, value: float) -> float:
+        self._runs[kind] += 1
+        if current is None:
+            return value
+        if self._runs[kind] == 2:
+            return min(current, value)
+        return current + self.weight * (min(value, 3 * current) - current)

@@ -31,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.contract import InferenceContract, Precision
 from mcp2026ai.errors import NotFoundError
-from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.config import DEFAULT_CHUNK_TOKENS, EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.prefill import CHUNK_ALIGN
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
@@ -50,6 +51,10 @@ TASKS = (
 )
 OUTPUT_TOKENS = 32
 AGREEMENT_TOKENS = 48
+CHUNK_PROBE_TOKENS = 128
+CHUNK_TARGET_MS = 40.0
+"""Longest prompt chunk run (hence longest extra wait of a running stream) when the contract sets no ITL."""
+MAX_CHUNK_TOKENS = 512
 PROCESS_OVERHEAD_MB = 200.0
 """What a memory budget keeps for the process itself and onnxruntime's buffers besides weights and KV."""
 
@@ -60,12 +65,19 @@ class GenerationPlan(BaseModel):
     threads: int = Field(description="onnxruntime intra-op threads.")
     max_num_seqs: int
     speculative_tokens: int = 0
+    prefill_chunk_tokens: int = Field(
+        DEFAULT_CHUNK_TOKENS, description="Longest prompt piece per run (sized from the measured prefill rate)."
+    )
+    max_num_batched_tokens: int | None = Field(
+        None, description="Token budget of one step (decode rows + prompt chunks); None: the engine's default."
+    )
     version: str = Field("", description="The registered version whose artifact runs; empty: the planned one.")
     precision: str = Field("", description="That artifact's weight precision (fp32, int8, int4).")
 
     def settings(self) -> str:
         speculative = f", speculative {self.speculative_tokens}" if self.speculative_tokens else ""
-        return f"{self.threads} thread(s), {self.max_num_seqs} sequences{speculative}"
+        chunk = f", prompt chunks of {self.prefill_chunk_tokens}" if self.max_num_seqs > 1 else ""
+        return f"{self.threads} thread(s), {self.max_num_seqs} sequences{speculative}{chunk}"
 
     def describe(self) -> str:
         artifact = f"{self.precision}@{self.version}, " if self.version else ""
@@ -81,6 +93,8 @@ class Measured(BaseModel):
     itl_p99_ms: float
     tokens_per_s: float
     memory_mb: float
+    prefill_tokens_per_s: float = 0.0
+    """One prompt run of ``CHUNK_PROBE_TOKENS`` on the plan's engine (sizes its prompt chunks)."""
 
 
 class GenerationEvaluation(BaseModel):
@@ -91,13 +105,18 @@ class GenerationEvaluation(BaseModel):
     itl_p99_ms: float
     tokens_per_s: float
     memory_mb: float | None = Field(None, description="What the plan reserves: weights + KV pool, MiB.")
+    prefill_tokens_per_s: float = 0.0
     feasible: bool
     violations: list[str] = Field(default_factory=list)
 
     def measured(self) -> Measured:
         memory = self.memory_mb if self.memory_mb is not None else 0.0
         return Measured(
-            ttft_p99_ms=self.ttft_p99_ms, itl_p99_ms=self.itl_p99_ms, tokens_per_s=self.tokens_per_s, memory_mb=memory
+            ttft_p99_ms=self.ttft_p99_ms,
+            itl_p99_ms=self.itl_p99_ms,
+            tokens_per_s=self.tokens_per_s,
+            memory_mb=memory,
+            prefill_tokens_per_s=self.prefill_tokens_per_s,
         )
 
 
@@ -197,11 +216,43 @@ def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> 
     try:
         asyncio.run(_workload(engine, 1))  # warm-up
         ttfts, gaps, rate = asyncio.run(_workload(engine, plan.max_num_seqs))
+        prefill_rate = _prefill_rate(engine)
         kv_mb = engine.blocks.num_blocks * engine.blocks.block_size * engine.decoder.bytes_per_token / (1 << 20)
     finally:
         engine.close()
     memory = weights_mb(folder) + kv_mb
-    return Measured(ttft_p99_ms=_p99_ms(ttfts), itl_p99_ms=_p99_ms(gaps), tokens_per_s=rate, memory_mb=memory)
+    return Measured(
+        ttft_p99_ms=_p99_ms(ttfts),
+        itl_p99_ms=_p99_ms(gaps),
+        tokens_per_s=rate,
+        memory_mb=memory,
+        prefill_tokens_per_s=prefill_rate,
+    )
+
+
+def _prefill_rate(engine: Engine) -> float:
+    """Prompt tokens/s of one ``CHUNK_PROBE_TOKENS`` run into the idle engine's first slot (best of 3)."""
+    ids = chat_ids(engine, TASKS[1] * 8)[:CHUNK_PROBE_TOKENS]
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        engine.decoder.prefill(0, ids)
+        best = min(best, time.perf_counter() - started)
+    return len(ids) / best
+
+
+def sized_chunks(plan: GenerationPlan, contract: InferenceContract, figures: Measured) -> GenerationPlan:
+    """``plan`` with prompt chunks that run in at most half the contract's ITL p99 (else
+    ``CHUNK_TARGET_MS``) at the measured prefill rate, a multiple of 16 in [16, 512], and a step budget of
+    one chunk beside every sequence: a prompt arriving while others decode delays their next token by
+    at most that."""
+    spec = contract.generation
+    target_ms = spec.itl_p99_ms / 2 if spec and spec.itl_p99_ms else CHUNK_TARGET_MS
+    if figures.prefill_tokens_per_s <= 0:
+        return plan
+    chunk = int(figures.prefill_tokens_per_s * target_ms / 1000) // CHUNK_ALIGN * CHUNK_ALIGN
+    chunk = min(max(chunk, CHUNK_ALIGN), MAX_CHUNK_TOKENS)
+    return plan.model_copy(update={"prefill_chunk_tokens": chunk, "max_num_batched_tokens": plan.max_num_seqs + chunk})
 
 
 def _p99_ms(values: Sequence[float]) -> float:
@@ -382,7 +433,8 @@ def plan_generation(registry: ModelRegistry, record: ModelVersion, trigger: str 
         folder = registry.llm_folder(registry.resolve(record.name, variant.version))
         for settings in candidates(contract):
             plan = settings.model_copy(update={"version": variant.version, "precision": variant.precision})
-            evaluations.append(evaluate(contract, plan, measure(folder, plan, contract)))
+            figures = measure(folder, plan, contract)
+            evaluations.append(evaluate(contract, sized_chunks(plan, contract, figures), figures))
     chosen = choose(evaluations, contract.objective)
     planned = variants[0]  # imports() lists the planned version first
     reference = fp32_reference(registry, record)

@@ -10,6 +10,10 @@ leading ``n`` slots, one new token per row, and the mask gives each row its own 
 The LM head sees the last ``num_logits`` positions only (the import inserts that slice; revision-1
 imports had a fixed single row), so a prefill returns one row of logits and a speculative
 verification (:meth:`OnnxDecoder.verify`) the k+1 it needs.
+
+A run of several tokens per row (a prompt chunk, a verification) takes one row only: onnxruntime's
+GroupQueryAttention refuses ``batch_size > 1`` when ``sequence_length > 1`` and past context is
+given. So prompt chunks and verifications run one sequence each, beside the batched one-token decode.
 """
 
 from __future__ import annotations

@@ -46,10 +46,17 @@ def contract_config(config: EngineConfig, record: ModelVersion) -> EngineConfig:
 
 
 def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineConfig:
-    """The server's engine settings with a stored generation plan's threads, sequences and speculation."""
+    """The server's engine settings with a stored generation plan's threads, sequences, speculation and
+    prompt chunks."""
     if plan is None:
         return config
-    update = {"threads": plan.threads, "max_num_seqs": plan.max_num_seqs, "speculative_tokens": plan.speculative_tokens}
+    update = {
+        "threads": plan.threads,
+        "max_num_seqs": plan.max_num_seqs,
+        "speculative_tokens": plan.speculative_tokens,
+        "prefill_chunk_tokens": plan.prefill_chunk_tokens,
+        "max_num_batched_tokens": plan.max_num_batched_tokens,
+    }
     return config.model_copy(update=update)
 
 

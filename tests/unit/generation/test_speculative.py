@@ -10,7 +10,7 @@ import pytest
 
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
-from mcp2026ai.generation.speculative import prompt_lookup
+from mcp2026ai.generation.speculative import DraftGate, prompt_lookup
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 
 pytestmark = pytest.mark.timeout(240)
@@ -68,3 +68,18 @@ def test_drafts_are_accepted_when_the_answer_copies_its_input(smollm2_int4: Path
         assert engine.telemetry.accepted_tokens > len(tokens) // 3  # a third of the tokens came from drafts
     finally:
         engine.close()
+
+
+def test_the_draft_gate_weighs_kept_tokens_against_run_times() -> None:
+    gate = DraftGate(weight=1.0)
+    assert gate.worth(0.0)  # nothing measured yet: drafts go ahead
+    gate.observe_decode(rows=1, seconds=0.004)
+    gate.observe_verify(seconds=0.050)  # a first run binds its slots: slow
+    assert gate.worth(0.0)  # one run of each is not a measure yet
+    gate.observe_decode(rows=1, seconds=0.004)
+    gate.observe_verify(seconds=0.005)  # the lesser of the first two counts
+    assert gate.worth(0.5) and not gate.worth(0.2)  # alone: 1.5 tokens x 4 ms > 5 ms
+    gate.observe_decode(rows=8, seconds=0.013)
+    assert not gate.worth(2.0) and gate.worth(3.0)  # beside 7 others a row costs 1.6 ms: 3 tokens are enough
+    gate.observe_verify(seconds=1.0)  # a run descheduled by another process counts at most 3x
+    assert gate.verify_s == pytest.approx(0.015)

@@ -13,9 +13,11 @@ from mcp2026ai.ir import Signature
 from mcp2026ai.policy.generation import (
     GenerationEvaluation,
     GenerationPlan,
+    Measured,
     candidates,
     choose,
     chosen_plan,
+    sized_chunks,
     version_gates,
     violations,
 )
@@ -76,6 +78,19 @@ def test_a_stored_plan_sets_the_engine() -> None:
     config = planned_config(EngineConfig(max_num_seqs=8, threads=0), plan)
     assert (config.threads, config.max_num_seqs, config.speculative_tokens) == (1, 4, 4)
     assert planned_config(EngineConfig(), None) == EngineConfig()
+
+
+def test_prompt_chunks_are_sized_from_the_measured_prefill_rate_and_the_itl_promise() -> None:
+    plan = GenerationPlan(threads=2, max_num_seqs=8)
+    figures = Measured(ttft_p99_ms=1, itl_p99_ms=1, tokens_per_s=1, memory_mb=1, prefill_tokens_per_s=1600)
+    tight = sized_chunks(plan, parse_contract({"generation": {"itl_p99_ms": 50}}), figures)
+    assert (tight.prefill_chunk_tokens, tight.max_num_batched_tokens) == (32, 40)  # 1600/s x 25 ms = 40 -> 32
+    loose = sized_chunks(plan, parse_contract({}), figures)
+    assert loose.prefill_chunk_tokens == 64  # 1600/s x the default 40 ms
+    fast = figures.model_copy(update={"prefill_tokens_per_s": 1e6})
+    assert sized_chunks(plan, parse_contract({}), fast).prefill_chunk_tokens == 512  # at most 512
+    config = planned_config(EngineConfig(), tight)
+    assert (config.prefill_chunk_tokens, config.step_tokens) == (32, 40)
 
 
 def test_the_contract_limits_set_the_engine() -> None:
