@@ -29,6 +29,8 @@ from mcp2026ai.generation.types import Constraint, ConstraintKind
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 _HEADER = re.compile(r'\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"(?:arguments|parameters)"\s*:\s*(?=\S)')
+_STRING_OR_CLOSE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|' + re.escape(CLOSE))
+"""A JSON string (running to the end of the text while unterminated) or the closing tag."""
 _JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
@@ -99,10 +101,14 @@ class ToolCallParser:
     def finish(self) -> list[ToolCallEvent]:
         """The end of the text: a call missing its closing tag still counts if its JSON is whole."""
         events: list[ToolCallEvent] = []
-        if self._open is not None:
-            self._open.text += self._buffer
+        while self._open is not None:
+            text, self._buffer = self._open.text + self._buffer, ""
+            at = text.find(CLOSE)  # the text ended inside a string: its first closing tag closes the call
+            self._open.text = text if at < 0 else text[:at]
             self._close(events)
-        elif self._buffer:
+            if at >= 0:
+                events += self.feed(text[at + len(CLOSE) :])
+        if self._buffer:
             events.append(ContentText(self._buffer))
         self._buffer = ""
         return events
@@ -124,15 +130,14 @@ class ToolCallParser:
 
     def _inside(self, events: list[ToolCallEvent]) -> bool:
         assert self._open is not None
-        at = self._buffer.find(CLOSE)
+        text = self._open.text + self._buffer
+        at = _close_outside_strings(text)
         if at < 0:
             keep = _partial_tag(self._buffer, CLOSE)
-            self._open.text += self._buffer[: len(self._buffer) - keep]
-            self._buffer = self._buffer[len(self._buffer) - keep :]
+            self._open.text, self._buffer = text[: len(text) - keep], text[len(text) - keep :]
             self._progress(events)
             return False
-        self._open.text += self._buffer[:at]
-        self._buffer = self._buffer[at + len(CLOSE) :]
+        self._open.text, self._buffer = text[:at], text[at + len(CLOSE) :]
         self._close(events)
         return True
 
@@ -223,6 +228,15 @@ def forced_tool_calls(functions: Sequence[Mapping[str, Any]]) -> Constraint:
 
 def _lark(text: str) -> str:
     return json.dumps(text)[1:-1]
+
+
+def _close_outside_strings(text: str) -> int:
+    """Where the closing tag first appears outside a JSON string (-1: nowhere yet). A small model
+    constrained to a call may write ``</tool_call>`` inside an argument's string; that is no end."""
+    for match in _STRING_OR_CLOSE.finditer(text):
+        if match.group() == CLOSE:
+            return match.start()
+    return -1
 
 
 def _partial_tag(text: str, tag: str) -> int:

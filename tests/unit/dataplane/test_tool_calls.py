@@ -57,6 +57,20 @@ def test_streamed_in_any_pieces_the_events_add_up_to_the_whole() -> None:
         assert all(isinstance(e, ContentText) for e in events[:first_start])
 
 
+def test_a_closing_tag_inside_an_argument_string_does_not_end_the_call() -> None:
+    """SmolLM2 at temperature 0.8, forced to call, sometimes writes the tag inside a string."""
+    text = '<tool_call>\n{"name": "City", "arguments": {"name": "}}</tool_call> \\"x", "n": 5}}\n</tool_call> Done.'
+    for size in (1, 3, len(text)):
+        parser = ToolCallParser()
+        events = [event for start in range(0, len(text), size) for event in parser.feed(text[start : start + size])]
+        events += parser.finish()
+        assert [c.name for c in parser.calls] == ["City"], size
+        assert json.loads(parser.calls[0].arguments) == {"name": '}}</tool_call> "x', "n": 5}
+        assert "".join(e.text for e in events if isinstance(e, ContentText)) == " Done."
+    content, calls = parse_tool_calls('<tool_call>{"name": "f", "arguments": {"a": "open</tool_call>after')
+    assert content == "after" and calls[0].name == "f"  # a string never closed: the first tag ends the call
+
+
 def test_forced_calls_are_a_lark_grammar_over_the_tools() -> None:
     function = {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}
     constraint = forced_tool_calls([function])
