@@ -69,6 +69,24 @@ class AuditChain(Protocol):
     def verify(self) -> AuditReport: ...
 
 
+def chained_entry(
+    seq: int, prev_hash: str, action: str, actor: str, target: str, details: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The next entry of a hash chain (number ``seq``, after the entry whose hash is ``prev_hash``),
+    stamped now and carrying its own hash: the same for every place the chain is kept."""
+    entry: dict[str, Any] = {
+        "seq": seq,
+        "time": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "action": action,
+        "actor": actor,
+        "target": target,
+        "details": details or {},
+        "prev_hash": prev_hash,
+    }
+    entry["hash"] = entry_hash(entry)
+    return entry
+
+
 class AuditLog:
     """Thread- and process-safe appends (thread lock + flock), flushed and fsynced per entry."""
 
@@ -94,16 +112,7 @@ class AuditLog:
         self, action: str, actor: str, target: str, details: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         seq, prev_hash, newline_needed = self._tail()
-        entry: dict[str, Any] = {
-            "seq": seq + 1,
-            "time": datetime.now(UTC).isoformat(timespec="microseconds"),
-            "action": action,
-            "actor": actor,
-            "target": target,
-            "details": details or {},
-            "prev_hash": prev_hash,
-        }
-        entry["hash"] = entry_hash(entry)
+        entry = chained_entry(seq + 1, prev_hash, action, actor, target, details)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(fd, "ab") as handle:
             handle.write((b"\n" if newline_needed else b"") + canonical(entry) + b"\n")

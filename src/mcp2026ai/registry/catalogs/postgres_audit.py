@@ -12,13 +12,12 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 from mcp2026ai.registry.catalogs.postgres_connection import connected
 from mcp2026ai.registry.catalogs.postgres_schema import LOCK_AUDIT, migrate
 from mcp2026ai.registry.redaction import redacted_url
-from mcp2026ai.security.audit import GENESIS_HASH, Appender, AuditReport, canonical, check_line, entry_hash
+from mcp2026ai.security.audit import GENESIS_HASH, Appender, AuditReport, canonical, chained_entry, check_line
 
 
 class PostgresAuditLog:
@@ -90,16 +89,7 @@ class PostgresAuditLog:
 def _append(db: Any, action: str, actor: str, target: str, details: dict[str, Any] | None) -> dict[str, Any]:
     last = db.execute("SELECT seq, line FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
     seq, prev_hash = (int(last[0]), _hash_of(str(last[1]))) if last else (0, GENESIS_HASH)
-    entry: dict[str, Any] = {
-        "seq": seq + 1,
-        "time": datetime.now(UTC).isoformat(timespec="microseconds"),
-        "action": action,
-        "actor": actor,
-        "target": target,
-        "details": details or {},
-        "prev_hash": prev_hash,
-    }
-    entry["hash"] = entry_hash(entry)
+    entry = chained_entry(seq + 1, prev_hash, action, actor, target, details)
     db.execute("INSERT INTO audit_log (seq, line) VALUES (%s, %s)", (seq + 1, canonical(entry).decode("utf-8")))
     return entry
 
