@@ -16,10 +16,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: benchmarks.* imports
 
 from benchmarks.engine.generation_engine import prompt_ids
 from mcp2026ai.bundled import bundled_model_path

@@ -20,8 +20,11 @@ import argparse
 import asyncio
 import itertools
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: benchmarks.* imports
 
 from benchmarks.engine.generation_engine import prompt_ids
 from mcp2026ai.bundled import bundled_model_path
