@@ -158,7 +158,9 @@ def test_five_times_capacity_is_refused_at_once_beyond_the_ttft_budget(
     contract = InferenceContract(generation=GenerationSpec(ttft_p99_ms=TTFT_BUDGET_MS))
     with serve(tmp_path / "home", smollm2_gguf, contract, max_num_seqs=2) as loaded:
         url = f"http://{loaded.http_url}/v1/chat/completions"
-        body = {"model": "smollm2", "messages": STORY, "max_tokens": 40, "ignore_eos": True, "stream": True}
+        # 160 tokens hold a slot well over a second even on a fast, quiet machine: 5 waves of 2 cannot all
+        # start within the 1.5 s budget (with 40 tokens a quiet machine served all 10 in time)
+        body = {"model": "smollm2", "messages": STORY, "max_tokens": 160, "ignore_eos": True, "stream": True}
         for _ in range(2):  # measured service times: the engine's estimate has something to go on
             assert httpx.post(url, json=body, timeout=60).status_code == 200
         outcomes: list[tuple[str, float, str]] = []
