@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mcp2026ai.dataplane.inference import InferenceHandlers
-from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, ModelImportError
+from mcp2026ai.errors import ContextLengthError, InvalidFieldError, ModelImportError
 from mcp2026ai.extras import require
 from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.registry.records import TextPreprocessing
@@ -50,12 +50,6 @@ class Embeddings:
     prompt_tokens: int
 
 
-def refused(message: str, param: str) -> InvalidArgumentError:
-    error = InvalidArgumentError(message)
-    error.param = param
-    return error
-
-
 class EmbeddingHandlers:
     """Embeddings over the served tensor models that have text preprocessing."""
 
@@ -71,7 +65,7 @@ class EmbeddingHandlers:
         cut = request.dimensions is not None and request.dimensions != width
         if cut and request.dimensions not in spec.matryoshka_dimensions:
             sizes = sorted({*spec.matryoshka_dimensions, width})
-            raise refused(f"dimensions: model {request.model!r} gives vectors of {sizes} only", "dimensions")
+            raise InvalidFieldError(f"dimensions: model {request.model!r} gives vectors of {sizes} only", "dimensions")
         ids = await self._token_ids(spec, request.inputs)
         chunks = [ids[start : start + ROWS_PER_RUN] for start in range(0, len(ids), ROWS_PER_RUN)]
         runs = [self._run(request, spec, chunk) for chunk in chunks]
@@ -82,18 +76,20 @@ class EmbeddingHandlers:
 
     def _text_spec(self, model: str) -> TextPreprocessing:
         if not self.models.is_loaded(model) and self.llms.serves(model):
-            raise refused(f"model {model!r} is a language model, not a sentence encoder", "model")
+            raise InvalidFieldError(f"model {model!r} is a language model, not a sentence encoder", "model")
         record = self.models.get(model).record  # NotFoundError for an unknown model
         spec = record.preprocessing.text if record.preprocessing else None
         if spec is None:
-            raise refused(f"model {model!r} is not a sentence encoder (it has no text preprocessing)", "model")
+            raise InvalidFieldError(
+                f"model {model!r} is not a sentence encoder (it has no text preprocessing)", "model"
+            )
         return spec
 
     def _width(self, model: str, spec: TextPreprocessing) -> int:
         outputs = self.models.get(model).record.signature.outputs
         chosen = next((o for o in outputs if o.name == spec.output), outputs[0]) if outputs else None
         if chosen is None or not chosen.shape or chosen.shape[-1] < 1:
-            raise refused(f"model {model!r} has no output with a fixed vector size", "model")
+            raise InvalidFieldError(f"model {model!r} has no output with a fixed vector size", "model")
         return int(chosen.shape[-1])
 
     async def _token_ids(self, spec: TextPreprocessing, inputs: Sequence[str | Sequence[int]]) -> list[list[int]]:
@@ -107,7 +103,7 @@ class EmbeddingHandlers:
         vocab = tokenizer.get_vocab_size()
         for index, row in enumerate(ids):
             if not row:
-                raise refused(f"input {index} is empty", "input")
+                raise InvalidFieldError(f"input {index} is empty", "input")
             if len(row) > spec.max_length:
                 raise ContextLengthError(
                     f"This model's maximum context length is {spec.max_length} tokens. However, input {index} "
@@ -116,7 +112,7 @@ class EmbeddingHandlers:
                     "input",
                 )
             if any(not 0 <= token < vocab for token in row):
-                raise refused(f"input {index}: token ids must lie in [0, {vocab})", "input")
+                raise InvalidFieldError(f"input {index}: token ids must lie in [0, {vocab})", "input")
         return ids
 
     def _tokenizer(self, digest: str) -> Any:
@@ -142,7 +138,9 @@ class EmbeddingHandlers:
         inputs = {name: feed[name] for name in names if name in feed}
         if len(inputs) != len(names):
             missing = sorted(set(names) - set(feed))
-            raise refused(f"model {request.model!r} takes inputs {missing} the embeddings path cannot fill", "model")
+            raise InvalidFieldError(
+                f"model {request.model!r} takes inputs {missing} the embeddings path cannot fill", "model"
+            )
         response = await self.inference.infer(InferenceRequest(request.model, inputs, headers=dict(request.headers)))
         hidden = response.outputs[spec.output] if spec.output else next(iter(response.outputs.values()))
         return pool(np.asarray(hidden, np.float32), mask, spec.pooling, spec.normalize)

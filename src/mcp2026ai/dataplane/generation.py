@@ -28,7 +28,7 @@ from typing import Any
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.tool_prompt import template_messages
-from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError
+from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import (
@@ -263,9 +263,7 @@ class GenerationHandlers:
         vocab = served.engine.info.vocab_size
         outside = [token for token in token_ids if not 0 <= token < vocab]
         if outside:
-            error = InvalidArgumentError(f"token id {outside[0]} lies outside the vocabulary [0, {vocab})")
-            error.param = "tokens"
-            raise error
+            raise InvalidFieldError(f"token id {outside[0]} lies outside the vocabulary [0, {vocab})", "tokens")
         return served.engine.tokenizer.decode(token_ids)
 
     def _sampling(self, request: TextRequest) -> SamplingParams:

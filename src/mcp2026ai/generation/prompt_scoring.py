@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidFieldError
 from mcp2026ai.generation.sampling import log_softmax
 from mcp2026ai.generation.types import SamplingParams, TokenLogprob
 
@@ -20,9 +20,9 @@ def check_token_ids(params: SamplingParams, vocab_size: int) -> None:
     for name, ids in fields.items():
         outside = [token for token in ids if not 0 <= token < vocab_size]
         if outside:
-            error = InvalidArgumentError(f"{name}: token id {outside[0]} lies outside the vocabulary [0, {vocab_size})")
-            error.param = name
-            raise error
+            raise InvalidFieldError(
+                f"{name}: token id {outside[0]} lies outside the vocabulary [0, {vocab_size})", name
+            )
 
 
 def prompt_token_logprobs(rows: np.ndarray, prompt: Sequence[int], top: int) -> list[TokenLogprob | None]:

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
 
 STRUCTURED = frozenset(
     {
@@ -71,9 +71,7 @@ SERVICE_TIER_PRIORITY = {"auto": 0, "default": 0, "priority": -1, "flex": 1}
 
 
 def refusal(param: str, message: str) -> InvalidArgumentError:
-    error = InvalidArgumentError(f"{param}: {message}")
-    error.param = param
-    return error
+    return InvalidFieldError(f"{param}: {message}", param)
 
 
 def check_parameters(document: Mapping[str, Any], declared: Iterable[str]) -> None:
