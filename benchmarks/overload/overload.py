@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -60,6 +61,37 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     stat = Path(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat")
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, total) CPU-seconds of the whole machine so far, over every CPU (/proc/stat's first line;
+    busy is all but idle and iowait)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is counted in user)
+    return (total - fields[3] - fields[4]) / ticks, total / ticks
+
+
+def run_queue_wait(pid: int) -> tuple[float, float, float, float]:
+    """Seconds the server's event loop (its main thread) and its other threads (the model's) ran, and
+    seconds they were runnable but waited for a CPU, so far (/proc/<pid>/task/*/schedstat; threads that
+    ended are not counted)."""
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            ran, waited = (int(value) / 1e9 for value in (task / "schedstat").read_text().split()[:2])
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+        offset = 0 if task.name == str(pid) else 2
+        totals[offset] += ran
+        totals[offset + 1] += waited
+    return totals[0], totals[1], totals[2], totals[3]
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU of this process's children that have been waited for (the finished clients)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def server_counts(port: int) -> dict[str, float]:
@@ -194,23 +226,30 @@ def measure_capacity(server: subprocess.Popen[str], port: int) -> float:
     """Closed-loop requests per second at c=16 for 5 s; also prints the event loop's CPU per request and
     the model's wall time per batch (against the same figure under overload: what the loop takes from it)."""
     loop_cpu_before, counts_before = cpu_seconds(server.pid, thread=server.pid), server_counts(port)
+    server_cpu_before, waits_before = cpu_seconds(server.pid), run_queue_wait(server.pid)
     capacity_report = report(bench(port, "-c", "16", "--duration", "5", "-n", "1000000", *SHAPE))
     capacity = float(capacity_report["throughput_rps"])  # type: ignore[arg-type]
     loop_cpu = cpu_seconds(server.pid, thread=server.pid) - loop_cpu_before
     counts = {key: value - counts_before[key] for key, value in server_counts(port).items()}
+    model_cpu = cpu_seconds(server.pid) - server_cpu_before - loop_cpu
+    waits = [now - then for now, then in zip(run_queue_wait(server.pid), waits_before, strict=True)]
     capacity_sent = max(1, int(capacity_report["sent"]))  # type: ignore[call-overload]
     print(
         f"capacity (closed loop, c=16): {capacity:.0f} req/s; event loop {loop_cpu:.1f} s, "
-        f"{loop_cpu / capacity_sent * 1e6:.0f} us per request; {batch_summary(counts)}"
+        f"{loop_cpu / capacity_sent * 1e6:.0f} us per request; {batch_summary(counts, model_cpu)}; waiting for a "
+        f"CPU: the loop {waits[1]:.2f} s, the other threads {waits[3]:.2f} s"
     )
     return capacity
 
 
-def batch_summary(counts: dict[str, float]) -> str:
+def batch_summary(counts: dict[str, float], model_cpu_s: float | None = None) -> str:
+    """Batches, rows per batch and the model's wall time per batch; with ``model_cpu_s`` (the server's
+    CPU less its event loop's) also the CPU its threads took per batch."""
     batches = max(1.0, counts["batches"])
+    cpu = "" if model_cpu_s is None else f", CPU of the other threads {model_cpu_s / batches * 1000:.1f} ms per batch"
     return (
         f"batches run: {counts['batches']:.0f}, {counts['batch_rows'] / batches:.2f} rows each, model compute "
-        f"{counts['compute_s']:.1f} s ({counts['compute_s'] / batches * 1000:.1f} ms per batch)"
+        f"{counts['compute_s']:.1f} s ({counts['compute_s'] / batches * 1000:.1f} ms per batch{cpu})"
     )
 
 
@@ -219,6 +258,8 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     shape = SHAPE
     rss_before = rss_mib(server.pid)
     cpu_before = cpu_seconds(server.pid), cpu_seconds(server.pid, thread=server.pid)
+    machine_before, clients_before = machine_cpu_seconds(), children_cpu_seconds()
+    waits_before = run_queue_wait(server.pid)
     per_class_rate = capacity_first * args.load / len(CLASSES)
     per_class_flight = max(1, args.connections // len(CLASSES))
     started = time.monotonic()
@@ -244,7 +285,10 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     counts = {key: value - counts_before[key] for key, value in server_counts(args.port).items()}
     elapsed = time.monotonic() - started
     cpu = cpu_seconds(server.pid) - cpu_before[0], cpu_seconds(server.pid, thread=server.pid) - cpu_before[1]
+    machine = [now - then for now, then in zip(machine_cpu_seconds(), machine_before, strict=True)]
+    waits = [now - then for now, then in zip(run_queue_wait(server.pid), waits_before, strict=True)]
     reports = {cls: report(client) for cls, client in clients.items()}
+    clients_cpu = children_cpu_seconds() - clients_before  # the three clients, reaped by report()
     # capacity again after the overload: the ratios use the mean of both (it drifts by 10-20 % between
     # runs on a shared machine, and one measurement before would carry all of that into the ratios)
     capacity = (capacity_first + measure_capacity(server, args.port)) / 2
@@ -272,11 +316,22 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             f"server ({within / admitted:.1%})"
         )
     print(f"refused from the headers: {counts['early']:.0f}; after reading the body: {counts['late']:.0f}")
-    print(batch_summary(counts))
+    print(batch_summary(counts, cpu[0] - cpu[1]))
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
     print(f"its event loop (main thread): {cpu[1]:.1f} s, {per_request[1]:.0f} us per request sent")
+    loading = sum(float(str(r["client_cpu_ms_per_request"])) * int(str(r["sent"])) for r in reports.values()) / 1000
+    print(
+        f"the clients: {clients_cpu:.1f} s ({loading:.1f} s of it connecting and sending, "
+        f"{loading / max(1, sent) * 1e6:.0f} us per request sent; the rest starting up); the machine: "
+        f"{machine[0]:.1f} of {machine[1]:.1f} CPU-seconds busy, of which {machine[0] - cpu[0] - clients_cpu:.1f} s "
+        "neither the server's nor the clients' (other processes, interrupts)"
+    )
+    print(
+        f"waiting for a CPU while runnable: the event loop {waits[1]:.1f} s (it ran {waits[0]:.1f} s), the other "
+        f"threads {waits[3]:.1f} s (they ran {waits[2]:.1f} s)"
+    )
     if args.accounting is not None:
         print("\n" + loop_accounting.render(*loop_accounting.window(args.accounting, offered_from, offered_until)))
 
