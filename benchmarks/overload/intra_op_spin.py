@@ -33,7 +33,7 @@ SETTINGS: dict[str, dict[str, str] | None] = {
     "no spinning": {"session.intra_op.allow_spinning": "0"},
     "spin 10 us": {"session.intra_op.spin_duration_us": "10"},
     "spin 50 us": {"session.intra_op.spin_duration_us": "50"},
-    "the server's (runtime/onnx.py)": None,
+    "the server's own (runtime/onnx.py)": None,
 }
 COMPETITOR = """
 import time

@@ -24,21 +24,9 @@ _OPTIMIZATION_LEVELS = {
 }
 
 
-SPIN_DURATION_US = 10
-"""How long an idle intra-op worker spins for its next parallel section before it sleeps.
-
-onnxruntime's own spin is long: alone on the machine that costs nothing, but with other runnable
-threads (the server's event loop under load, clients on the same cores) a spinning worker burns the
-core its peer needs to finish the section it waits for, and a model run took twice its CPU (36 against
-18 ms per batch of the overload model, `benchmarks/overload/intra_op_spin.py`). Ten microseconds
-still catch the next section of a busy run (docs/benchmarks.md, "Overload with the clients on the same
-cores")."""
-
-
 def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort.SessionOptions:
     options = ort.SessionOptions()
     options.intra_op_num_threads = confine(options, plan.intra_op_threads)
-    options.add_session_config_entry("session.intra_op.spin_duration_us", str(SPIN_DURATION_US))
     options.inter_op_num_threads = plan.inter_op_threads
     options.graph_optimization_level = _OPTIMIZATION_LEVELS[plan.graph_optimization]
     options.log_severity_level = 3

@@ -12,7 +12,7 @@ from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir import Signature, import_model
 from mcp2026ai.runtime import Backend
-from mcp2026ai.runtime.onnx import SPIN_DURATION_US, OnnxRuntimeBackend, session_options
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.plan import Plan
 
 
@@ -116,16 +116,6 @@ def test_plan_options_are_applied(mlp_path: Path, tmp_path: Path) -> None:
     x = np.ones((2, 4), np.float32)
     assert np.allclose(backend.infer({"x": x})["y"], reference_run(mlp_path, {"x": x})["y"], rtol=1e-6)
     assert optimized.exists() and optimized.stat().st_size > 0
-
-
-def test_intra_op_workers_spin_briefly_before_they_sleep(mlp_path: Path) -> None:
-    """Every session the server builds bounds its workers' spin (a long spin burns the cores that the
-    event loop and clients on the same machine need), and a two-thread session still answers right."""
-    options = session_options(Plan(intra_op_threads=2))
-    assert options.get_session_config_entry("session.intra_op.spin_duration_us") == str(SPIN_DURATION_US)
-    backend = loaded_backend(mlp_path, Plan(intra_op_threads=2))
-    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
-    assert np.allclose(backend.infer({"x": x})["y"], reference_run(mlp_path, {"x": x})["y"], rtol=1e-6)
 
 
 def test_runtime_failure_on_valid_looking_input(two_input_path: Path) -> None:
