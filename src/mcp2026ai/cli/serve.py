@@ -143,6 +143,12 @@ def serve(
         float, typer.Option(min=0.1, help="Seconds a connection has to send a request's line and headers (then 408).")
     ] = 15.0,
     keep_alive: Annotated[int, typer.Option(min=1, help="Seconds an idle HTTP keep-alive connection stays open.")] = 30,
+    listen_backlog: Annotated[
+        int,
+        typer.Option(
+            min=1, max=65535, help="Connections the kernel holds for the server to accept (capped by somaxconn)."
+        ),
+    ] = 65535,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -211,6 +217,7 @@ def serve(
         max_connections=max_connections,
         header_timeout_s=header_timeout,
         keep_alive_s=keep_alive,
+        listen_backlog=listen_backlog,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),
