@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# pytest-xdist's workers start with COLUMNS=80 in their environment, and a rich Console created while
+# COLUMNS is set keeps that width for good: the CLI's consoles would then ignore the COLUMNS the CLI
+# tests set around each call, and wrap long paths at 80 columns where a one-process run does not.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 from mcp2026ai.cli import context
 from mcp2026ai.registry import ModelRegistry
