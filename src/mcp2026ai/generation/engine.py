@@ -4,10 +4,12 @@ One thread runs the steps; callers submit from an event loop and read a :class:`
 A step: drop aborted requests (their KV slots free at once), resume preempted requests, admit
 waiting requests in SLA-class fair order while slots and KV blocks are free (each takes its slots
 and starts prefilling), decode one token for every decoding sequence in one batched run (sample,
-check the stop conditions, hand each request its deltas), then spend the rest of the step's token
+check the token stop conditions, hand each request its new tokens), then spend the rest of the step's token
 budget on prompt chunks, oldest prompt first (``generation/prefill.py``): a prompt whose last chunk
 ran samples its first token and decodes from the next step on. Finished sequences leave the batch
-before the next step.
+before the next step. Detokenizing, stop strings and logprobs run on the caller's event loop while
+the next step runs (``generation/text_stage.py``); a choice ended there by a stop string leaves the
+batch at the next step, its extra token dropped.
 
 KV memory is counted in 16-token blocks from one pool (``EngineConfig.kv_cache_mb``, or the
 contract's memory budget): a sequence holds the blocks its tokens fill, never a ``max_model_len``
@@ -45,11 +47,12 @@ from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_lo
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
-from mcp2026ai.generation.stopping import StopStrings, TokenStop
+from mcp2026ai.generation.stopping import TokenStop
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.telemetry import EngineTelemetry
-from mcp2026ai.generation.tokenizer import IncrementalDecoder, TextTokenizer
-from mcp2026ai.generation.types import Delta, FinishReason, GenerationRequest
+from mcp2026ai.generation.text_stage import TextStage, TokenStep
+from mcp2026ai.generation.tokenizer import TextTokenizer
+from mcp2026ai.generation.types import FinishReason, GenerationRequest
 from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
@@ -65,8 +68,6 @@ class _Sequence:
     job: _Job
     index: int
     sampler: Sampler
-    detokenizer: IncrementalDecoder
-    stop_strings: StopStrings
     token_stop: TokenStop
     generated: int = 0
     history: list[int] = field(default_factory=list)
@@ -95,8 +96,10 @@ class _Job:
     abandoned: asyncio.Future[None]
     accepted_at: float
     span: Any
+    text: TextStage
     sequences: list[_Sequence] = field(default_factory=list)
-    deltas: list[Delta] = field(default_factory=list)
+    steps: list[TokenStep] = field(default_factory=list)
+    """Tokens sampled since the last hand-over to ``text`` (on the stream's event loop)."""
     aborted: bool = False
     first_token_at: float | None = None
     admitted_at: float = 0.0
@@ -161,6 +164,9 @@ class Engine:
             abandoned=loop.create_future(),
             accepted_at=time.monotonic(),
             span=self.telemetry.start_span(request),
+            text=TextStage(
+                self.tokenizer, request.params, lambda reason, generated: self._finished(job, reason, generated)
+            ),
         )
         stream.on_abort = lambda: self._abort(job)
         with self._lock:
@@ -315,6 +321,7 @@ class Engine:
         for job in abandoned:
             self._finish_job(job, FinishReason.ABORT)
         self._reap_aborted()
+        self._drop_stopped_by_text()
         self._resume_preempted()
         for job in admitted:
             if job.aborted:
@@ -415,8 +422,6 @@ class Engine:
             job=job,
             index=index,
             sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index, token_stop.stop_ids),
-            detokenizer=IncrementalDecoder(self.tokenizer),
-            stop_strings=StopStrings(params.stop),
             token_stop=token_stop,
             grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
         )
@@ -526,8 +531,9 @@ class Engine:
         self._publish(sequence.job)
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
+        """Sample the sequence's next token and check the token stops; its text comes later (text_stage.py)."""
         grammar = sequence.grammar
-        token, logprob = sequence.sampler.sample(logits, grammar.allowed() if grammar else None)
+        token, _ = sequence.sampler.sample(logits, grammar.allowed() if grammar else None, with_logprob=False)
         if grammar is not None:
             grammar.accept(token)
         sequence.history.append(token)
@@ -538,41 +544,32 @@ class Engine:
         sequence.generated += 1
         sequence.last_token = token
         sequence.last_token_at = now
-        delta = Delta(index=sequence.index)
-        stopped_by_text = False
-        if sequence.token_stop.is_stop_token(token):
+        in_text = not sequence.token_stop.is_stop_token(token)
+        if not in_text or (grammar is not None and grammar.finished):
             sequence.finished = FinishReason.STOP
-        else:
-            delta.token_ids.append(token)
-            if logprob is not None:
-                delta.logprobs.append(logprob)
-            delta.text, stopped_by_text = sequence.stop_strings.feed(sequence.detokenizer.push(token))
-            if stopped_by_text or (grammar is not None and grammar.finished):
-                sequence.finished = FinishReason.STOP
-            elif sequence.token_stop.reached_limit(sequence.generated):
-                sequence.finished = FinishReason.LENGTH
-        if sequence.finished is not None and not stopped_by_text:
-            delta.text += self._flush(sequence)
-        delta.finish_reason = sequence.finished
-        job.deltas.append(delta)
-
-    @staticmethod
-    def _flush(sequence: _Sequence) -> str:
-        """Text held back when a choice ends without a stop string (an incomplete tail, a stop prefix)."""
-        text, stopped = sequence.stop_strings.feed(sequence.detokenizer.flush())
-        return text if stopped else text + sequence.stop_strings.flush()
+        elif sequence.token_stop.reached_limit(sequence.generated):
+            sequence.finished = FinishReason.LENGTH
+        row = logits.copy() if in_text and job.request.params.logprobs is not None else None  # the buffer is reused
+        job.steps.append(TokenStep(sequence.index, token, in_text, row, sequence.finished))
 
     def _publish(self, job: _Job) -> None:
-        done = all(sequence.finished is not None for sequence in job.sequences)
-        deltas = [delta for delta in job.deltas if delta.text or delta.token_ids or delta.finish_reason]
-        job.deltas = []
-        generated = sum(sequence.generated for sequence in job.sequences)
-        reason = job.sequences[0].finished or FinishReason.ABORT
-        if done and reason != FinishReason.ABORT and job.admitted_at:  # before the caller can see the end
+        """Hand the job's new tokens to its text stage, which runs on the stream's event loop."""
+        steps, job.steps = job.steps, []
+        if steps:
+            job.stream.deliver_later(lambda: job.text.assemble(steps))
+
+    def _finished(self, job: _Job, reason: FinishReason, generated: int) -> None:
+        """Every choice of ``job`` has ended (called by its text stage, before the caller sees the end)."""
+        if reason != FinishReason.ABORT and job.admitted_at:
             self.queue_wait.finished(time.monotonic() - job.admitted_at)
-        job.stream.deliver(deltas, generated, done)
-        if done:
-            self.telemetry.finished(job, reason, generated)
+        self.telemetry.finished(job, reason, generated)
+
+    def _drop_stopped_by_text(self) -> None:
+        """Choices that the text stage ended by a stop string (a step late) leave the batch now."""
+        for sequence in self._running.values():
+            if sequence.finished is None and sequence.index in sequence.job.text.stopped:
+                sequence.finished = FinishReason.STOP
+        self._release_finished()
 
     def _release_finished(self) -> None:
         for sequence in [s for s in self._running.values() if s.finished is not None]:
@@ -617,7 +614,10 @@ class Engine:
                 self._preempted.popleft()
                 self._finish_job(job, FinishReason.ABORT)
                 continue
-            waiting = [s for s in job.sequences if s.finished is None]
+            waiting = [s for s in job.sequences if s.finished is None and s.index not in job.text.stopped]
+            if not waiting:  # ended by stop strings while preempted
+                self._preempted.popleft()
+                continue
             histories = [[*job.request.prompt_ids, *s.history[:-1]] for s in waiting]
             needed = sum(self.blocks.blocks_for(len(h) + 1) for h in histories)
             room = self.slots.num_slots - self.slots.active
@@ -645,7 +645,7 @@ class Engine:
         for sequence in job.sequences:
             if sequence.finished is None:
                 sequence.finished = reason
-                job.deltas.append(Delta(index=sequence.index, finish_reason=reason))
+                job.steps.append(TokenStep(sequence.index, finish=reason))
         self._publish(job)
 
     def _fail_running(self, error: MCPError, admitted: list[_Job]) -> None:

@@ -43,6 +43,16 @@ class GenerationStream:
     def deliver(self, deltas: list[Delta], completion_tokens: int, done: bool) -> None:
         self._call(self._put, deltas, completion_tokens, done)
 
+    def deliver_later(self, make: Callable[[], tuple[list[Delta], int, bool] | None]) -> None:
+        """Like :meth:`deliver`, with the deltas made on the event loop by ``make`` (the engine's text
+        stage: detokenizing off the engine's step); ``make`` returning None delivers nothing."""
+        self._call(self._make_and_put, make)
+
+    def _make_and_put(self, make: Callable[[], tuple[list[Delta], int, bool] | None]) -> None:
+        made = make()  # even when cut off: it ends the request's accounting
+        if made is not None:
+            self._put(*made)
+
     def prefilled(self, cached_tokens: int, prompt_logprobs: list[TokenLogprob | None] | None) -> None:
         """The prompt is in: how many of its tokens came from the prefix cache, and its logprobs if asked."""
         self._call(self._set_prompt, cached_tokens, prompt_logprobs)
