@@ -42,7 +42,7 @@ from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
 from mcp2026ai.generation.prefix_cache import PrefixCache
-from mcp2026ai.generation.pressure import QueueWait
+from mcp2026ai.generation.pressure import PrefillPace, QueueWait
 from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_logprobs
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
@@ -129,6 +129,9 @@ class Engine:
         self.telemetry = EngineTelemetry(name)
         self.queue_wait = QueueWait()
         """Measured slot turnover: the wait a new request would face (429 beyond its TTFT budget)."""
+        self.prefill_pace = PrefillPace()
+        self._prefill_backlog = 0
+        """Prompt tokens still to run into the slots being filled (set at the end of each step)."""
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
@@ -142,7 +145,7 @@ class Engine:
         self._lock = threading.Condition()
         self._stopping = False
         self._draining = False
-        self._admitting = 0
+        self._admitting_jobs: list[_Job] = []
         """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
@@ -188,11 +191,16 @@ class Engine:
         if budget is None:
             return None
         free = self.slots.num_slots - self.slots.active - len(self._preempted)
-        wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
+        slot_wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
+        queued = [*self.waiting.jobs(), *self._admitting_jobs]
+        ahead = self._prefill_backlog + sum(len(job.request.prompt_ids) for job in queued)
+        wait = max(slot_wait, self.prefill_pace.seconds_for(ahead)) + self.prefill_pace.seconds_for(
+            len(request.prompt_ids)
+        )
         if wait > budget:
             raise OverloadedError(
-                f"model {self.name!r}: about {wait:.2f} s to a free slot ({self.waiting.depth()} waiting) exceeds "
-                f"the time-to-first-token budget of {budget:.2f} s; retry later",
+                f"model {self.name!r}: about {wait:.2f} s to the first token ({self.waiting.depth()} waiting, "
+                f"{ahead} prompt tokens ahead) exceeds the time-to-first-token budget of {budget:.2f} s; retry later",
                 wait,
             )
         return now + budget
@@ -256,7 +264,7 @@ class Engine:
     @property
     def busy(self) -> bool:
         """Whether any request runs, is preempted or waits."""
-        return bool(self._admitting or self._running or self._preempted or self.waiting.depth())
+        return bool(self._admitting_jobs or self._running or self._preempted or self.waiting.depth())
 
     def close(self) -> None:
         """Stop the engine: unfinished requests fail with UnavailableError."""
@@ -276,7 +284,7 @@ class Engine:
                 expired, abandoned = self.waiting.sweep()
                 free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
                 admitted = self.waiting.admit(free_slots, sys.maxsize, self._cost, self._block_fit())
-                self._admitting = len(admitted)
+                self._admitting_jobs = admitted
             self._expire(expired)
             try:
                 self._step(abandoned, admitted)
@@ -285,7 +293,7 @@ class Engine:
             except Exception as exc:  # a bug must not kill the engine thread silently
                 log.exception("generation step failed")
                 self._fail_running(UnavailableError(f"generation failed: {type(exc).__name__}"), admitted)
-            self._admitting = 0
+            self._admitting_jobs = []
         self._shutdown()
 
     def _expire(self, expired: list[_Job]) -> None:
@@ -318,6 +326,7 @@ class Engine:
         return fits
 
     def _step(self, abandoned: list[_Job], admitted: list[_Job]) -> None:
+        started = time.perf_counter()
         for job in abandoned:
             self._finish_job(job, FinishReason.ABORT)
         self._reap_aborted()
@@ -332,9 +341,13 @@ class Engine:
         self._release_finished()
         self._prefilling = [task for task in self._prefilling if task.sequence in self._running and task.remaining]
         budget = prefill_budget(self.config.step_tokens, decoded)
-        for task, size in plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens):
+        chunks = plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens)
+        for task, size in chunks:
             self._prefill_chunk(task, size)
         self._release_finished()
+        self._prefill_backlog = sum(task.remaining for task in self._prefilling)
+        if self._prefill_backlog:  # prompts were left waiting: the step ran at the pace a backlog drains
+            self.prefill_pace.observe(sum(size for _, size in chunks), time.perf_counter() - started)
         stats = self.blocks.stats()
         self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 

@@ -43,3 +43,33 @@ class QueueWait:
         if service is None or (ahead == 0 and free_slots > 0):
             return 0.0
         return (ahead + 1) / max(1, slots) * service
+
+
+class PrefillPace:
+    """How fast a backlog of prompts drains: prompt tokens per second of engine step (decode runs
+    included), a running mean over the steps that left prompt tokens waiting (a step that ran out of
+    prompts would understate it). With all slots free a burst still queues, for prefill: the engine adds
+    ``seconds_for(prompt tokens ahead)`` to a new request's wait, so the time to first token, not only
+    the wait for a slot, is kept within the budget. Thread-safe like :class:`QueueWait`."""
+
+    def __init__(self) -> None:
+        self._tokens_per_s: float | None = None
+        self._lock = threading.Lock()
+
+    def observe(self, tokens: int, seconds: float) -> None:
+        """A step ran ``tokens`` prompt tokens in ``seconds`` with more waiting behind them."""
+        if tokens <= 0 or seconds <= 0 or not math.isfinite(seconds):
+            return
+        rate = tokens / seconds
+        with self._lock:
+            previous = self._tokens_per_s
+            self._tokens_per_s = rate if previous is None else previous + SMOOTHING * (rate - previous)
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self._tokens_per_s
+
+    def seconds_for(self, tokens: int) -> float:
+        """Seconds to prefill ``tokens`` prompt tokens at the measured pace; 0 before anything was measured."""
+        rate = self._tokens_per_s
+        return tokens / rate if rate else 0.0
