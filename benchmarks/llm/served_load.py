@@ -4,17 +4,17 @@ Starts the server in a child process (``--src`` picks the source tree it runs: a
 alternates two trees), the GGUF registered with an optional contract (``--ttft-ms``: its
 ``generation.ttft_p99_ms``; ``--memory-mb``: ``resources.memory_mb``, the KV budget it leaves;
 ``--max-num-seqs``). The child skips the generation policy's planning: the engine runs the settings
-given here. Then ``--concurrency`` clients send ``--requests`` streamed chat completions in a closed
-loop (~``--prompt-tokens`` distinct prompt tokens, exactly ``--tokens`` output tokens: ``ignore_eos``).
-A client refused with 429 waits its Retry-After (at most 2 s), as a well-behaved client does, then
-sends its next request. Every request ends as one of: served (its time to first token and gaps
-between tokens are kept), refused (429; with or without Retry-After), expired (a stream that got an
-error event instead of tokens: it waited past its budget), timed out (no answer within
-``--timeout`` seconds), or failed (anything else).
+given here. Then ``--concurrency`` clients send streamed chat completions in a closed loop for
+``--duration`` seconds (at most ``--requests`` in all; ~``--prompt-tokens`` distinct prompt tokens,
+exactly ``--tokens`` output tokens: ``ignore_eos``). A client refused with 429 waits its Retry-After
+(at most 5 s), as a well-behaved client does, then sends its next request. Every request ends as
+one of: served (its time to first token and gaps between tokens are kept), refused (429; with or
+without Retry-After), expired (a 200 stream that got an error event instead of tokens: it waited past
+its budget), timed out (no answer within ``--timeout`` seconds), or failed (anything else).
 
     PYTHONPATH=src .venv/bin/python benchmarks/llm/served_load.py --concurrency 8 --requests 24
-    PYTHONPATH=src .venv/bin/python benchmarks/llm/served_load.py --concurrency 32 --requests 128 \\
-        --max-num-seqs 32 --ttft-ms 2000 --memory-mb 1024
+    PYTHONPATH=src .venv/bin/python benchmarks/llm/served_load.py --concurrency 32 --duration 60 \\
+        --requests 1000 --max-num-seqs 32 --ttft-ms 2000 --memory-mb 1024
 
 ``--concurrency 1,8`` measures each level against the same server; ``--json FILE`` appends one line
 per level (tagged ``--label``).
@@ -57,7 +57,8 @@ class Outcomes:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--concurrency", default="8", help="comma-separated levels, each against the same server")
-    parser.add_argument("--requests", type=int, default=24, help="requests per level")
+    parser.add_argument("--requests", type=int, default=24, help="most requests per level")
+    parser.add_argument("--duration", type=float, default=600.0, help="seconds per level (none start after)")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--prompt-tokens", type=int, default=128)
     parser.add_argument("--max-num-seqs", type=int, default=8)
@@ -136,7 +137,7 @@ async def one(client: httpx.AsyncClient, url: str, index: int, args: argparse.Na
                 retry = answer.headers.get("retry-after")
                 out.count("refused, Retry-After" if retry else "refused, no Retry-After")
                 out.retry_after.append(float(retry or 0))
-                return min(float(retry or 0), 2.0)
+                return min(float(retry or 0), 5.0)
             if answer.status_code != 200:
                 await answer.aread()
                 out.count(f"failed {answer.status_code}")
@@ -165,10 +166,13 @@ async def one(client: httpx.AsyncClient, url: str, index: int, args: argparse.Na
 async def level(url: str, concurrency: int, args: argparse.Namespace) -> tuple[Outcomes, float]:
     out = Outcomes()
     sent = iter(range(args.requests))
+    ends = time.monotonic() + args.duration
 
     async def worker(client: httpx.AsyncClient) -> None:
         for index in sent:
             pause = await one(client, url, index, args, out)
+            if time.monotonic() + pause >= ends:
+                return
             if pause:
                 await asyncio.sleep(pause)
 
@@ -194,7 +198,7 @@ def report(args: argparse.Namespace, concurrency: int, out: Outcomes, seconds: f
         "label": args.label,
         "concurrency": concurrency,
         "server": server,
-        "requests": args.requests,
+        "requests": sum(out.kinds.values()),
         "tokens": args.tokens,
         "ttft_ms_budget": args.ttft_ms,
         "outcomes": out.kinds,

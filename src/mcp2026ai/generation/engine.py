@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError, OverloadedError, UnavailableError
+from mcp2026ai.errors import MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
@@ -43,7 +43,8 @@ from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.pressure import PrefillPace, QueueWait
-from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_logprobs
+from mcp2026ai.generation.prompt_scoring import prompt_token_logprobs
+from mcp2026ai.generation.request_checks import check_request
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
@@ -103,6 +104,8 @@ class _Job:
     aborted: bool = False
     first_token_at: float | None = None
     admitted_at: float = 0.0
+    deadline: float | None = None
+    """When its first token is due (the TTFT budget; None: no budget)."""
 
 
 class Engine:
@@ -155,7 +158,7 @@ class Engine:
         """Queue ``request``; its stream yields deltas. InvalidArgumentError if it cannot fit the context,
         OverloadedError if its SLA class queue is full or its wait would exceed its TTFT budget,
         UnavailableError after drain() or close()."""
-        max_tokens = self._check_length(request)
+        max_tokens = check_request(request, self.info, self.slots.num_slots, self.blocks, self.max_len)
         if request.constraint is not None:
             self.grammars.compile(request.constraint)  # refuses what it cannot honour; cached after the first
         loop = asyncio.get_running_loop()
@@ -176,8 +179,8 @@ class Engine:
             try:
                 if self._stopping or self._draining:
                     raise UnavailableError(f"model {self.name!r} is shutting down")
-                deadline = self._admission_deadline(request, job.accepted_at)
-                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned, deadline)
+                job.deadline = self._admission_deadline(request, job.accepted_at)
+                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned, job.deadline)
             except MCPError:
                 self.telemetry.rejected(job)
                 raise
@@ -204,42 +207,6 @@ class Engine:
                 wait,
             )
         return now + budget
-
-    def _check_length(self, request: GenerationRequest) -> int:
-        prompt = len(request.prompt_ids)
-        if prompt == 0:
-            raise InvalidArgumentError("the prompt is empty: give at least one token of text")
-        if any(not 0 <= token < self.info.vocab_size for token in request.prompt_ids):
-            raise InvalidArgumentError(f"prompt token ids must lie in [0, {self.info.vocab_size})")
-        check_token_ids(request.params, self.info.vocab_size)
-        if request.params.n > self.slots.num_slots:
-            raise InvalidArgumentError(
-                f"n={request.params.n} choices need {request.params.n} sequences at once; "
-                f"this server runs at most {self.slots.num_slots} (max_num_seqs)"
-            )
-        wanted = request.params.max_tokens
-        longest = prompt + (wanted if wanted is not None else self.max_len - prompt)
-        needed = request.params.n * self.blocks.blocks_for(min(longest, self.max_len))
-        if needed > self.blocks.num_blocks:
-            raise InvalidArgumentError(
-                f"{request.params.n} x {min(longest, self.max_len)} tokens need {needed} KV blocks of "
-                f"{self.blocks.block_size} tokens; the KV cache holds {self.blocks.num_blocks} (kv_cache_mb): "
-                "lower max_tokens or n"
-            )
-        if wanted is None and prompt >= self.max_len:
-            raise ContextLengthError(
-                f"This model's maximum context length is {self.max_len} tokens. However, your prompt has "
-                f"{prompt} tokens, which leaves no room to generate. Please reduce the length of the prompt.",
-                self.max_len,
-            )
-        if wanted is not None and prompt + wanted > self.max_len:
-            raise ContextLengthError(
-                f"This model's maximum context length is {self.max_len} tokens. However, you requested "
-                f"{prompt + wanted} tokens ({prompt} in the prompt, {wanted} in the completion). "
-                "Please reduce the length of the prompt or max_tokens.",
-                self.max_len,
-            )
-        return wanted if wanted is not None else self.max_len - prompt
 
     def _abort(self, job: _Job) -> None:
         """Called on the event loop: mark the job; a waiting one is dropped, a running one freed, next step."""
@@ -303,6 +270,29 @@ class Engine:
             job.stream.fail(OverloadedError(f"waited {waited:.2f} s for a slot, past the TTFT budget", waited))
             self.telemetry.failed(job)
 
+    def _refuse_late_prompts(self) -> None:
+        """Prompts that cannot reach their first token by their deadline at the measured prefill pace
+        (oldest first, as they run): 429 now, their slots freed, rather than a first token later than the
+        contract promises. A burst that arrived before the pace was measured is held to it this way."""
+        now, ahead, late = time.monotonic(), 0, {}
+        for task in self._prefilling:
+            ahead += task.remaining
+            deadline = task.sequence.job.deadline
+            if task.first_token and deadline is not None and now + self.prefill_pace.seconds_for(ahead) > deadline:
+                late[id(task.sequence.job)] = task.sequence.job
+                ahead -= task.remaining
+        for job in late.values():
+            for sequence in job.sequences:
+                if sequence in self._running:
+                    self._release(sequence)
+            retry = self.prefill_pace.seconds_for(ahead)
+            job.stream.fail(
+                OverloadedError("the prompts ahead leave no time for a first token within the TTFT budget", retry)
+            )
+            self.telemetry.failed(job)
+        if late:
+            self._prefilling = [task for task in self._prefilling if task.sequence in self._running]
+
     @staticmethod
     def _cost(job: _Job) -> tuple[int, int]:
         return job.request.params.n, len(job.request.prompt_ids)
@@ -340,6 +330,7 @@ class Engine:
         decoded = self._decode() if self._running else 0
         self._release_finished()
         self._prefilling = [task for task in self._prefilling if task.sequence in self._running and task.remaining]
+        self._refuse_late_prompts()
         budget = prefill_budget(self.config.step_tokens, decoded)
         chunks = plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens)
         for task, size in chunks:
