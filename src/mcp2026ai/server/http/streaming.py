@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
 import orjson
 from starlette.requests import Request
 
 from mcp2026ai.errors import ClientGoneError, MCPError
-from mcp2026ai.generation.types import Choice, Delta
+from mcp2026ai.generation.types import Choice
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 DONE = b"data: [DONE]\n\n"
@@ -47,23 +47,6 @@ async def collect_unless_gone(request: Request, generation: Answer, choices: int
             await collecting
         raise ClientGoneError("the client disconnected before its answer was ready")
     return collecting.result()
-
-
-async def first_delta_unless_gone(request: Request, deltas: AsyncIterator[Delta]) -> Delta | None:
-    """The stream's first delta (None: it ended without one), awaited before a streamed answer's status
-    goes out, so that a request refused before its first token (429 with Retry-After: the TTFT budget)
-    gets that status rather than an error event inside a 200. ClientGoneError (the generation aborted) if
-    the client disconnects first."""
-    first = asyncio.ensure_future(anext(deltas, None))
-    watching = asyncio.ensure_future(_disconnected(request.receive))
-    try:
-        await asyncio.wait({first, watching}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watching.cancel()
-    if not first.done():
-        first.cancel()
-        raise ClientGoneError("the client disconnected before its first token")
-    return first.result()
 
 
 async def _disconnected(receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:

@@ -20,7 +20,6 @@ from starlette.routing import Route
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration
 from mcp2026ai.errors import MCPError
-from mcp2026ai.generation.types import Delta
 from mcp2026ai.protocol.v2_json import parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.body import BodyBudget, read_body
@@ -38,7 +37,7 @@ from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_e
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
-from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, first_delta_unless_gone, sse
+from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
 from mcp2026ai.serving.llms import ServedLLM
 
 CODES = ResultCodes("openai", ok="200", cancelled="499", unexpected="500", of_error=lambda exc: str(http_status(exc)))
@@ -129,13 +128,7 @@ class OpenAIEndpoints:
         )
         logprobs = parsed.logprobs is not None if isinstance(parsed, CompletionRequest) else bool(parsed.logprobs)
         if parsed.stream:
-            deltas = aiter(generation)
-            try:  # the status waits for the first token: a refusal before it is a 429, not an error event
-                first = await first_delta_unless_gone(request, deltas)
-            except MCPError as exc:
-                generation.abort()
-                return openai_error(exc)
-            events = _events(generation, deltas, first, encoder, logprobs, parsed.include_usage)
+            events = _events(generation, encoder, logprobs, parsed.include_usage)
             return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
         try:
             choices = await collect_unless_gone(request, generation, _choices(generation))
@@ -160,18 +153,10 @@ def _choices(generation: TextGeneration | PromptBatch) -> int:
 
 
 async def _events(
-    generation: TextGeneration | PromptBatch,
-    deltas: AsyncIterator[Delta],
-    first: Delta | None,
-    encoder: CompletionEncoder,
-    logprobs: bool,
-    include_usage: bool,
+    generation: TextGeneration | PromptBatch, encoder: CompletionEncoder, logprobs: bool, include_usage: bool
 ) -> AsyncIterator[bytes]:
     try:
-        if first is not None:
-            for chunk in encoder.chunks(first, logprobs, include_usage):
-                yield sse(chunk)
-        async for delta in deltas:
+        async for delta in generation:
             for chunk in encoder.chunks(delta, logprobs, include_usage):
                 yield sse(chunk)
         if include_usage:
