@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import math
 import threading
+import time
+from collections.abc import Callable, Sequence
 
 SMOOTHING = 0.2
 """Weight of the newest service time in the running mean."""
+PROBE_TOKENS = 64
+"""Prompt tokens of the run that seeds :class:`PrefillPace` when an engine starts."""
 
 
 class QueueWait:
@@ -64,6 +68,16 @@ class PrefillPace:
         with self._lock:
             previous = self._tokens_per_s
             self._tokens_per_s = rate if previous is None else previous + SMOOTHING * (rate - previous)
+
+    def probe(self, prefill: Callable[[Sequence[int]], object], max_tokens: int) -> None:
+        """Seed the pace with an idle prompt run (the second of two: the first pays for allocations), so
+        that a burst at a fresh engine is held to its budget too. Idle, it is optimistic: the running
+        mean of real steps takes over."""
+        tokens = list(range(1, min(PROBE_TOKENS, max_tokens) + 1))
+        prefill(tokens)
+        started = time.perf_counter()
+        prefill(tokens)
+        self.observe(len(tokens), time.perf_counter() - started)
 
     @property
     def tokens_per_s(self) -> float | None:
