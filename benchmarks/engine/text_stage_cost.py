@@ -7,6 +7,12 @@ Costs are this thread's CPU time (``time.thread_time``: other processes on the m
 time, not this) per token, on a real logits row of SmolLM2-135M int4 and real generated tokens; the
 median of ``--repeats`` passes over ``--tokens`` tokens.
 
+Then whether the overlap can pay: a second Python thread spins (pure Python, holding the GIL whenever
+it can) while the decoder runs ``--runs`` batch-8 decode steps. If onnxruntime holds the GIL during a
+run, that thread gets no CPU time during it; if it releases it, the thread runs, and the cost shows as
+the run's slowdown (its cores are shared). Printed: the spinner's CPU time as a share of the runs' wall
+time, and the median run time with and without it.
+
     PYTHONPATH=src .venv/bin/python benchmarks/engine/text_stage_cost.py [--tokens 64] [--repeats 7]
 """
 
@@ -16,6 +22,7 @@ import argparse
 import asyncio
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: b
 from benchmarks.engine.generation_engine import prompt_ids
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.generation.config import EngineConfig
-from mcp2026ai.generation.engine import build_engine
+from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.sampling import Sampler, token_logprob
 from mcp2026ai.generation.text_stage import TextStage, TokenStep
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
@@ -48,9 +55,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=30, help="batch-8 decode runs per GIL measurement")
     args = parser.parse_args()
     folder = convert_llm(bundled_model_path("smollm2"), LLMPrecision.INT4, CACHE)
-    engine = build_engine("cost", folder, EngineConfig(max_num_seqs=1, max_model_len=512))
+    engine = build_engine("cost", folder, EngineConfig(max_num_seqs=8, max_model_len=512))
     try:
         ids = prompt_ids(engine, 0, 110)
         request = GenerationRequest("cost", ids, SamplingParams(max_tokens=args.tokens, temperature=0, ignore_eos=True))
@@ -60,6 +68,7 @@ def main() -> None:
 
         tokens = asyncio.run(generate())
         row = engine.decoder.prefill(0, ids).copy()
+        gil = gil_free_share(engine, args.runs)
     finally:
         engine.close()
     vocab = engine.info.vocab_size
@@ -93,6 +102,44 @@ def main() -> None:
     for where, parts in (("engine thread (on the step)", on_step), ("event loop (off the step)", off_step)):
         for name, run in parts.items():
             print(f"| {where} | {name} | {per_token_us(run, n, args.repeats):.1f} |")  # type: ignore[arg-type]
+    share, alone, beside = gil
+    print(
+        f"\nDuring {args.runs} batch-8 decode runs a spinning Python thread got {share:.0%} of their wall time "
+        f"as CPU time (onnxruntime releases the GIL while it runs); a run took {alone:.1f} ms alone and "
+        f"{beside:.1f} ms beside it (median)."
+    )
+
+
+def gil_free_share(engine: Engine, runs: int) -> tuple[float, float, float]:
+    """(spinner CPU time / decode wall time, median run ms alone, median run ms beside the spinner)."""
+    tokens, lengths = [1] * 8, [64] * 8
+
+    def timed() -> list[float]:
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            engine.decoder.decode(tokens, lengths)
+            times.append((time.perf_counter() - started) * 1000)
+        return times
+
+    alone = timed()
+    stop = threading.Event()
+    spent: list[float] = []
+
+    def spin() -> None:
+        started = time.thread_time()
+        while not stop.is_set():
+            sum(range(200))
+        spent.append(time.thread_time() - started)
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    started = time.perf_counter()
+    beside = timed()
+    wall = time.perf_counter() - started
+    stop.set()
+    spinner.join()
+    return spent[0] / wall, statistics.median(alone), statistics.median(beside)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
 from mcp2026ai.generation.stopping import TokenStop
-from mcp2026ai.generation.stream import GenerationStream
+from mcp2026ai.generation.stream import GenerationStream, Made, deliver_all
 from mcp2026ai.generation.telemetry import EngineTelemetry
 from mcp2026ai.generation.text_stage import TextStage, TokenStep
 from mcp2026ai.generation.tokenizer import TextTokenizer
@@ -149,6 +149,8 @@ class Engine:
         self._stopping = False
         self._draining = False
         self._admitting_jobs: list[_Job] = []
+        self._outbox: list[tuple[GenerationStream, Made]] = []
+        """This step's deliveries, handed to the event loops together at its end."""
         """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self.prefill_pace.probe(lambda tokens: decoder.prefill(0, tokens), self.max_len - 1)
         decoder.release(0)
@@ -257,6 +259,7 @@ class Engine:
             self._expire(expired)
             try:
                 self._step(abandoned, admitted)
+                self._hand_over()
             except MCPError as exc:
                 self._fail_running(exc, admitted)
             except Exception as exc:  # a bug must not kill the engine thread silently
@@ -559,10 +562,15 @@ class Engine:
         job.steps.append(TokenStep(sequence.index, token, in_text, row, sequence.finished))
 
     def _publish(self, job: _Job) -> None:
-        """Hand the job's new tokens to its text stage, which runs on the stream's event loop."""
+        """Queue the job's new tokens for its text stage, which runs on the stream's event loop (handed
+        over once per step: :meth:`_hand_over`)."""
         steps, job.steps = job.steps, []
         if steps:
-            job.stream.deliver_later(lambda: job.text.assemble(steps))
+            self._outbox.append((job.stream, lambda: job.text.assemble(steps)))
+
+    def _hand_over(self) -> None:
+        made, self._outbox = self._outbox, []
+        deliver_all(made)
 
     def _finished(self, job: _Job, reason: FinishReason, generated: int) -> None:
         """Every choice of ``job`` has ended (called by its text stage, before the caller sees the end)."""
@@ -655,6 +663,7 @@ class Engine:
         self._publish(job)
 
     def _fail_running(self, error: MCPError, admitted: list[_Job]) -> None:
+        self._hand_over()  # what the step produced before it failed comes first
         jobs = {id(s.job): s.job for s in self._running.values()} | {id(job): job for job in admitted}
         for sequence in list(self._running.values()):
             self._release(sequence)
