@@ -38,11 +38,11 @@ import numpy as np
 from mcp2026ai.errors import MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
-from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
+from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool, pool_blocks
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
 from mcp2026ai.generation.prefix_cache import PrefixCache
-from mcp2026ai.generation.pressure import PrefillPace, QueueWait
+from mcp2026ai.generation.pressure import PrefillPace, QueueWait, late_prompts
 from mcp2026ai.generation.prompt_scoring import prompt_token_logprobs
 from mcp2026ai.generation.request_checks import check_request
 from mcp2026ai.generation.sampling import Sampler
@@ -126,7 +126,8 @@ class Engine:
         self.config = config
         self.max_len = decoder.max_len
         self.slots = SlotTable(decoder.num_slots, decoder.max_len)
-        self.blocks = KVBlockPool(kv_blocks(config, decoder), DEFAULT_BLOCK_SIZE, prefix_caching=False)
+        pool = pool_blocks(config.kv_cache_mb, decoder.bytes_per_token, decoder.num_slots * decoder.max_len)
+        self.blocks = KVBlockPool(pool, DEFAULT_BLOCK_SIZE, prefix_caching=False)
         self._preempted: deque[_Job] = deque()
         self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
         self.telemetry = EngineTelemetry(name)
@@ -279,20 +280,13 @@ class Engine:
         """Prompts that cannot reach their first token by their deadline at the measured prefill pace
         (oldest first, as they run): 429 now, their slots freed, rather than a first token later than the
         contract promises. A burst that arrived before the pace was measured is held to it this way."""
-        now, ahead, late = time.monotonic(), 0, {}
-        for task in self._prefilling:
-            ahead += task.remaining
-            deadline = task.sequence.job.deadline
-            if task.first_token and deadline is not None and now + self.prefill_pace.seconds_for(ahead) > deadline:
-                late[id(task.sequence.job)] = task.sequence.job
-                ahead -= task.remaining
-        for job in late.values():
+        late, retry = late_prompts(self._prefilling, self.prefill_pace, lambda sequence: sequence.job.deadline)
+        for job in {id(task.sequence.job): task.sequence.job for task in late}.values():
             for sequence in job.sequences:
                 if sequence in self._running:
                     self._release(sequence)
-            retry = self.prefill_pace.seconds_for(ahead)
             job.stream.fail(
-                OverloadedError("the prompts ahead leave no time for a first token within the TTFT budget", retry)
+                OverloadedError("the prompts ahead leave no time for a first token in the TTFT budget", retry)
             )
             self.telemetry.failed(job)
         if late:
@@ -678,15 +672,6 @@ class Engine:
             waiting = self.waiting.drain()
         self._fail_running(error, [*waiting, *self._preempted])
         self._preempted.clear()
-
-
-def kv_blocks(config: EngineConfig, decoder: OnnxDecoder) -> int:
-    """Blocks in the KV pool: ``kv_cache_mb`` of them, or by default as many as the slots could fill
-    (max_num_seqs x max_model_len tokens: the memory a static reservation would take)."""
-    per_block = decoder.bytes_per_token * DEFAULT_BLOCK_SIZE
-    if config.kv_cache_mb is not None:
-        return max(1, int(config.kv_cache_mb * (1 << 20)) // per_block)
-    return max(1, -(-decoder.num_slots * decoder.max_len // DEFAULT_BLOCK_SIZE))
 
 
 def build_engine(name: str, folder: Path, config: EngineConfig | None = None) -> Engine:

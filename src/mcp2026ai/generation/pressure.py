@@ -14,9 +14,13 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from mcp2026ai.generation.prefill import PrefillTask
 
 SMOOTHING = 0.2
 """Weight of the newest service time in the running mean."""
+S = TypeVar("S")
 PROBE_TOKENS = 64
 """Prompt tokens of the run that seeds :class:`PrefillPace` when an engine starts."""
 
@@ -87,3 +91,18 @@ class PrefillPace:
         """Seconds to prefill ``tokens`` prompt tokens at the measured pace; 0 before anything was measured."""
         rate = self._tokens_per_s
         return tokens / rate if rate else 0.0
+
+
+def late_prompts(
+    tasks: Sequence[PrefillTask[S]], pace: PrefillPace, deadline: Callable[[S], float | None]
+) -> tuple[list[PrefillTask[S]], float]:
+    """The prompts among ``tasks`` (in the order they run) that cannot reach their first token by their
+    ``deadline`` at ``pace``, and the seconds the others still take (the refused ones' Retry-After)."""
+    now, ahead, late = time.monotonic(), 0, []
+    for task in tasks:
+        ahead += task.remaining
+        due = deadline(task.sequence)
+        if task.first_token and due is not None and now + pace.seconds_for(ahead) > due:
+            late.append(task)
+            ahead -= task.remaining
+    return late, pace.seconds_for(ahead)
