@@ -150,9 +150,9 @@ class Engine:
         self._stopping = False
         self._draining = False
         self._admitting_jobs: list[_Job] = []
+        """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self._outbox: list[tuple[GenerationStream, Made]] = []
         """This step's deliveries, handed to the event loops together at its end."""
-        """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self.prefill_pace.probe(lambda tokens: decoder.prefill(0, tokens), self.max_len - 1)
         decoder.release(0)
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
