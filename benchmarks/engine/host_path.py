@@ -3,9 +3,10 @@
 Converts (or reuses from .cache/llm) SmolLM2-135M-Instruct's int4 decoder, runs ``--concurrency``
 requests of ~128 prompt and ``--tokens`` output tokens per mode, and times every engine step and
 every decoder run inside it (wrapped, same thread). The difference is what the engine thread does
-between runs (sampling, detokenizing, stop strings, logprobs, handing deltas to the event loop):
-the next run waits for it (wall time, and the engine thread's CPU time, which other processes on
-the machine disturb less). Modes, interleaved over ``--rounds``: greedy; temperature 1 with top-p;
+between runs (sampling, KV and slot accounting, telemetry, handing tokens to the event loop; before
+the text stage of issue 34 also detokenizing, stop strings and logprobs): the next run waits for it
+(wall time, and the engine thread's CPU time, which other processes on the machine disturb less).
+Modes, interleaved over ``--rounds``: greedy; temperature 1 with top-p;
 temperature 1 with 5 logprobs; greedy with a stop string. Also per mode: output tok/s (wall), the
 decoder's wall time per token, and the whole process's CPU time per token (what the event loop spends
 on text, off the step, counts there: it shows whether moving work off the step only moved it).
