@@ -135,6 +135,7 @@ class Engine:
         """Measured slot turnover: the wait a new request would face (429 beyond its TTFT budget)."""
         self.prefill_pace = PrefillPace()
         self._prefill_backlog = 0
+        self._step_s = 0.0
         """Prompt tokens still to run into the slots being filled (set at the end of each step)."""
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
@@ -280,7 +281,7 @@ class Engine:
         """Prompts that cannot reach their first token by their deadline at the measured prefill pace
         (oldest first, as they run): 429 now, their slots freed, rather than a first token later than the
         contract promises. A burst that arrived before the pace was measured is held to it this way."""
-        late, retry = late_prompts(self._prefilling, self.prefill_pace, lambda sequence: sequence.job.deadline)
+        late, retry = late_prompts(self._prefilling, self.prefill_pace, lambda s: s.job.deadline, self._step_s)
         for job in {id(task.sequence.job): task.sequence.job for task in late}.values():
             for sequence in job.sequences:
                 if sequence in self._running:
@@ -336,8 +337,9 @@ class Engine:
             self._prefill_chunk(task, size)
         self._release_finished()
         self._prefill_backlog = sum(task.remaining for task in self._prefilling)
+        self._step_s = time.perf_counter() - started
         if self._prefill_backlog:  # prompts were left waiting: the step ran at the pace a backlog drains
-            self.prefill_pace.observe(sum(size for _, size in chunks), time.perf_counter() - started)
+            self.prefill_pace.observe(sum(size for _, size in chunks), self._step_s)
         stats = self.blocks.stats()
         self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 

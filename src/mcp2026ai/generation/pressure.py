@@ -94,15 +94,17 @@ class PrefillPace:
 
 
 def late_prompts(
-    tasks: Sequence[PrefillTask[S]], pace: PrefillPace, deadline: Callable[[S], float | None]
+    tasks: Sequence[PrefillTask[S]], pace: PrefillPace, deadline: Callable[[S], float | None], step_s: float = 0.0
 ) -> tuple[list[PrefillTask[S]], float]:
     """The prompts among ``tasks`` (in the order they run) that cannot reach their first token by their
-    ``deadline`` at ``pace``, and the seconds the others still take (the refused ones' Retry-After)."""
+    ``deadline`` at ``pace`` with a step (``step_s``, the last one's time) to spare: the first token comes
+    at the end of the step that runs the last chunk, and the pace is a mean. Also the seconds the others
+    still take (the refused ones' Retry-After)."""
     now, ahead, late = time.monotonic(), 0, []
     for task in tasks:
         ahead += task.remaining
         due = deadline(task.sequence)
-        if task.first_token and due is not None and now + pace.seconds_for(ahead) > due:
+        if task.first_token and due is not None and now + step_s + pace.seconds_for(ahead) > due:
             late.append(task)
             ahead -= task.remaining
     return late, pace.seconds_for(ahead)
