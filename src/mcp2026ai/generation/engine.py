@@ -203,9 +203,8 @@ class Engine:
         slot_wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
         queued = [*self.waiting.jobs(), *self._admitting_jobs]
         ahead = self._prefill_backlog + sum(len(job.request.prompt_ids) for job in queued)
-        wait = max(slot_wait, self.prefill_pace.seconds_for(ahead)) + self.prefill_pace.seconds_for(
-            len(request.prompt_ids)
-        )
+        own = self.prefill_pace.seconds_for(len(request.prompt_ids)) if ahead or slot_wait else 0.0  # alone: admit
+        wait = max(slot_wait, self.prefill_pace.seconds_for(ahead)) + own
         if wait > budget:
             raise OverloadedError(
                 f"model {self.name!r}: about {wait:.2f} s to the first token ({self.waiting.depth()} waiting, "

@@ -99,12 +99,13 @@ def late_prompts(
     """The prompts among ``tasks`` (in the order they run) that cannot reach their first token by their
     ``deadline`` at ``pace`` with a step (``step_s``, the last one's time) to spare: the first token comes
     at the end of the step that runs the last chunk, and the pace is a mean. Also the seconds the others
-    still take (the refused ones' Retry-After)."""
+    still take (the refused ones' Retry-After). The prompt that runs first is never refused: nothing
+    would run sooner, and refusing everything would also stop the pace from being measured again."""
     now, ahead, late = time.monotonic(), 0, []
     for task in tasks:
-        ahead += task.remaining
+        first, ahead = not ahead, ahead + task.remaining
         due = deadline(task.sequence)
-        if task.first_token and due is not None and now + step_s + pace.seconds_for(ahead) > due:
+        if not first and task.first_token and due is not None and now + step_s + pace.seconds_for(ahead) > due:
             late.append(task)
             ahead -= task.remaining
     return late, pace.seconds_for(ahead)
