@@ -4,10 +4,12 @@ One thread runs the steps; callers submit from an event loop and read a :class:`
 A step: drop aborted requests (their KV slots free at once), resume preempted requests, admit
 waiting requests in SLA-class fair order while slots and KV blocks are free (each takes its slots
 and starts prefilling), decode one token for every decoding sequence in one batched run (sample,
-check the stop conditions, hand each request its deltas), then spend the rest of the step's token
+check the token stop conditions, hand each request its new tokens), then spend the rest of the step's token
 budget on prompt chunks, oldest prompt first (``generation/prefill.py``): a prompt whose last chunk
 ran samples its first token and decodes from the next step on. Finished sequences leave the batch
-before the next step.
+before the next step. Detokenizing, stop strings and logprobs run on the caller's event loop while
+the next step runs (``generation/text_stage.py``); a choice ended there by a stop string leaves the
+batch at the next step, its extra token dropped.
 
 KV memory is counted in 16-token blocks from one pool (``EngineConfig.kv_cache_mb``, or the
 contract's memory budget): a sequence holds the blocks its tokens fill, never a ``max_model_len``
@@ -33,23 +35,25 @@ from typing import Any
 
 import numpy as np
 
-from mcp2026ai.errors import ContextLengthError, InvalidArgumentError, MCPError, OverloadedError, UnavailableError
+from mcp2026ai.errors import MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
-from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool
+from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool, pool_blocks
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
 from mcp2026ai.generation.prefix_cache import PrefixCache
-from mcp2026ai.generation.pressure import QueueWait
-from mcp2026ai.generation.prompt_scoring import check_token_ids, prompt_token_logprobs
+from mcp2026ai.generation.pressure import PrefillPace, QueueWait, late_prompts
+from mcp2026ai.generation.prompt_scoring import prompt_token_logprobs
+from mcp2026ai.generation.request_checks import check_request
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
 from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
-from mcp2026ai.generation.stopping import StopStrings, TokenStop
-from mcp2026ai.generation.stream import GenerationStream
+from mcp2026ai.generation.stopping import TokenStop
+from mcp2026ai.generation.stream import GenerationStream, Made, deliver_all
 from mcp2026ai.generation.telemetry import EngineTelemetry
-from mcp2026ai.generation.tokenizer import IncrementalDecoder, TextTokenizer
-from mcp2026ai.generation.types import Delta, FinishReason, GenerationRequest
+from mcp2026ai.generation.text_stage import TextStage, TokenStep
+from mcp2026ai.generation.tokenizer import TextTokenizer
+from mcp2026ai.generation.types import FinishReason, GenerationRequest
 from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
@@ -65,8 +69,6 @@ class _Sequence:
     job: _Job
     index: int
     sampler: Sampler
-    detokenizer: IncrementalDecoder
-    stop_strings: StopStrings
     token_stop: TokenStop
     generated: int = 0
     history: list[int] = field(default_factory=list)
@@ -95,11 +97,15 @@ class _Job:
     abandoned: asyncio.Future[None]
     accepted_at: float
     span: Any
+    text: TextStage
     sequences: list[_Sequence] = field(default_factory=list)
-    deltas: list[Delta] = field(default_factory=list)
+    steps: list[TokenStep] = field(default_factory=list)
+    """Tokens sampled since the last hand-over to ``text`` (on the stream's event loop)."""
     aborted: bool = False
     first_token_at: float | None = None
     admitted_at: float = 0.0
+    deadline: float | None = None
+    """When its first token is due (the TTFT budget; None: no budget)."""
 
 
 class Engine:
@@ -120,12 +126,17 @@ class Engine:
         self.config = config
         self.max_len = decoder.max_len
         self.slots = SlotTable(decoder.num_slots, decoder.max_len)
-        self.blocks = KVBlockPool(kv_blocks(config, decoder), DEFAULT_BLOCK_SIZE, prefix_caching=False)
+        pool = pool_blocks(config.kv_cache_mb, decoder.bytes_per_token, decoder.num_slots * decoder.max_len)
+        self.blocks = KVBlockPool(pool, DEFAULT_BLOCK_SIZE, prefix_caching=False)
         self._preempted: deque[_Job] = deque()
         self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
         self.telemetry = EngineTelemetry(name)
         self.queue_wait = QueueWait()
         """Measured slot turnover: the wait a new request would face (429 beyond its TTFT budget)."""
+        self.prefill_pace = PrefillPace()
+        self._prefill_backlog = 0
+        self._step_s = 0.0
+        """Prompt tokens still to run into the slots being filled (set at the end of each step)."""
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
@@ -139,8 +150,12 @@ class Engine:
         self._lock = threading.Condition()
         self._stopping = False
         self._draining = False
-        self._admitting = 0
+        self._admitting_jobs: list[_Job] = []
         """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
+        self._outbox: list[tuple[GenerationStream, Made]] = []
+        """This step's deliveries, handed to the event loops together at its end."""
+        self.prefill_pace.probe(lambda tokens: decoder.prefill(0, tokens), self.max_len - 1)
+        decoder.release(0)
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
 
@@ -149,7 +164,7 @@ class Engine:
         """Queue ``request``; its stream yields deltas. InvalidArgumentError if it cannot fit the context,
         OverloadedError if its SLA class queue is full or its wait would exceed its TTFT budget,
         UnavailableError after drain() or close()."""
-        max_tokens = self._check_length(request)
+        max_tokens = check_request(request, self.info, self.slots.num_slots, self.blocks, self.max_len)
         if request.constraint is not None:
             self.grammars.compile(request.constraint)  # refuses what it cannot honour; cached after the first
         loop = asyncio.get_running_loop()
@@ -161,14 +176,17 @@ class Engine:
             abandoned=loop.create_future(),
             accepted_at=time.monotonic(),
             span=self.telemetry.start_span(request),
+            text=TextStage(
+                self.tokenizer, request.params, lambda reason, generated: self._finished(job, reason, generated)
+            ),
         )
         stream.on_abort = lambda: self._abort(job)
         with self._lock:
             try:
                 if self._stopping or self._draining:
                     raise UnavailableError(f"model {self.name!r} is shutting down")
-                deadline = self._admission_deadline(request, job.accepted_at)
-                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned, deadline)
+                job.deadline = self._admission_deadline(request, job.accepted_at)
+                self.waiting.push(job, request.sla_class, request.params.n, job.abandoned, job.deadline)
             except MCPError:
                 self.telemetry.rejected(job)
                 raise
@@ -182,50 +200,18 @@ class Engine:
         if budget is None:
             return None
         free = self.slots.num_slots - self.slots.active - len(self._preempted)
-        wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
+        slot_wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
+        queued = [*self.waiting.jobs(), *self._admitting_jobs]
+        ahead = self._prefill_backlog + sum(len(job.request.prompt_ids) for job in queued)
+        own = self.prefill_pace.seconds_for(len(request.prompt_ids)) if ahead or slot_wait else 0.0  # alone: admit
+        wait = max(slot_wait, self.prefill_pace.seconds_for(ahead)) + own
         if wait > budget:
             raise OverloadedError(
-                f"model {self.name!r}: about {wait:.2f} s to a free slot ({self.waiting.depth()} waiting) exceeds "
-                f"the time-to-first-token budget of {budget:.2f} s; retry later",
+                f"model {self.name!r}: about {wait:.2f} s to the first token ({self.waiting.depth()} waiting, "
+                f"{ahead} prompt tokens ahead) exceeds the time-to-first-token budget of {budget:.2f} s; retry later",
                 wait,
             )
         return now + budget
-
-    def _check_length(self, request: GenerationRequest) -> int:
-        prompt = len(request.prompt_ids)
-        if prompt == 0:
-            raise InvalidArgumentError("the prompt is empty: give at least one token of text")
-        if any(not 0 <= token < self.info.vocab_size for token in request.prompt_ids):
-            raise InvalidArgumentError(f"prompt token ids must lie in [0, {self.info.vocab_size})")
-        check_token_ids(request.params, self.info.vocab_size)
-        if request.params.n > self.slots.num_slots:
-            raise InvalidArgumentError(
-                f"n={request.params.n} choices need {request.params.n} sequences at once; "
-                f"this server runs at most {self.slots.num_slots} (max_num_seqs)"
-            )
-        wanted = request.params.max_tokens
-        longest = prompt + (wanted if wanted is not None else self.max_len - prompt)
-        needed = request.params.n * self.blocks.blocks_for(min(longest, self.max_len))
-        if needed > self.blocks.num_blocks:
-            raise InvalidArgumentError(
-                f"{request.params.n} x {min(longest, self.max_len)} tokens need {needed} KV blocks of "
-                f"{self.blocks.block_size} tokens; the KV cache holds {self.blocks.num_blocks} (kv_cache_mb): "
-                "lower max_tokens or n"
-            )
-        if wanted is None and prompt >= self.max_len:
-            raise ContextLengthError(
-                f"This model's maximum context length is {self.max_len} tokens. However, your prompt has "
-                f"{prompt} tokens, which leaves no room to generate. Please reduce the length of the prompt.",
-                self.max_len,
-            )
-        if wanted is not None and prompt + wanted > self.max_len:
-            raise ContextLengthError(
-                f"This model's maximum context length is {self.max_len} tokens. However, you requested "
-                f"{prompt + wanted} tokens ({prompt} in the prompt, {wanted} in the completion). "
-                "Please reduce the length of the prompt or max_tokens.",
-                self.max_len,
-            )
-        return wanted if wanted is not None else self.max_len - prompt
 
     def _abort(self, job: _Job) -> None:
         """Called on the event loop: mark the job; a waiting one is dropped, a running one freed, next step."""
@@ -250,7 +236,7 @@ class Engine:
     @property
     def busy(self) -> bool:
         """Whether any request runs, is preempted or waits."""
-        return bool(self._admitting or self._running or self._preempted or self.waiting.depth())
+        return bool(self._admitting_jobs or self._running or self._preempted or self.waiting.depth())
 
     def close(self) -> None:
         """Stop the engine: unfinished requests fail with UnavailableError."""
@@ -270,16 +256,17 @@ class Engine:
                 expired, abandoned = self.waiting.sweep()
                 free_slots = 0 if self._preempted else self.slots.num_slots - self.slots.active
                 admitted = self.waiting.admit(free_slots, sys.maxsize, self._cost, self._block_fit())
-                self._admitting = len(admitted)
+                self._admitting_jobs = admitted
             self._expire(expired)
             try:
                 self._step(abandoned, admitted)
+                self._hand_over()
             except MCPError as exc:
                 self._fail_running(exc, admitted)
             except Exception as exc:  # a bug must not kill the engine thread silently
                 log.exception("generation step failed")
                 self._fail_running(UnavailableError(f"generation failed: {type(exc).__name__}"), admitted)
-            self._admitting = 0
+            self._admitting_jobs = []
         self._shutdown()
 
     def _expire(self, expired: list[_Job]) -> None:
@@ -288,6 +275,22 @@ class Engine:
             waited = time.monotonic() - job.accepted_at
             job.stream.fail(OverloadedError(f"waited {waited:.2f} s for a slot, past the TTFT budget", waited))
             self.telemetry.failed(job)
+
+    def _refuse_late_prompts(self) -> None:
+        """Prompts that cannot reach their first token by their deadline at the measured prefill pace
+        (oldest first, as they run): 429 now, their slots freed, rather than a first token later than the
+        contract promises. A burst that arrived before the pace was measured is held to it this way."""
+        late, retry = late_prompts(self._prefilling, self.prefill_pace, lambda s: s.job.deadline, self._step_s)
+        for job in {id(task.sequence.job): task.sequence.job for task in late}.values():
+            for sequence in job.sequences:
+                if sequence in self._running:
+                    self._release(sequence)
+            job.stream.fail(
+                OverloadedError("the prompts ahead leave no time for a first token in the TTFT budget", retry)
+            )
+            self.telemetry.failed(job)
+        if late:
+            self._prefilling = [task for task in self._prefilling if task.sequence in self._running]
 
     @staticmethod
     def _cost(job: _Job) -> tuple[int, int]:
@@ -312,9 +315,11 @@ class Engine:
         return fits
 
     def _step(self, abandoned: list[_Job], admitted: list[_Job]) -> None:
+        started = time.perf_counter()
         for job in abandoned:
             self._finish_job(job, FinishReason.ABORT)
         self._reap_aborted()
+        self._drop_stopped_by_text()
         self._resume_preempted()
         for job in admitted:
             if job.aborted:
@@ -324,10 +329,16 @@ class Engine:
         decoded = self._decode() if self._running else 0
         self._release_finished()
         self._prefilling = [task for task in self._prefilling if task.sequence in self._running and task.remaining]
+        self._refuse_late_prompts()
         budget = prefill_budget(self.config.step_tokens, decoded)
-        for task, size in plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens):
+        chunks = plan_chunks(self._prefilling, budget, self.config.prefill_chunk_tokens)
+        for task, size in chunks:
             self._prefill_chunk(task, size)
         self._release_finished()
+        self._prefill_backlog = sum(task.remaining for task in self._prefilling)
+        self._step_s = time.perf_counter() - started
+        if self._prefill_backlog:  # prompts were left waiting: the step ran at the pace a backlog drains
+            self.prefill_pace.observe(sum(size for _, size in chunks), self._step_s)
         stats = self.blocks.stats()
         self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 
@@ -415,8 +426,6 @@ class Engine:
             job=job,
             index=index,
             sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index, token_stop.stop_ids),
-            detokenizer=IncrementalDecoder(self.tokenizer),
-            stop_strings=StopStrings(params.stop),
             token_stop=token_stop,
             grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
         )
@@ -526,8 +535,9 @@ class Engine:
         self._publish(sequence.job)
 
     def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
+        """Sample the sequence's next token and check the token stops; its text comes later (text_stage.py)."""
         grammar = sequence.grammar
-        token, logprob = sequence.sampler.sample(logits, grammar.allowed() if grammar else None)
+        token, _ = sequence.sampler.sample(logits, grammar.allowed() if grammar else None, with_logprob=False)
         if grammar is not None:
             grammar.accept(token)
         sequence.history.append(token)
@@ -538,41 +548,37 @@ class Engine:
         sequence.generated += 1
         sequence.last_token = token
         sequence.last_token_at = now
-        delta = Delta(index=sequence.index)
-        stopped_by_text = False
-        if sequence.token_stop.is_stop_token(token):
+        in_text = not sequence.token_stop.is_stop_token(token)
+        if not in_text or (grammar is not None and grammar.finished):
             sequence.finished = FinishReason.STOP
-        else:
-            delta.token_ids.append(token)
-            if logprob is not None:
-                delta.logprobs.append(logprob)
-            delta.text, stopped_by_text = sequence.stop_strings.feed(sequence.detokenizer.push(token))
-            if stopped_by_text or (grammar is not None and grammar.finished):
-                sequence.finished = FinishReason.STOP
-            elif sequence.token_stop.reached_limit(sequence.generated):
-                sequence.finished = FinishReason.LENGTH
-        if sequence.finished is not None and not stopped_by_text:
-            delta.text += self._flush(sequence)
-        delta.finish_reason = sequence.finished
-        job.deltas.append(delta)
-
-    @staticmethod
-    def _flush(sequence: _Sequence) -> str:
-        """Text held back when a choice ends without a stop string (an incomplete tail, a stop prefix)."""
-        text, stopped = sequence.stop_strings.feed(sequence.detokenizer.flush())
-        return text if stopped else text + sequence.stop_strings.flush()
+        elif sequence.token_stop.reached_limit(sequence.generated):
+            sequence.finished = FinishReason.LENGTH
+        row = logits.copy() if in_text and job.request.params.logprobs is not None else None  # the buffer is reused
+        job.steps.append(TokenStep(sequence.index, token, in_text, row, sequence.finished))
 
     def _publish(self, job: _Job) -> None:
-        done = all(sequence.finished is not None for sequence in job.sequences)
-        deltas = [delta for delta in job.deltas if delta.text or delta.token_ids or delta.finish_reason]
-        job.deltas = []
-        generated = sum(sequence.generated for sequence in job.sequences)
-        reason = job.sequences[0].finished or FinishReason.ABORT
-        if done and reason != FinishReason.ABORT and job.admitted_at:  # before the caller can see the end
+        """Queue the job's new tokens for its text stage, which runs on the stream's event loop (handed
+        over once per step: :meth:`_hand_over`)."""
+        steps, job.steps = job.steps, []
+        if steps:
+            self._outbox.append((job.stream, lambda: job.text.assemble(steps)))
+
+    def _hand_over(self) -> None:
+        made, self._outbox = self._outbox, []
+        deliver_all(made)
+
+    def _finished(self, job: _Job, reason: FinishReason, generated: int) -> None:
+        """Every choice of ``job`` has ended (called by its text stage, before the caller sees the end)."""
+        if reason != FinishReason.ABORT and job.admitted_at:
             self.queue_wait.finished(time.monotonic() - job.admitted_at)
-        job.stream.deliver(deltas, generated, done)
-        if done:
-            self.telemetry.finished(job, reason, generated)
+        self.telemetry.finished(job, reason, generated)
+
+    def _drop_stopped_by_text(self) -> None:
+        """Choices that the text stage ended by a stop string (a step late) leave the batch now."""
+        for sequence in self._running.values():
+            if sequence.finished is None and sequence.index in sequence.job.text.stopped:
+                sequence.finished = FinishReason.STOP
+        self._release_finished()
 
     def _release_finished(self) -> None:
         for sequence in [s for s in self._running.values() if s.finished is not None]:
@@ -617,7 +623,10 @@ class Engine:
                 self._preempted.popleft()
                 self._finish_job(job, FinishReason.ABORT)
                 continue
-            waiting = [s for s in job.sequences if s.finished is None]
+            waiting = [s for s in job.sequences if s.finished is None and s.index not in job.text.stopped]
+            if not waiting:  # ended by stop strings while preempted
+                self._preempted.popleft()
+                continue
             histories = [[*job.request.prompt_ids, *s.history[:-1]] for s in waiting]
             needed = sum(self.blocks.blocks_for(len(h) + 1) for h in histories)
             room = self.slots.num_slots - self.slots.active
@@ -645,10 +654,11 @@ class Engine:
         for sequence in job.sequences:
             if sequence.finished is None:
                 sequence.finished = reason
-                job.deltas.append(Delta(index=sequence.index, finish_reason=reason))
+                job.steps.append(TokenStep(sequence.index, finish=reason))
         self._publish(job)
 
     def _fail_running(self, error: MCPError, admitted: list[_Job]) -> None:
+        self._hand_over()  # what the step produced before it failed comes first
         jobs = {id(s.job): s.job for s in self._running.values()} | {id(job): job for job in admitted}
         for sequence in list(self._running.values()):
             self._release(sequence)
@@ -663,15 +673,6 @@ class Engine:
             waiting = self.waiting.drain()
         self._fail_running(error, [*waiting, *self._preempted])
         self._preempted.clear()
-
-
-def kv_blocks(config: EngineConfig, decoder: OnnxDecoder) -> int:
-    """Blocks in the KV pool: ``kv_cache_mb`` of them, or by default as many as the slots could fill
-    (max_num_seqs x max_model_len tokens: the memory a static reservation would take)."""
-    per_block = decoder.bytes_per_token * DEFAULT_BLOCK_SIZE
-    if config.kv_cache_mb is not None:
-        return max(1, int(config.kv_cache_mb * (1 << 20)) // per_block)
-    return max(1, -(-decoder.num_slots * decoder.max_len // DEFAULT_BLOCK_SIZE))
 
 
 def build_engine(name: str, folder: Path, config: EngineConfig | None = None) -> Engine:

@@ -256,3 +256,11 @@ class KVBlockPool:
             self._evictable[block] = None
         else:
             self._free.append(block)
+
+
+def pool_blocks(kv_cache_mb: float | None, bytes_per_token: int, slot_tokens: int) -> int:
+    """Blocks in an engine's KV pool: ``kv_cache_mb`` of them, or by default as many as its slots could
+    fill (``slot_tokens`` = max_num_seqs x max_model_len: the memory a static reservation would take)."""
+    if kv_cache_mb is not None:
+        return max(1, int(kv_cache_mb * (1 << 20)) // (bytes_per_token * DEFAULT_BLOCK_SIZE))
+    return max(1, -(-slot_tokens // DEFAULT_BLOCK_SIZE))

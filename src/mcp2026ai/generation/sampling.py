@@ -56,11 +56,14 @@ class Sampler:
             params.repetition_penalty != 1.0 or params.presence_penalty != 0.0 or params.frequency_penalty != 0.0
         )
 
-    def sample(self, logits: np.ndarray, allowed: np.ndarray | None = None) -> tuple[int, TokenLogprob | None]:
-        """The chosen token for ``logits`` (one row, float32) and, if asked, its log-probability.
+    def sample(
+        self, logits: np.ndarray, allowed: np.ndarray | None = None, with_logprob: bool = True
+    ) -> tuple[int, TokenLogprob | None]:
+        """The chosen token for ``logits`` (one row, float32) and, if asked (and ``with_logprob``), its
+        log-probability (the engine computes it later, off its step: :func:`token_logprob`).
         ``allowed`` (a boolean mask over the vocabulary, from a grammar) rules out every other token
         before penalties and the draw, so a constrained row shares its batch with free ones."""
-        logprob = self._logprob_of if self.params.logprobs is not None else None
+        logprob = self._logprob_of if self.params.logprobs is not None and with_logprob else None
         raw = logits
         if allowed is not None:
             logits = np.where(allowed, logits, np.float32(-np.inf))
@@ -108,13 +111,17 @@ class Sampler:
         return int(index[position]) if index is not None else position
 
     def _logprob_of(self, logits: np.ndarray, token: int) -> TokenLogprob:
-        logprobs = log_softmax(logits)
-        top: tuple[tuple[int, float], ...] = ()
-        count = self.params.logprobs or 0
-        if count:
-            best = top_tokens(logprobs, count)
-            top = tuple((int(t), float(logprobs[t])) for t in best)
-        return TokenLogprob(token, float(logprobs[token]), top)
+        return token_logprob(logits, token, self.params.logprobs or 0)
+
+
+def token_logprob(logits: np.ndarray, token: int, count: int) -> TokenLogprob:
+    """``token``'s log-probability under the raw ``logits`` row, with the ``count`` most likely tokens."""
+    logprobs = log_softmax(logits)
+    top: tuple[tuple[int, float], ...] = ()
+    if count:
+        best = top_tokens(logprobs, count)
+        top = tuple((int(t), float(logprobs[t])) for t in best)
+    return TokenLogprob(token, float(logprobs[token]), top)
 
 
 def top_tokens(values: np.ndarray, count: int) -> np.ndarray:

@@ -83,5 +83,9 @@ class WaitingQueue(Generic[Job]):
     def drain(self) -> list[Job]:
         return [pending.key for pending in self._queues.drain()]  # type: ignore[misc]
 
+    def jobs(self) -> list[Job]:
+        """The waiting jobs, in admission order."""
+        return [pending.key for pending in self._queues.ordered()]  # type: ignore[misc]
+
     def depth(self, sla_class: SLAClass | None = None) -> int:
         return self._queues.depth(sla_class) if sla_class is not None else self._queues.backlog

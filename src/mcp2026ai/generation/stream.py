@@ -43,6 +43,11 @@ class GenerationStream:
     def deliver(self, deltas: list[Delta], completion_tokens: int, done: bool) -> None:
         self._call(self._put, deltas, completion_tokens, done)
 
+    def _make_and_put(self, make: Made) -> None:
+        made = make()  # even when cut off: it ends the request's accounting
+        if made is not None:
+            self._put(*made)
+
     def prefilled(self, cached_tokens: int, prompt_logprobs: list[TokenLogprob | None] | None) -> None:
         """The prompt is in: how many of its tokens came from the prefix cache, and its logprobs if asked."""
         self._call(self._set_prompt, cached_tokens, prompt_logprobs)
@@ -125,3 +130,24 @@ class SlowReaderError(UnavailableError):
             f"stream ended: the client fell {buffered} tokens behind (stream_buffer_deltas {limit}); "
             "its decode slot was freed"
         )
+
+
+Made = Callable[[], tuple[list[Delta], int, bool] | None]
+"""Makes a stream's next deltas on its event loop (the engine's text stage); None delivers nothing."""
+
+
+def deliver_all(made: list[tuple[GenerationStream, Made]]) -> None:
+    """Hand several streams their next deltas, made on their event loops, with one wake-up of each loop:
+    the engine calls it once per step (a wake-up per stream cost the step ~0.1 ms each, a socket write
+    and the GIL handed back and forth)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[GenerationStream, Made]]] = {}
+    for stream, make in made:
+        by_loop.setdefault(stream._loop, []).append((stream, make))
+    for loop, batch in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is reading any more
+            loop.call_soon_threadsafe(_make_all, batch)
+
+
+def _make_all(batch: list[tuple[GenerationStream, Made]]) -> None:
+    for stream, make in batch:
+        stream._make_and_put(make)

@@ -95,8 +95,9 @@ class GenerationRequest:
     constraint: Constraint | None = None
     """Constrained decoding: every choice's text matches this grammar (None: free text)."""
     ttft_budget_s: float | None = None
-    """Time to first token the contract promises (``ttft_p99_ms``): a request whose estimated wait for a
-    slot exceeds it is refused at once (429), and none waits in the queue past it."""
+    """Time to first token the contract promises (``ttft_p99_ms``): a request whose estimated wait (for a
+    slot, or for the prompts ahead at the measured prefill pace) exceeds it is refused at once (429), none
+    waits in the queue past it, and a prompt that can no longer reach its first token in time is refused."""
 
 
 class FinishReason(StrEnum):

@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.contract import InferenceContract, Precision
-from mcp2026ai.errors import NotFoundError
+from mcp2026ai.errors import NotFoundError, OverloadedError
 from mcp2026ai.generation.config import DEFAULT_CHUNK_TOKENS, EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.prefill import CHUNK_ALIGN
@@ -95,6 +95,8 @@ class Measured(BaseModel):
     memory_mb: float
     prefill_tokens_per_s: float = 0.0
     """One prompt run of ``CHUNK_PROBE_TOKENS`` on the plan's engine (sizes its prompt chunks)."""
+    refused: int = 0
+    """Requests of the measured burst the contract's TTFT budget refused (429), as the server would."""
 
 
 class GenerationEvaluation(BaseModel):
@@ -106,6 +108,7 @@ class GenerationEvaluation(BaseModel):
     tokens_per_s: float
     memory_mb: float | None = Field(None, description="What the plan reserves: weights + KV pool, MiB.")
     prefill_tokens_per_s: float = 0.0
+    refused: int = Field(0, description="Requests of the measured burst refused by the TTFT budget (429).")
     feasible: bool
     violations: list[str] = Field(default_factory=list)
 
@@ -117,6 +120,7 @@ class GenerationEvaluation(BaseModel):
             tokens_per_s=self.tokens_per_s,
             memory_mb=memory,
             prefill_tokens_per_s=self.prefill_tokens_per_s,
+            refused=self.refused,
         )
 
 
@@ -169,31 +173,39 @@ def chat_ids(engine: Engine, text: str) -> list[int]:
     return list(engine.tokenizer.encode(prompt, add_special_tokens=False))
 
 
-async def _workload(engine: Engine, concurrency: int) -> tuple[list[float], list[float], float]:
-    """TTFT and inter-token gaps (seconds) of ``concurrency`` concurrent greedy requests, and tokens/s."""
+async def _workload(
+    engine: Engine, concurrency: int, budget: float | None = None
+) -> tuple[list[float], list[float], float, int]:
+    """TTFT and inter-token gaps (seconds) of ``concurrency`` concurrent greedy requests, tokens/s, and
+    how many the TTFT budget refused (429, as the server would: the TTFT counts the others only)."""
     params = SamplingParams(max_tokens=OUTPUT_TOKENS, temperature=0, ignore_eos=True)
     ttfts: list[float] = []
     gaps: list[float] = []
+    refused = 0
 
     async def one(index: int) -> int:
+        nonlocal refused
         started = time.perf_counter()
-        stream = engine.submit(GenerationRequest(f"plan-{index}", chat_ids(engine, TASKS[index % 2]), params))
+        request = GenerationRequest(f"plan-{index}", chat_ids(engine, TASKS[index % 2]), params, ttft_budget_s=budget)
         last = None
         count = 0
-        async for delta in stream:
-            now = time.perf_counter()
-            for _ in delta.token_ids:
-                if last is None:
-                    ttfts.append(now - started)
-                else:
-                    gaps.append(now - last)
-                last = now
-                count += 1
+        try:
+            async for delta in engine.submit(request):
+                now = time.perf_counter()
+                for _ in delta.token_ids:
+                    if last is None:
+                        ttfts.append(now - started)
+                    else:
+                        gaps.append(now - last)
+                    last = now
+                    count += 1
+        except OverloadedError:  # refused at once, or expired in the queue: before its first token
+            refused += 1
         return count
 
     started = time.perf_counter()
     counts = await asyncio.gather(*(one(index) for index in range(concurrency)))
-    return ttfts, gaps, sum(counts) / (time.perf_counter() - started)
+    return ttfts, gaps, sum(counts) / (time.perf_counter() - started), refused
 
 
 def weights_mb(folder: Path) -> float:
@@ -215,7 +227,8 @@ def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> 
     engine = build_engine("plan", folder, config)
     try:
         asyncio.run(_workload(engine, 1))  # warm-up
-        ttfts, gaps, rate = asyncio.run(_workload(engine, plan.max_num_seqs))
+        budget = spec.ttft_p99_ms / 1000 if spec and spec.ttft_p99_ms else None
+        ttfts, gaps, rate, refused = asyncio.run(_workload(engine, plan.max_num_seqs, budget))
         prefill_rate = _prefill_rate(engine)
         kv_mb = engine.blocks.num_blocks * engine.blocks.block_size * engine.decoder.bytes_per_token / (1 << 20)
     finally:
@@ -227,6 +240,7 @@ def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> 
         tokens_per_s=rate,
         memory_mb=memory,
         prefill_tokens_per_s=prefill_rate,
+        refused=refused,
     )
 
 
