@@ -1,8 +1,9 @@
 """`mcp serve --ray-address` on a cluster of two Ray nodes over the shared stores (a PostgreSQL catalog
 and an S3 bucket on real servers), with no registry directory in common: each replica works in a
 scratch directory of its own. A promote and a rollback reach the replicas on both nodes within the sync
-interval, and stopping the second node (drained first, as KubeRay or the autoscaler do) under load
-leaves every request answered, its replica replaced on the first node.
+interval; stopping the second node (drained first, as KubeRay or the autoscaler do) under load leaves
+every request answered, its replica replaced on the first node; and killing it outright (SIGKILL to its
+raylet and workers) loses no request either: the front sends the requests its replica held again.
 
 Both nodes run on this machine (``ray.cluster_utils.Cluster``, Ray's own multi-node test harness) in a
 private RAY_TMPDIR, so that no other Ray on the machine sees or joins this cluster."""
@@ -27,6 +28,7 @@ from typing import Any
 import httpx
 import pytest
 
+from mcp2026ai.contract import BatchingSpec, InferenceContract
 from mcp2026ai.deploy.ray_replica import FORWARDED_ENV, REPLICA_HEADER
 from mcp2026ai.registry import Stage
 from support.models import mlp_model
@@ -175,12 +177,42 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
     assert not list(scratch.glob("mcp-replica-*"))  # each replica removed its scratch directory as it stopped
 
 
+def test_a_node_killed_under_load_loses_no_request(
+    shared_stores: Backend, two_nodes: tuple[Any, Any, Path], tmp_path: Path
+) -> None:
+    """The second node killed outright while six clients post: the requests running on its replica are
+    sent again by the front (deploy/ray_front.py) to the head's; every client gets the right answer.
+    Each request waits 20 ms in its replica's batcher, so the kill catches some in flight."""
+    cluster, second, scratch = two_nodes
+    slow = InferenceContract(batching=BatchingSpec(max_queue_delay_ms=20))
+    shared_stores.registry().register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=slow, stage=Stage.PRODUCTION)
+    with serving(cluster.address, tmp_path / "driver") as address, httpx.Client(timeout=20) as http:
+        answers = Answers(address)
+        wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 60, "answers from both nodes")
+        expected = http.post(f"http://{address}/v2/models/mlp/infer", json=BODY).json()["outputs"]
+        load = load_while_killing(address, cluster, second, expected)
+    retried = front_retries(scratch.parent)
+    print(f"while the second node was killed: {dict(load.outcomes)}, by {dict(load.nodes)}; {retried} sent again")
+    assert {status for _phase, status in load.outcomes} == {200}, load.outcomes
+    assert load.nodes["serving", second.node_id] > 0  # the killed node was serving
+    assert {node for phase, node in load.nodes if phase == "removed"} == {cluster.head_node.node_id}
+    assert load.outcomes["removed", 200] > 0
+    assert retried > 0  # the kill caught requests in flight on the second node: they were sent again
+
+
+def front_retries(ray_tmpdir: Path) -> int:
+    """Requests the front sent again after their replica was lost (its warnings, in Ray's worker logs)."""
+    logs = ray_tmpdir.rglob("worker-*.err")
+    return sum(path.read_text(errors="replace").count(": replica lost (") for path in logs)
+
+
 @dataclass
 class Load:
-    """Every outcome of a bounded load, by phase: status code (or the transport error's type) and the
-    node that answered."""
+    """Every outcome of a bounded load, by phase: status code (or the transport error's type; ``wrong``
+    for a 200 whose outputs differ from ``expected``) and the node that answered."""
 
     address: str
+    expected: object = None
     phase: str = "serving"
     outcomes: collections.Counter[tuple[str, object]] = field(default_factory=collections.Counter)
     nodes: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
@@ -198,39 +230,75 @@ class Load:
                 except httpx.TransportError as error:
                     self.outcomes[phase, type(error).__name__] += 1
                     continue
-                self.outcomes[phase, response.status_code] += 1
+                right = self.expected is None or response.json().get("outputs") == self.expected
+                self.outcomes[phase, response.status_code if right else "wrong"] += 1
                 replica = response.headers.get(REPLICA_HEADER, "?@?")
                 self.nodes[phase, replica.split("@")[1]] += 1
                 if phase == "removed":
                     self.replicas_after.add(replica)
 
+    def run_while(self, stopping: Callable[[], None], clients: int) -> Load:
+        """``clients`` threads (no retries) post while ``stopping`` runs; they stop 2 s after it."""
+        threads = [threading.Thread(target=self.client) for _ in range(clients)]
+        for thread in threads:
+            thread.start()
+        try:
+            time.sleep(1.5)
+            stopping()
+            self.phase = "removed"
+            time.sleep(2)
+        finally:
+            self.stop.set()
+            for thread in threads:
+                thread.join(timeout=60)
+        return self
+
 
 MAX_REQUESTS_PER_CLIENT = 600
 
 
-def load_while_stopping(address: str, cluster: Any, second: Any, drained: bool = True) -> Load:
-    """Two clients (no retries) post while the second node stops: drained first (Serve starts a
-    replacement replica on the head, then stops the old one gracefully) and then its processes stopped,
-    or (``drained=False``) its processes killed outright."""
+def load_while_stopping(address: str, cluster: Any, second: Any) -> Load:
+    """Two clients post while the second node stops: drained first (Serve starts a replacement replica
+    on the head, then stops the old one gracefully), then its processes stopped."""
     load = Load(address)
-    threads = [threading.Thread(target=load.client) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    try:
-        time.sleep(1.5)
-        if drained:
-            load.phase = "draining"
-            drain(cluster.address, second.node_id, deadline_s=30)
-            wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
+
+    def stopping() -> None:
+        load.phase = "draining"
+        drain(cluster.address, second.node_id, deadline_s=30)
+        wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
         load.phase = "stopping"
-        cluster.remove_node(second, allow_graceful=drained)
-        load.phase = "removed"
-        time.sleep(2)
-    finally:
-        load.stop.set()
-        for thread in threads:
-            thread.join(timeout=60)
-    return load
+        cluster.remove_node(second, allow_graceful=True)
+
+    return load.run_while(stopping, clients=2)
+
+
+def load_while_killing(address: str, cluster: Any, second: Any, expected: object) -> Load:
+    """Six clients post while the second node is killed outright (power loss, ``kill -9``): SIGKILL to
+    its raylet and every process under it (its workers: the replica, the proxy), all at once."""
+    load = Load(address, expected)
+
+    def killing() -> None:
+        load.phase = "killed"
+        kill_node(second)
+        cluster.remove_node(second, allow_graceful=False)  # the node's other processes; the cluster forgets it
+
+    return load.run_while(killing, clients=6)
+
+
+def kill_node(node: Any) -> None:
+    import psutil
+
+    raylet = raylet_process(node)
+    for process in [*raylet.children(recursive=True), raylet]:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+def raylet_process(node: Any) -> Any:
+    import psutil
+    from ray._private import ray_constants
+
+    return psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
 
 
 def drain(gcs_address: str, node_id: str, deadline_s: int) -> None:
@@ -247,11 +315,9 @@ def drain(gcs_address: str, node_id: str, deadline_s: int) -> None:
 def replicas_on(node: Any) -> int:
     """Replica processes under ``node``'s raylet (Ray's workers are its children)."""
     import psutil
-    from ray._private import ray_constants
 
-    raylet = psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
     count = 0
-    for child in raylet.children(recursive=True):
+    for child in raylet_process(node).children(recursive=True):
         with contextlib.suppress(psutil.Error):  # a worker that exits meanwhile
             count += REPLICA_PROCESS in " ".join(child.cmdline())
     return count
