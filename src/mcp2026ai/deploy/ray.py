@@ -37,7 +37,7 @@ from starlette.types import Message
 from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
 from mcp2026ai.deploy.ray_front import HttpFront, front_options
-from mcp2026ai.deploy.ray_relay import RelayedRequest, relay
+from mcp2026ai.deploy.ray_relay import RelayedRequest, relay, relay_whole
 from mcp2026ai.deploy.ray_replica import (
     ReplicaHeader,
     forwarded_env,
@@ -144,6 +144,10 @@ class DataPlaneReplica:
         """A request the front relays (deploy/ray_front.py), served by this replica's app in process."""
         async for part in relay(self.http_app, request):
             yield part
+
+    async def relay_whole(self, request: RelayedRequest) -> list[Message]:
+        """The same, answered in one call (a request whose answer is not a stream)."""
+        return await relay_whole(self.http_app, request)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import orjson
 from starlette.types import ASGIApp, Message, Scope
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,21 @@ class RelayedRequest:
             client=(str(client[0]), int(client[1])) if client else None,
         )
 
+    @property
+    def may_stream(self) -> bool:
+        """Whether the answer may be a stream of events: Triton's generate_stream, or an OpenAI request
+        that asks ``"stream": true``. Others are relayed in one call, which costs Ray less than a
+        stream (a stream relayed that way still arrives, whole, at its end)."""
+        if self.path.endswith("/generate_stream"):
+            return True
+        if not self.path.startswith("/v1/") or b'"stream"' not in self.body:
+            return False
+        try:
+            document = orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(document, dict) and document.get("stream") is True
+
     def scope(self) -> Scope:
         """The ASGI scope the replica's app serves it under."""
         return {
@@ -62,6 +78,11 @@ class RelayedRequest:
             "client": self.client,
             "server": None,
         }
+
+
+async def relay_whole(app: ASGIApp, request: RelayedRequest) -> list[Message]:
+    """Serve ``request`` with ``app``; return every message of its response at once."""
+    return [message async for part in relay(app, request) for message in part]
 
 
 def ends_a_part(message: Message) -> bool:

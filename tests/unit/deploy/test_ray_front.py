@@ -102,7 +102,7 @@ def answer(handle: LosingHandle, relayed: RelayedRequest) -> tuple[int, bytes]:
         return {"type": "http.disconnect"}
 
     scope: dict[str, Any] = {"type": "http", "method": "POST", "path": relayed.path, "headers": []}
-    asyncio.run(RelayedResponse(handle, relayed)(scope, receive, send))
+    asyncio.run(RelayedResponse(handle.remote, relayed)(scope, receive, send))
     starts = [message for message in sent if message["type"] == "http.response.start"]
     assert len(starts) == 1, sent
     return starts[0]["status"], b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
@@ -144,3 +144,18 @@ def test_each_api_ends_a_cut_stream_in_its_own_dialect() -> None:
     assert kind == "event: error" and json.loads(data.removeprefix("data: "))["sequence_number"] == 8
     completions = stream_tail("/v1/completions", lost, b"")
     assert completions.endswith(b"data: [DONE]\n\n") and b'"server_error"' in completions
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "streams"),
+    [
+        ("/v2/models/m/generate_stream", b"{}", True),
+        ("/v1/chat/completions", b'{"model": "m", "stream": true}', True),
+        ("/v1/chat/completions", b'{"model": "m", "stream": false}', False),
+        ("/v1/completions", b'{"prompt": "\\"stream\\": true"}', False),
+        ("/v1/completions", b'{"stream": true', False),  # the replica's app answers the broken JSON
+        ("/v2/models/m/infer", b'{"stream": true}', False),
+    ],
+)
+def test_only_a_request_that_asks_for_a_stream_is_relayed_as_one(path: str, body: bytes, streams: bool) -> None:
+    assert request(path, body).may_stream is streams
