@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -53,18 +54,26 @@ class HttpFront:
     """The ingress deployment: ``replicas`` is the handle of the data-plane deployment."""
 
     def __init__(self, replicas: Any) -> None:
-        self.replicas = replicas.options(method_name="relay", stream=True)
+        self.streamed = replicas.options(method_name="relay", stream=True)
+        self.whole = replicas.options(method_name="relay_whole")
 
     async def __call__(self, request: Request) -> Response:
-        body = await request.body()
-        return RelayedResponse(self.replicas, RelayedRequest.from_scope(request.scope, body))
+        relayed = RelayedRequest.from_scope(request.scope, await request.body())
+        return RelayedResponse(self.streamed.remote if relayed.may_stream else self._in_one_part, relayed)
+
+    async def _in_one_part(self, request: RelayedRequest) -> AsyncIterator[list[Message]]:
+        yield await self.whole.remote(request)
+
+
+Relay = Callable[[RelayedRequest], AsyncIterator[list[Message]]]
+"""One try: the request sent to a replica, its answer coming back in parts."""
 
 
 class RelayedResponse(Response):
     """The replica's answer sent on as it arrives, the request sent again while nothing of it was sent."""
 
-    def __init__(self, replicas: Any, request: RelayedRequest, attempts: int = ATTEMPTS) -> None:
-        self.replicas = replicas
+    def __init__(self, relay: Relay, request: RelayedRequest, attempts: int = ATTEMPTS) -> None:
+        self.relay = relay
         self.request = request
         self.attempts = attempts
 
@@ -73,7 +82,7 @@ class RelayedResponse(Response):
         lost = replica_lost_errors()
         for attempt in range(1, self.attempts + 1):
             try:
-                async for part in self.replicas.remote(self.request):
+                async for part in self.relay(self.request):
                     await client.send_part(part)
                 return
             except lost as error:
