@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import signal
+import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp2026ai.contract import load_contract
@@ -21,6 +25,7 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.registry.triton_repository import read_config
 from mcp2026ai.registry.versioning import triton_number
+from tests.integration.conftest import listening_line, mcp_command
 from tests.support.cli import CONTRACT, run_console_script
 from tests.support.stores import Backend
 from tests.unit.deploy.k8s_checks import errors, kserve_validator, load
@@ -149,6 +154,29 @@ def test_kserve_downloads_the_model_from_its_storage_uri(
     assert config.name == "ocr-cls" and list(config.version_policy.specific.versions or [number]) == [number]
     model = (downloaded / "ocr-cls" / str(number) / "model.onnx").read_bytes()
     assert hashlib.sha256(model).hexdigest() == shared.resolve("ocr-cls").digest
+    default = shared.resolve("ocr-cls").version  # Triton's 10000099 read back as the registry's 1.0.0
+    assert serves_ready(downloaded, tmp_path / "scratch", container["args"]) == {"ocr-cls": [default]}
+
+
+def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, list[str]]:
+    """The runtime's own arguments (its ports ephemeral, no store in its environment) on the downloaded
+    repository: each ready model's versions."""
+    args = [str(repository) if arg == "/mnt/models" else arg for arg in args]
+    args[args.index("--port") + 1], args[args.index("--grpc-port") + 1] = "0", "-1"
+    env = {key: value for key, value in os.environ.items() if key not in SECRET_KEYS} | {"MCP_HOME": str(home)}
+    command = [*mcp_command(), "serve", *args]  # the container's command is `mcp serve`
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = listening_line(process)
+        port = re.search(r"http=(\d+)", line)
+        if port is None:
+            process.kill()
+            raise AssertionError(f"{line!r}: {process.communicate(timeout=30)[1]}")
+        index = httpx.post(f"http://127.0.0.1:{port.group(1)}/v2/repository/index", json={"ready": True}).json()
+        return {entry["name"]: [entry["version"]] for entry in index}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
 
 
 def test_storage_uri_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> None:  # noqa: F811
