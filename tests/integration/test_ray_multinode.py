@@ -84,16 +84,27 @@ def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, Path]
     monkeypatch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
     scratch = Path(private) / "scratch"
     scratch.mkdir()
-    with node_environment(monkeypatch, scratch):
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, **NODE_MEMORY}, shutdown_at_exit=False)
+    cluster = Cluster(shutdown_at_exit=False)
     try:
         with node_environment(monkeypatch, scratch):
+            cluster.add_node(num_cpus=2, **NODE_MEMORY)  # the first node added is the head
             second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
         yield cluster, second, scratch
     finally:
         cluster.shutdown()
+        stop_leftovers(private)
         if not os.environ.get("KEEP_RAY_TMP"):
             shutil.rmtree(private, ignore_errors=True)
+
+
+def stop_leftovers(private: str) -> None:
+    """Kill what a node that failed to start left running (its processes name the private RAY_TMPDIR)."""
+    import psutil
+
+    for process in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(private in part for part in process.info["cmdline"] or []):
+                process.kill()
 
 
 @contextmanager
@@ -196,6 +207,7 @@ def test_a_node_killed_under_load_loses_no_request(
         load = load_while_killing(address, cluster, second, expected)
     retried = front_retries(scratch.parent)
     print(f"while the second node was killed: {dict(load.outcomes)}, by {dict(load.nodes)}; {retried} sent again")
+    print(f"slowest answer by phase: { {phase: round(s, 2) for phase, s in load.slowest_s.items()} } s")
     assert {status for _phase, status in load.outcomes} == {200}, load.outcomes
     assert load.nodes["serving", second.node_id] > 0  # the killed node was serving
     assert {node for phase, node in load.nodes if phase == "removed"} == {cluster.head_node.node_id}
@@ -224,6 +236,7 @@ class Load:
     outcomes: collections.Counter[tuple[str, object]] = field(default_factory=collections.Counter)
     nodes: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     replicas_after: set[str] = field(default_factory=set)
+    slowest_s: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def client(self) -> None:
@@ -231,17 +244,21 @@ class Load:
             for _ in range(MAX_REQUESTS_PER_CLIENT):
                 if self.stop.wait(0.01):
                     return
-                phase = self.phase
+                phase, sent = self.phase, time.monotonic()
                 try:
                     response = http.post(f"/v2/models/{self.model}/infer", json=self.body)
                 except httpx.TransportError as error:
                     self.outcomes[phase, type(error).__name__] += 1
                     continue
+                self.slowest_s[phase] = max(self.slowest_s.get(phase, 0.0), time.monotonic() - sent)
                 self.outcomes[phase, response.status_code if self.right(response) else "wrong"] += 1
                 replica = response.headers.get(REPLICA_HEADER, "?@?")
                 self.nodes[phase, replica.split("@")[1]] += 1
                 if phase == "removed":
                     self.replicas_after.add(replica)
+
+    def answered(self, phase: str) -> int:
+        return sum(count for (of, _status), count in self.outcomes.items() if of == phase)
 
     def right(self, response: httpx.Response) -> bool:
         """An answer other than a 200, or one with the expected outputs (batching may move the last bits)."""
@@ -251,7 +268,8 @@ class Load:
 
     def run_while(self, stopping: Callable[[], None], clients: int, around_s: tuple[float, float] = (1.5, 2)) -> Load:
         """``clients`` threads (no retries) post for ``around_s[0]`` seconds, while ``stopping`` runs, and
-        ``around_s[1]`` seconds after it."""
+        ``around_s[1]`` seconds after it (longer, up to 30 s, until 20 requests sent after it are answered:
+        a slow machine still sees the cluster serve on without the node)."""
         threads = [threading.Thread(target=self.client) for _ in range(clients)]
         for thread in threads:
             thread.start()
@@ -259,7 +277,10 @@ class Load:
             time.sleep(around_s[0])
             stopping()
             self.phase = "removed"
+            started = time.monotonic()
             time.sleep(around_s[1])
+            while self.answered("removed") < 20 and time.monotonic() - started < 30:
+                time.sleep(0.2)
         finally:
             self.stop.set()
             for thread in threads:
