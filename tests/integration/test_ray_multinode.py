@@ -266,10 +266,16 @@ class Load:
             return True
         return bool(np.allclose(response.json()["outputs"][0]["data"], self.expected, rtol=1e-4))
 
-    def run_while(self, stopping: Callable[[], None], clients: int, around_s: tuple[float, float] = (1.5, 2)) -> Load:
+    def run_while(
+        self,
+        stopping: Callable[[], None],
+        clients: int,
+        around_s: tuple[float, float] = (1.5, 2),
+        replicas_after: int = 1,
+    ) -> Load:
         """``clients`` threads (no retries) post for ``around_s[0]`` seconds, while ``stopping`` runs, and
-        ``around_s[1]`` seconds after it (longer, up to 30 s, until 20 requests sent after it are answered:
-        a slow machine still sees the cluster serve on without the node)."""
+        ``around_s[1]`` seconds after it; longer (up to 30 s) until 20 requests sent after it are answered
+        by ``replicas_after`` replicas or more: a slow machine still sees the cluster serve on."""
         threads = [threading.Thread(target=self.client) for _ in range(clients)]
         for thread in threads:
             thread.start()
@@ -279,7 +285,9 @@ class Load:
             self.phase = "removed"
             started = time.monotonic()
             time.sleep(around_s[1])
-            while self.answered("removed") < 20 and time.monotonic() - started < 30:
+            while time.monotonic() - started < 30:
+                if self.answered("removed") >= 20 and len(self.replicas_after) >= replicas_after:
+                    break
                 time.sleep(0.2)
         finally:
             self.stop.set()
@@ -303,7 +311,7 @@ def load_while_stopping(address: str, cluster: Any, second: Any) -> Load:
         load.phase = "stopping"
         cluster.remove_node(second, allow_graceful=True)
 
-    return load.run_while(stopping, clients=2)
+    return load.run_while(stopping, clients=2, replicas_after=2)
 
 
 def load_while_killing(address: str, cluster: Any, second: Any, expected: list[float]) -> Load:
