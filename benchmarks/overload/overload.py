@@ -24,9 +24,11 @@ the other half, as if the clients ran on other machines.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -60,6 +62,45 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     stat = Path(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat")
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, total) CPU-seconds of the whole machine so far, over every CPU (/proc/stat's first line;
+    busy is all but idle and iowait)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is counted in user)
+    return (total - fields[3] - fields[4]) / ticks, total / ticks
+
+
+def run_queue_wait(pid: int) -> tuple[float, float, float, float]:
+    """Seconds the server's event loop (its main thread) and its other threads (the model's) ran, and
+    seconds they were runnable but waited for a CPU, so far (/proc/<pid>/task/*/schedstat; threads that
+    ended are not counted)."""
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            ran, waited = (int(value) / 1e9 for value in (task / "schedstat").read_text().split()[:2])
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+        offset = 0 if task.name == str(pid) else 2
+        totals[offset] += ran
+        totals[offset + 1] += waited
+    return totals[0], totals[1], totals[2], totals[3]
+
+
+def listen_overflows() -> int:
+    """Connections the kernel dropped so far because a listening socket's accept queue was full (this
+    network namespace's, every listener's: /proc/net/netstat TcpExt ListenOverflows)."""
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    names, values = lines[0].split(), lines[1].split()
+    return int(values[names.index("ListenOverflows")]) if "ListenOverflows" in names else 0
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU of this process's children that have been waited for (the finished clients)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def server_counts(port: int) -> dict[str, float]:
@@ -121,15 +162,21 @@ def split_cpus() -> tuple[set[int], set[int]]:
     return set(cpus[:half]), set(cpus[half:])
 
 
-def start_server(home: Path, model: Path, port: int, accounting: Path | None) -> subprocess.Popen[str]:
+def start_server(
+    home: Path, model: Path, port: int, accounting: Path | None, server_src: Path | None = None
+) -> subprocess.Popen[str]:
+    """``mcp serve`` for the model; with ``accounting`` its event loop's callbacks are timed, and with
+    ``server_src`` it runs the package found there (another checkout's ``src``) while the clients keep
+    this one's."""
     contract = home.parent / "contract.yaml"
     contract.write_text(CONTRACT)
     serve = ["--port", str(port), "--grpc-port", "-1", "--no-policy"]
-    if accounting is None:
-        return serve_model(home, "heavy", model, serve, ["--contract", str(contract)])
     saved = dict(os.environ)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(loop_accounting.HOOK), os.environ.get("PYTHONPATH")]))
-    os.environ["MCP_LOOP_ACCOUNTING"] = str(accounting)
+    paths = [str(server_src)] if server_src else []
+    if accounting is not None:
+        paths.insert(0, str(loop_accounting.HOOK))
+        os.environ["MCP_LOOP_ACCOUNTING"] = str(accounting)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))
     try:  # the server alone: the clients started later get the environment back
         return serve_model(home, "heavy", model, serve, ["--contract", str(contract)])
     finally:
@@ -168,6 +215,12 @@ def main() -> None:
         help="Also time every event-loop callback of the server (loop_accounting/) and print where the loop's "
         "CPU went while the load was offered (costs about a microsecond a callback).",
     )
+    parser.add_argument(
+        "--server-src",
+        type=Path,
+        help="Run the server from this source folder (e.g. another checkout's src/) with the same clients: "
+        "before/after comparisons of the server alone.",
+    )
     args = parser.parse_args()
     server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
@@ -176,7 +229,7 @@ def main() -> None:
         if server_cpus is not None:
             os.sched_setaffinity(0, server_cpus)  # the server inherits it ...
         args.accounting = root / "loop.jsonl" if args.loop_accounting else None
-        server = start_server(root / "home", model, args.port, args.accounting)
+        server = start_server(root / "home", model, args.port, args.accounting, args.server_src)
         if client_cpus is not None:
             os.sched_setaffinity(0, client_cpus)  # ... and the clients this
             print(f"server on CPUs {sorted(server_cpus or [])}, clients on CPUs {sorted(client_cpus)}")
@@ -194,23 +247,30 @@ def measure_capacity(server: subprocess.Popen[str], port: int) -> float:
     """Closed-loop requests per second at c=16 for 5 s; also prints the event loop's CPU per request and
     the model's wall time per batch (against the same figure under overload: what the loop takes from it)."""
     loop_cpu_before, counts_before = cpu_seconds(server.pid, thread=server.pid), server_counts(port)
+    server_cpu_before, waits_before = cpu_seconds(server.pid), run_queue_wait(server.pid)
     capacity_report = report(bench(port, "-c", "16", "--duration", "5", "-n", "1000000", *SHAPE))
     capacity = float(capacity_report["throughput_rps"])  # type: ignore[arg-type]
     loop_cpu = cpu_seconds(server.pid, thread=server.pid) - loop_cpu_before
     counts = {key: value - counts_before[key] for key, value in server_counts(port).items()}
+    model_cpu = cpu_seconds(server.pid) - server_cpu_before - loop_cpu
+    waits = [now - then for now, then in zip(run_queue_wait(server.pid), waits_before, strict=True)]
     capacity_sent = max(1, int(capacity_report["sent"]))  # type: ignore[call-overload]
     print(
         f"capacity (closed loop, c=16): {capacity:.0f} req/s; event loop {loop_cpu:.1f} s, "
-        f"{loop_cpu / capacity_sent * 1e6:.0f} us per request; {batch_summary(counts)}"
+        f"{loop_cpu / capacity_sent * 1e6:.0f} us per request; {batch_summary(counts, model_cpu)}; waiting for a "
+        f"CPU: the loop {waits[1]:.2f} s, the other threads {waits[3]:.2f} s"
     )
     return capacity
 
 
-def batch_summary(counts: dict[str, float]) -> str:
+def batch_summary(counts: dict[str, float], model_cpu_s: float | None = None) -> str:
+    """Batches, rows per batch and the model's wall time per batch; with ``model_cpu_s`` (the server's
+    CPU less its event loop's) also the CPU its threads took per batch."""
     batches = max(1.0, counts["batches"])
+    cpu = "" if model_cpu_s is None else f", CPU of the other threads {model_cpu_s / batches * 1000:.1f} ms per batch"
     return (
         f"batches run: {counts['batches']:.0f}, {counts['batch_rows'] / batches:.2f} rows each, model compute "
-        f"{counts['compute_s']:.1f} s ({counts['compute_s'] / batches * 1000:.1f} ms per batch)"
+        f"{counts['compute_s']:.1f} s ({counts['compute_s'] / batches * 1000:.1f} ms per batch{cpu})"
     )
 
 
@@ -219,6 +279,8 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     shape = SHAPE
     rss_before = rss_mib(server.pid)
     cpu_before = cpu_seconds(server.pid), cpu_seconds(server.pid, thread=server.pid)
+    machine_before, clients_before = machine_cpu_seconds(), children_cpu_seconds()
+    waits_before, overflows_before = run_queue_wait(server.pid), listen_overflows()
     per_class_rate = capacity_first * args.load / len(CLASSES)
     per_class_flight = max(1, args.connections // len(CLASSES))
     started = time.monotonic()
@@ -235,19 +297,27 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     }
     counts_before = first_requests(args.port, server_counts(args.port), clients.values())
     offered_from, peak, ok_in_window = time.monotonic(), rss_before, None
+    answered = [(time.time(), counts_before["ok"])]  # (Unix time, the server's 200s so far) every 0.25 s
     while any(client.poll() is None for client in clients.values()):
         peak = max(peak, rss_mib(server.pid))
+        if time.time() - answered[-1][0] >= 0.25:
+            answered.append((time.time(), server_counts(args.port)["ok"]))
         if ok_in_window is None and time.monotonic() - offered_from >= args.seconds:
             ok_in_window = server_counts(args.port)["ok"] - counts_before["ok"]
-        time.sleep(0.2)
+        time.sleep(0.05)
     offered_until = offered_from + args.seconds
     counts = {key: value - counts_before[key] for key, value in server_counts(args.port).items()}
     elapsed = time.monotonic() - started
     cpu = cpu_seconds(server.pid) - cpu_before[0], cpu_seconds(server.pid, thread=server.pid) - cpu_before[1]
+    machine = [now - then for now, then in zip(machine_cpu_seconds(), machine_before, strict=True)]
+    waits = [now - then for now, then in zip(run_queue_wait(server.pid), waits_before, strict=True)]
+    overflows = listen_overflows() - overflows_before
     reports = {cls: report(client) for cls, client in clients.items()}
+    clients_cpu = children_cpu_seconds() - clients_before  # the three clients, reaped by report()
     # capacity again after the overload: the ratios use the mean of both (it drifts by 10-20 % between
     # runs on a shared machine, and one measurement before would carry all of that into the ratios)
-    capacity = (capacity_first + measure_capacity(server, args.port)) / 2
+    capacity_last = measure_capacity(server, args.port)
+    capacity = (capacity_first + capacity_last) / 2
     print_table(capacity, args, reports, elapsed, rss_before, peak, rss_mib(server.pid))
     if ok_in_window is not None:
         window = ok_in_window / args.seconds
@@ -256,6 +326,11 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             "answer): "
             f"{window:.0f} req/s = {window / capacity:.2f} x capacity"
         )
+        seconds = [ok_at(answered, answered[0][0] + second) for second in range(int(args.seconds) + 1)]
+        per_second = " ".join(f"{(after - before) / capacity:.2f}" for before, after in itertools.pairwise(seconds))
+        print(f"  second by second: {per_second}")
+    print_all_sending(answered, reports, args.seconds, capacity, max(capacity_first, capacity_last))
+    print(f"connections dropped by a full accept queue meanwhile (any listener here): {overflows:.0f}")
     for name, total, within, bound in (
         ("latency-critical", "lc", "lc_50ms", "50 ms"),
         ("throughput-guaranteed", "tg", "tg_2s", "2 s"),
@@ -272,13 +347,56 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             f"server ({within / admitted:.1%})"
         )
     print(f"refused from the headers: {counts['early']:.0f}; after reading the body: {counts['late']:.0f}")
-    print(batch_summary(counts))
+    print(batch_summary(counts, cpu[0] - cpu[1]))
     sent = sum(int(r["sent"]) for r in reports.values())  # type: ignore[call-overload]
     per_request = [seconds / max(1, sent) * 1e6 for seconds in cpu]
     print(f"\nserver CPU over the overload phase: {cpu[0]:.1f} s, {per_request[0]:.0f} us per request sent;")
     print(f"its event loop (main thread): {cpu[1]:.1f} s, {per_request[1]:.0f} us per request sent")
+    loading = sum(float(str(r["client_cpu_ms_per_request"])) * int(str(r["sent"])) for r in reports.values()) / 1000
+    print(
+        f"the clients: {clients_cpu:.1f} s ({loading:.1f} s of it connecting and sending, "
+        f"{loading / max(1, sent) * 1e6:.0f} us per request sent; the rest starting up); the machine: "
+        f"{machine[0]:.1f} of {machine[1]:.1f} CPU-seconds busy, of which {machine[0] - cpu[0] - clients_cpu:.1f} s "
+        "neither the server's nor the clients' (other processes, interrupts)"
+    )
+    print(
+        f"waiting for a CPU while runnable: the event loop {waits[1]:.1f} s (it ran {waits[0]:.1f} s), the other "
+        f"threads {waits[3]:.1f} s (they ran {waits[2]:.1f} s)"
+    )
     if args.accounting is not None:
         print("\n" + loop_accounting.render(*loop_accounting.window(args.accounting, offered_from, offered_until)))
+
+
+def ok_at(answered: list[tuple[float, float]], when: float) -> float:
+    """The server's count of 200s at Unix time ``when``, interpolated between the samples around it."""
+    for (before, count_before), (after, count_after) in itertools.pairwise(answered):
+        if before <= when <= after:
+            return count_before + (count_after - count_before) * (when - before) / max(after - before, 1e-9)
+    return answered[0][1] if when < answered[0][0] else answered[-1][1]
+
+
+def print_all_sending(
+    answered: list[tuple[float, float]],
+    reports: dict[str, dict[str, object]],
+    seconds: float,
+    capacity: float,
+    higher_capacity: float,
+) -> None:
+    """The server's goodput while all three clients were sending: each opens its connections first (with
+    thousands of them, on shared cores, that takes seconds), then sends for ``seconds``; the window from
+    the first answer starts with the first client's, while the others are still connecting."""
+    starts = [float(str(row["started_unix"])) for row in reports.values()]
+    connects = ", ".join(f"{float(str(row['connect_s'])):.1f}" for row in reports.values())
+    begin, end = max(starts), min(starts) + seconds
+    spread = begin - min(starts)
+    print(f"the clients took {connects} s to open their connections, and started sending within {spread:.1f} s")
+    if end - begin >= 1.0:
+        rate = (ok_at(answered, end) - ok_at(answered, begin)) / (end - begin)
+        print(
+            f"server-side goodput while all three clients were sending ({end - begin:.1f} s): {rate:.0f} req/s = "
+            f"{rate / capacity:.2f} x capacity ({rate / higher_capacity:.2f} x the higher of the two capacity "
+            "measurements: other load on the machine only ever lowers one)"
+        )
 
 
 def print_table(

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,9 +75,12 @@ def test_json_tensors_open_loop_over_grpc_to_a_json_file(
     target = tmp_path / "report.json"
     args = ["-m", "mlp", "-u", server.grpc_url, "-i", "grpc", "--json", "--rate", "300", "-n", "60",
             "--output-format", "json", "-o", str(target)]  # fmt: skip
+    before = time.time()
     assert _bench(args, capsys, monkeypatch) == ""
     report = json.loads(target.read_text())
     assert (report["mode"], report["rate"], report["ok"], report["errors"]) == ("open", 300.0, 60, {})
+    # when the load started (after connecting), so that several clients' windows can be lined up
+    assert before < report["started_unix"] < time.time() and report["connect_s"] > 0
 
 
 def test_json_tensors_over_http_and_batched_ocr_requests(

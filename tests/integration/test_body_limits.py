@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +140,29 @@ def test_connections_over_the_limit_get_a_503_json_and_the_others_keep_working(t
                 sock.close()
         time.sleep(0.2)
         assert httpx.get(f"http://{running.http_url}/v2/health/ready").status_code == 200  # places freed
+
+
+def listen_backlog(port: int) -> int:
+    """The accept-queue size of the socket listening on ``port`` (``ss``: Send-Q of a listener)."""
+    lines = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    return int(lines.split()[2])
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs iproute2's ss to read a listener's backlog")
+def test_the_http_listener_queues_a_burst_of_connections_up_to_the_kernels_limit(tmp_path: Path) -> None:
+    """Thousands of clients connecting at once (an overload's start) wait in the kernel's accept queue
+    instead of having their handshakes dropped and retried a second later: by default the queue is as
+    long as the kernel allows (net.core.somaxconn), not uvicorn's 2048; the operator can set it."""
+    registry = ModelRegistry(tmp_path / "home")
+    registry.register("add_sub", add_sub_model(tmp_path / "add_sub.onnx"))
+    somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
+    for config, expected in (
+        (ServerConfig(http_port=0, grpc_port=None), min(somaxconn, 65535)),
+        (ServerConfig(http_port=0, grpc_port=None, listen_backlog=64), min(somaxconn, 64)),
+    ):
+        with BackgroundServer(registry, ["add_sub"], config) as running:
+            assert listen_backlog(int(running.http_url.rsplit(":", 1)[1])) == expected
+            assert httpx.get(f"http://{running.http_url}/v2/health/ready").status_code == 200
 
 
 def test_slow_headers_get_a_408_json_and_the_connection_closes(tmp_path: Path) -> None:

@@ -100,7 +100,11 @@ def running_replicas(status: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def test_replicas_serve_v2_and_survive_a_killed_replica(tmp_path: Path) -> None:
+def test_replicas_serve_v2_perf_analyzer_and_survive_a_killed_replica(tmp_path: Path) -> None:
+    """One Ray cluster (starting one costs more than the checks): tritonclient, perf_analyzer, Ray's
+    own `serve status`, then a replica killed under load."""
+    perf_analyzer = venv_tool("perf_analyzer")
+    assert perf_analyzer is not None, "perf_analyzer is not installed: run `make test`"
     with mcp_serve_on_ray(tmp_path, "--replicas", "2") as address:
         wait_until(lambda: len(replica_pids()) == 2, 60, "two replica processes")
         status = serve_status()
@@ -114,9 +118,21 @@ def test_replicas_serve_v2_and_survive_a_killed_replica(tmp_path: Path) -> None:
         probs = client.infer("mlp", [x]).as_numpy("probs")
         np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
 
+        _perf_analyzer_through(perf_analyzer, address)
+
         outcomes = _load_while_killing_a_replica(address)
         assert set(outcomes) == {200} and outcomes[200] > 50, outcomes
         wait_until(lambda: running_replicas(serve_status()) == 2, 60, "Ray Serve to replace the killed replica")
+
+
+def _perf_analyzer_through(tool: str, address: str) -> None:
+    command = [tool, "-m", "mlp", "-i", "http", "-u", address, "--concurrency-range", "4"]
+    command += ["--measurement-interval", "1000", "--stability-percentage", "999"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    throughput = re.search(r"Concurrency: 4, throughput: ([\d.]+) infer/sec", output)
+    assert throughput and float(throughput.group(1)) > 0, output
 
 
 def _load_while_killing_a_replica(address: str) -> collections.Counter[object]:
@@ -144,19 +160,6 @@ def _load_while_killing_a_replica(address: str) -> collections.Counter[object]:
     for thread in threads:
         thread.join(timeout=60)
     return outcomes
-
-
-def test_perf_analyzer_through_ray_serve(tmp_path: Path) -> None:
-    tool = venv_tool("perf_analyzer")
-    assert tool is not None, "perf_analyzer is not installed: run `make test`"
-    with mcp_serve_on_ray(tmp_path, "--replicas", "2") as address:
-        command = [tool, "-m", "mlp", "-i", "http", "-u", address, "--concurrency-range", "4"]
-        command += ["--measurement-interval", "1000", "--stability-percentage", "999"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
-        output = done.stdout + done.stderr
-        assert done.returncode == 0, output
-        throughput = re.search(r"Concurrency: 4, throughput: ([\d.]+) infer/sec", output)
-        assert throughput and float(throughput.group(1)) > 0, output
 
 
 AUTOSCALING_CONTRACT = """\

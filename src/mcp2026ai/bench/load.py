@@ -49,6 +49,9 @@ class Samples:
     started_ns: int = 0
     finished_ns: int = 0
     sent: int = 0
+    connecting_ns: int = 0
+    """How long opening the connections took, before the clock started (thousands of connections at
+    once can take seconds: the server's accept queue overflows and the kernel retries)."""
 
     def record(self, code: str, latency_ns: int) -> None:
         self.codes[code] += 1
@@ -107,8 +110,11 @@ async def _one(sender: Sender, samples: Samples, timeout_s: float, since_ns: int
     samples.record(code, time.perf_counter_ns() - started)
 
 
-async def _open_senders(factory: SenderFactory, count: int) -> list[Sender]:
-    return list(await asyncio.gather(*(factory() for _ in range(count))))
+async def _open_senders(factory: SenderFactory, count: int, samples: Samples) -> list[Sender]:
+    started = time.perf_counter_ns()
+    senders = list(await asyncio.gather(*(factory() for _ in range(count))))
+    samples.connecting_ns = time.perf_counter_ns() - started
+    return senders
 
 
 async def _close(senders: list[Sender]) -> None:
@@ -116,7 +122,7 @@ async def _close(senders: list[Sender]) -> None:
 
 
 async def closed_loop(factory: SenderFactory, concurrency: int, bounds: Bounds, samples: Samples) -> Samples:
-    senders = await _open_senders(factory, concurrency)  # connections exist before the clock starts
+    senders = await _open_senders(factory, concurrency, samples)  # connections exist before the clock starts
     budget = _Budget(bounds, samples)
 
     async def worker(sender: Sender) -> None:
@@ -160,7 +166,7 @@ def poisson_offsets(rate: float, seed: int, chunk: int = 4096) -> Iterator[float
 async def open_loop(
     factory: SenderFactory, rate: float, max_in_flight: int, bounds: Bounds, samples: Samples, seed: int = 0
 ) -> Samples:
-    senders = await _open_senders(factory, max_in_flight)
+    senders = await _open_senders(factory, max_in_flight, samples)
     arrivals: asyncio.Queue[int] = asyncio.Queue()
     drained = _Drained(arrivals)
 

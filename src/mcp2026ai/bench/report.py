@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,6 +51,10 @@ class BenchReport(BaseModel):
     """mean, p50, p90, p95, p99, max of successful requests, in milliseconds."""
     client_cpu_ms_per_request: float = 0.0
     """CPU time (user + system, all threads) this client spent during the load, per request sent."""
+    connect_s: float = 0.0
+    """Seconds opening the connections took, before the load (and its clock) started."""
+    started_unix: float = 0.0
+    """When the load started (Unix time, seconds): lets several clients' load windows be lined up."""
     send_lag_ms: dict[str, float] = {}
     """Open loop: p50, p99 and max of how late requests left against their scheduled arrival (the
     client's own share of the latency figures, which count from the schedule); empty closed loop."""
@@ -96,6 +101,8 @@ def summarize(
         throughput_infer_s=ok * batch_size / seconds,
         latency_ms={name: round(value, 4) for name, value in figures.items()},
         client_cpu_ms_per_request=round(client_cpu_s * 1000 / max(samples.sent, 1), 4),
+        connect_s=round(samples.connecting_ns / 1e9, 6),
+        started_unix=time.time() - samples.elapsed_now_s if samples.started_ns else 0.0,
         send_lag_ms=send_lag,
     )
 

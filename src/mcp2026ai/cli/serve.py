@@ -31,7 +31,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
-from mcp2026ai.server.lifecycle import BoundPorts
+from mcp2026ai.server.lifecycle import BoundPorts, ensure_port_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
 
@@ -150,6 +150,12 @@ def serve(
         float, typer.Option(min=0.1, help="Seconds a connection has to send a request's line and headers (then 408).")
     ] = 15.0,
     keep_alive: Annotated[int, typer.Option(min=1, help="Seconds an idle HTTP keep-alive connection stays open.")] = 30,
+    listen_backlog: Annotated[
+        int,
+        typer.Option(
+            min=1, max=65535, help="Connections the kernel holds for the server to accept (capped by somaxconn)."
+        ),
+    ] = 65535,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -218,6 +224,7 @@ def serve(
         max_connections=max_connections,
         header_timeout_s=header_timeout,
         keep_alive_s=keep_alive,
+        listen_backlog=listen_backlog,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),
@@ -244,6 +251,7 @@ def serve(
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
     on_ray = replicas is not None or ray or ray_address is not None
+    refuse_ports_in_use(config)  # before the policy's measurements: a taken port fails in a second, not a minute
     if policy:  # measured in a child: this process loads only the runtimes it serves with
         _plan_in_child(names, backend, registry.home)
     if on_ray:
@@ -257,6 +265,12 @@ def serve(
         _announce(started.ports, [registry.resolve(name) for name in names], workers)
         started.wait()
     console.print("server stopped")
+
+
+def refuse_ports_in_use(config: ServerConfig) -> None:
+    ensure_port_free(config.host, config.http_port, "--port")
+    if config.grpc_port is not None:
+        ensure_port_free(config.host, config.grpc_port, "--grpc-port")
 
 
 def _serve_on_ray(registry: ModelRegistry, names: list[str], config: ServerConfig, options: RayServeOptions) -> None:

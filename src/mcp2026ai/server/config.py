@@ -43,6 +43,14 @@ class ServerConfig(BaseModel):
         description="Seconds a connection has to send a request line and headers (then 408, closed); None: no limit.",
     )
     keep_alive_s: int = Field(30, ge=1, description="Seconds an idle HTTP keep-alive connection stays open.")
+    listen_backlog: int = Field(
+        65535,
+        ge=1,
+        le=65535,
+        description="HTTP connections the kernel completes and holds before the server accepts them (the kernel "
+        "caps it at net.core.somaxconn). A burst over it has its handshakes dropped and retried by the clients a "
+        "second or more later; uvicorn's own default is 2048.",
+    )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
         5,

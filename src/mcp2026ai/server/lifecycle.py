@@ -152,6 +152,7 @@ class InferenceServer:
             ),
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=self.config.keep_alive_s,
+            backlog=self.config.listen_backlog,
             # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local client could name
             # itself; only the proxies the operator lists are believed.
             proxy_headers=bool(self.config.trusted_proxies),

@@ -105,6 +105,19 @@ def test_open_loop_offers_the_rate_and_respects_max_in_flight() -> None:
     assert all(lag <= latency for lag, latency in zip(lags, latencies, strict=True))
 
 
+def test_both_loops_time_the_opening_of_their_connections_apart_from_the_load() -> None:
+    async def factory() -> Scripted:
+        await asyncio.sleep(0)  # a connect that yields, as a real one does
+        return Scripted(["200"])
+
+    bounds = Bounds(requests=10, duration_s=None, timeout_s=5)
+    for samples in (
+        _run(lambda: open_loop(factory, 1000.0, 4, bounds, Samples())),
+        _run(lambda: closed_loop(factory, 4, bounds, Samples())),
+    ):
+        assert samples.connecting_ns > 0 and samples.completed == 10
+
+
 def test_open_loop_stops_at_the_duration() -> None:
     async def factory() -> Scripted:
         return Scripted(["200"])
