@@ -1,8 +1,9 @@
 """`mcp serve --ray-address` on a cluster of two Ray nodes over the shared stores (a PostgreSQL catalog
 and an S3 bucket on real servers), with no registry directory in common: each replica works in a
 scratch directory of its own. A promote and a rollback reach the replicas on both nodes within the sync
-interval, and stopping the second node (drained first, as KubeRay or the autoscaler do) under load
-leaves every request answered, its replica replaced on the first node.
+interval; stopping the second node (drained first, as KubeRay or the autoscaler do) under load leaves
+every request answered, its replica replaced on the first node; and killing it outright (SIGKILL to its
+raylet and workers) loses no request either: the front sends the requests its replica held again.
 
 Both nodes run on this machine (``ray.cluster_utils.Cluster``, Ray's own multi-node test harness) in a
 private RAY_TMPDIR, so that no other Ray on the machine sees or joins this cluster."""
@@ -25,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 
 from mcp2026ai.deploy.ray_replica import FORWARDED_ENV, REPLICA_HEADER
 from mcp2026ai.registry import Stage
-from support.models import mlp_model
+from support.models import chained_matmul_model, mlp_model
 from tests.support.stores import Backend
 
 from .conftest import listening_line, mcp_command
@@ -47,10 +49,12 @@ class Answers:
     """The latest v2 answer of each replica (``x-mcp-replica: <replica>@<node>``) through the proxy."""
 
     address: str
+    model: str = "mlp"
+    body: dict[str, Any] = field(default_factory=lambda: BODY)
     latest: dict[str, str] = field(default_factory=dict)
 
     def ask(self, http: httpx.Client) -> tuple[str, str]:
-        response = http.post(f"http://{self.address}/v2/models/mlp/infer", json=BODY)
+        response = http.post(f"http://{self.address}/v2/models/{self.model}/infer", json=self.body)
         assert response.status_code == 200, response.text
         replica, version = response.headers[REPLICA_HEADER], str(response.json()["model_version"])
         self.latest[replica] = version
@@ -80,16 +84,27 @@ def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, Path]
     monkeypatch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
     scratch = Path(private) / "scratch"
     scratch.mkdir()
-    with node_environment(monkeypatch, scratch):
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, **NODE_MEMORY}, shutdown_at_exit=False)
+    cluster = Cluster(shutdown_at_exit=False)
     try:
         with node_environment(monkeypatch, scratch):
+            cluster.add_node(num_cpus=2, **NODE_MEMORY)  # the first node added is the head
             second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
         yield cluster, second, scratch
     finally:
         cluster.shutdown()
+        stop_leftovers(private)
         if not os.environ.get("KEEP_RAY_TMP"):
             shutil.rmtree(private, ignore_errors=True)
+
+
+def stop_leftovers(private: str) -> None:
+    """Kill what a node that failed to start left running (its processes name the private RAY_TMPDIR)."""
+    import psutil
+
+    for process in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(private in part for part in process.info["cmdline"] or []):
+                process.kill()
 
 
 @contextmanager
@@ -103,16 +118,16 @@ def node_environment(monkeypatch: pytest.MonkeyPatch, tmpdir: Path) -> Iterator[
 
 
 @contextmanager
-def serving(cluster_address: str, home: Path) -> Iterator[str]:
+def serving(cluster_address: str, home: Path, model: str = "mlp") -> Iterator[str]:
     """`mcp serve --ray-address ... --replicas 2` from a driver whose MCP_HOME the replicas never see."""
     port = free_port()
-    command = [*mcp_command(), "serve", "--name", "mlp", "--port", str(port), "--no-policy", "--replicas", "2"]
+    command = [*mcp_command(), "serve", "--name", model, "--port", str(port), "--no-policy", "--replicas", "2"]
     command += ["--ray-address", cluster_address, "--sync-interval", str(SYNC_INTERVAL_S)]
     env = {**os.environ, "MCP_HOME": str(home)}
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = listening_line(process)
-        assert line.startswith(f"listening http={port} grpc=off models=mlp:1.0.0 replicas=2"), line
+        assert line.startswith(f"listening http={port} grpc=off models={model}:1.0.0 replicas=2"), line
         yield f"127.0.0.1:{port}"
     finally:
         process.send_signal(signal.SIGTERM)
@@ -175,16 +190,53 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
     assert not list(scratch.glob("mcp-replica-*"))  # each replica removed its scratch directory as it stopped
 
 
+def test_a_node_killed_under_load_loses_no_request(
+    shared_stores: Backend, two_nodes: tuple[Any, Any, Path], tmp_path: Path
+) -> None:
+    """The second node killed outright while six clients post: the requests running on its replica are
+    sent again by the front (deploy/ray_front.py) to the head's; every client gets the right answer.
+    Each batch takes about 20 ms on the replica (a chain of matrix products), so the kill usually
+    catches requests in flight there (how many the front sent again is printed)."""
+    cluster, second, scratch = two_nodes
+    slow = chained_matmul_model(tmp_path / "slow.onnx", depth=600)
+    shared_stores.registry().register("slow", slow, stage=Stage.PRODUCTION)
+    with serving(cluster.address, tmp_path / "driver", model="slow") as address, httpx.Client(timeout=20) as http:
+        answers = Answers(address, "slow", SLOW_BODY)
+        wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 60, "answers from both nodes")
+        expected = http.post(f"http://{address}/v2/models/slow/infer", json=SLOW_BODY).json()["outputs"][0]["data"]
+        load = load_while_killing(address, cluster, second, expected)
+    retried = front_retries(scratch.parent)
+    print(f"while the second node was killed: {dict(load.outcomes)}, by {dict(load.nodes)}; {retried} sent again")
+    print(f"slowest answer by phase: { {phase: round(s, 2) for phase, s in load.slowest_s.items()} } s")
+    assert {status for _phase, status in load.outcomes} == {200}, load.outcomes
+    assert load.nodes["serving", second.node_id] > 0  # the killed node was serving
+    assert {node for phase, node in load.nodes if phase == "removed"} == {cluster.head_node.node_id}
+    assert load.outcomes["removed", 200] > 0
+
+
+SLOW_BODY = {"inputs": [{"name": "x", "shape": [1, 1024], "datatype": "FP32", "data": [0.5] * 1024}]}
+
+
+def front_retries(ray_tmpdir: Path) -> int:
+    """Requests the front sent again after their replica was lost (its warnings, in Ray's worker logs)."""
+    logs = ray_tmpdir.rglob("worker-*.err")
+    return sum(path.read_text(errors="replace").count(": replica lost (") for path in logs)
+
+
 @dataclass
 class Load:
-    """Every outcome of a bounded load, by phase: status code (or the transport error's type) and the
-    node that answered."""
+    """Every outcome of a bounded load, by phase: status code (or the transport error's type; ``wrong``
+    for a 200 whose outputs differ from ``expected``) and the node that answered."""
 
     address: str
+    model: str = "mlp"
+    body: dict[str, Any] = field(default_factory=lambda: BODY)
+    expected: list[float] | None = None
     phase: str = "serving"
     outcomes: collections.Counter[tuple[str, object]] = field(default_factory=collections.Counter)
     nodes: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     replicas_after: set[str] = field(default_factory=set)
+    slowest_s: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def client(self) -> None:
@@ -192,45 +244,103 @@ class Load:
             for _ in range(MAX_REQUESTS_PER_CLIENT):
                 if self.stop.wait(0.01):
                     return
-                phase = self.phase
+                phase, sent = self.phase, time.monotonic()
                 try:
-                    response = http.post("/v2/models/mlp/infer", json=BODY)
+                    response = http.post(f"/v2/models/{self.model}/infer", json=self.body)
                 except httpx.TransportError as error:
                     self.outcomes[phase, type(error).__name__] += 1
                     continue
-                self.outcomes[phase, response.status_code] += 1
+                self.slowest_s[phase] = max(self.slowest_s.get(phase, 0.0), time.monotonic() - sent)
+                self.outcomes[phase, response.status_code if self.right(response) else "wrong"] += 1
                 replica = response.headers.get(REPLICA_HEADER, "?@?")
                 self.nodes[phase, replica.split("@")[1]] += 1
                 if phase == "removed":
                     self.replicas_after.add(replica)
 
+    def answered(self, phase: str) -> int:
+        return sum(count for (of, _status), count in self.outcomes.items() if of == phase)
+
+    def right(self, response: httpx.Response) -> bool:
+        """An answer other than a 200, or one with the expected outputs (batching may move the last bits)."""
+        if self.expected is None or response.status_code != 200:
+            return True
+        return bool(np.allclose(response.json()["outputs"][0]["data"], self.expected, rtol=1e-4))
+
+    def run_while(
+        self,
+        stopping: Callable[[], None],
+        clients: int,
+        around_s: tuple[float, float] = (1.5, 2),
+        replicas_after: int = 1,
+    ) -> Load:
+        """``clients`` threads (no retries) post for ``around_s[0]`` seconds, while ``stopping`` runs, and
+        ``around_s[1]`` seconds after it; longer (up to 30 s) until 20 requests sent after it are answered
+        by ``replicas_after`` replicas or more: a slow machine still sees the cluster serve on."""
+        threads = [threading.Thread(target=self.client) for _ in range(clients)]
+        for thread in threads:
+            thread.start()
+        try:
+            time.sleep(around_s[0])
+            stopping()
+            self.phase = "removed"
+            started = time.monotonic()
+            time.sleep(around_s[1])
+            while time.monotonic() - started < 30:
+                if self.answered("removed") >= 20 and len(self.replicas_after) >= replicas_after:
+                    break
+                time.sleep(0.2)
+        finally:
+            self.stop.set()
+            for thread in threads:
+                thread.join(timeout=60)
+        return self
+
 
 MAX_REQUESTS_PER_CLIENT = 600
 
 
-def load_while_stopping(address: str, cluster: Any, second: Any, drained: bool = True) -> Load:
-    """Two clients (no retries) post while the second node stops: drained first (Serve starts a
-    replacement replica on the head, then stops the old one gracefully) and then its processes stopped,
-    or (``drained=False``) its processes killed outright."""
+def load_while_stopping(address: str, cluster: Any, second: Any) -> Load:
+    """Two clients post while the second node stops: drained first (Serve starts a replacement replica
+    on the head, then stops the old one gracefully), then its processes stopped."""
     load = Load(address)
-    threads = [threading.Thread(target=load.client) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    try:
-        time.sleep(1.5)
-        if drained:
-            load.phase = "draining"
-            drain(cluster.address, second.node_id, deadline_s=30)
-            wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
+
+    def stopping() -> None:
+        load.phase = "draining"
+        drain(cluster.address, second.node_id, deadline_s=30)
+        wait_until(lambda: replicas_on(second) == 0, 60, "the replica to leave the drained node")
         load.phase = "stopping"
-        cluster.remove_node(second, allow_graceful=drained)
-        load.phase = "removed"
-        time.sleep(2)
-    finally:
-        load.stop.set()
-        for thread in threads:
-            thread.join(timeout=60)
-    return load
+        cluster.remove_node(second, allow_graceful=True)
+
+    return load.run_while(stopping, clients=2, replicas_after=2)
+
+
+def load_while_killing(address: str, cluster: Any, second: Any, expected: list[float]) -> Load:
+    """Six clients post while the second node is killed outright (power loss, ``kill -9``): SIGKILL to
+    its raylet and every process under it (its workers: the replica, the proxy), all at once."""
+    load = Load(address, "slow", SLOW_BODY, expected)
+
+    def killing() -> None:
+        load.phase = "killed"
+        kill_node(second)
+        cluster.remove_node(second, allow_graceful=False)  # the node's other processes; the cluster forgets it
+
+    return load.run_while(killing, clients=6, around_s=(3, 3))
+
+
+def kill_node(node: Any) -> None:
+    import psutil
+
+    raylet = raylet_process(node)
+    for process in [*raylet.children(recursive=True), raylet]:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+def raylet_process(node: Any) -> Any:
+    import psutil
+    from ray._private import ray_constants
+
+    return psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
 
 
 def drain(gcs_address: str, node_id: str, deadline_s: int) -> None:
@@ -247,11 +357,9 @@ def drain(gcs_address: str, node_id: str, deadline_s: int) -> None:
 def replicas_on(node: Any) -> int:
     """Replica processes under ``node``'s raylet (Ray's workers are its children)."""
     import psutil
-    from ray._private import ray_constants
 
-    raylet = psutil.Process(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
     count = 0
-    for child in raylet.children(recursive=True):
+    for child in raylet_process(node).children(recursive=True):
         with contextlib.suppress(psutil.Error):  # a worker that exits meanwhile
             count += REPLICA_PROCESS in " ".join(child.cmdline())
     return count

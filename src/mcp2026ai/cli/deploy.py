@@ -36,6 +36,13 @@ def kubernetes(
             "instead of a registry baked into the image."
         ),
     ] = None,
+    storage_uri: Annotated[
+        str | None,
+        typer.Option(
+            help="With --stores-secret: upload the model as a Triton repository under this s3:// prefix and give it "
+            "to the KServe InferenceService as its storageUri (KServe downloads it into /mnt/models)."
+        ),
+    ] = None,
     validate: Annotated[
         bool, typer.Option(help="Check the manifests against the Kubernetes 1.37 schemas (extra \\[kubernetes]).")
     ] = False,
@@ -51,7 +58,7 @@ def kubernetes(
         raise InvalidArgumentError("--context: only used with --apply")
     options = KubernetesOptions(
         name=name, version=version, replicas=replicas, namespace=namespace, out=out, image=image,
-        base_image=base_image, wheel=wheel, stores_secret=stores_secret,
+        base_image=base_image, wheel=wheel, stores_secret=stores_secret, storage_uri=storage_uri,
     )  # fmt: skip
     rendered = render(context.registry(), options)
     target = rendered.target
@@ -63,6 +70,12 @@ def kubernetes(
     )
     if target.stores_secret is not None:
         console.print(f"  registry: the shared stores, settings from Secret {target.stores_secret}", highlight=False)
+    if target.storage_uri is not None:
+        console.print(
+            f"  KServe storageUri {target.storage_uri}: {len(rendered.uploaded)} files uploaded "
+            f"(the Triton repository of {target.model})",
+            highlight=False,
+        )
     baked = ["registry/"] if target.stores_secret is None else []
     for relative in ["Dockerfile", f"dist/{rendered.wheel}", *baked, *rendered.manifests]:
         console.print(f"  {relative}", highlight=False)

@@ -73,6 +73,13 @@ def serve(
     ray_address: Annotated[
         str | None, typer.Option(help="Existing Ray cluster for --replicas (e.g. auto, ray://host:10001).")
     ] = None,
+    ray_failover: Annotated[
+        bool,
+        typer.Option(
+            help="On Ray: a front on the head node sends a request again to another replica when its replica "
+            "dies before answering (--no-ray-failover: Ray's proxy alone, one hop less)."
+        ),
+    ] = True,
     grpc_acceptors: Annotated[
         int,
         typer.Option(min=1, max=64, help="ModelInfer calls the gRPC server accepts at once (grpc.aio alone: 1)."),
@@ -248,7 +255,9 @@ def serve(
     if policy:  # measured in a child: this process loads only the runtimes it serves with
         _plan_in_child(names, backend, registry.home)
     if on_ray:
-        _serve_on_ray(registry, names, config, RayServeOptions(replicas=replicas, address=ray_address))
+        _serve_on_ray(
+            registry, names, config, RayServeOptions(replicas=replicas, address=ray_address, failover=ray_failover)
+        )
     elif workers == 1:
         serve_blocking(registry, names, config, on_ready=_announce, watched=watched, repository=repository)
     else:

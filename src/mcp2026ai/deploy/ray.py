@@ -2,12 +2,16 @@
 
 Each replica is a Ray actor that builds the same HTTP application ``mcp serve`` runs (v2 routes,
 ``/v1/infer``, metrics), with its own served models (loaded with their stored plans), dynamic
-batcher, SLA-class queues and registry sync; Ray Serve's proxy spreads requests over the replicas
-and replaces a replica that dies. With the local stores, the registry (``MCP_HOME``) must be readable
-at the same path on every node: on one machine it is; on a cluster, mount it or bake it into the image
-(docs/deploy.md). With shared stores (``MCP_CATALOG_URL`` and ``MCP_ARTIFACT_URL``:
-docs/registry-backends.md) nothing is shared on disk: each replica works in a scratch directory of its
-own on its node (:mod:`mcp2026ai.deploy.ray_replica`) and reads the stores the driver names.
+batcher, SLA-class queues and registry sync; Ray Serve spreads requests over the replicas and replaces
+a replica that dies. Ray's proxy hands each request to a front deployment on the head node
+(:mod:`mcp2026ai.deploy.ray_front`), which relays it to a replica and sends it again to another one
+if its replica dies before answering, so a killed replica or node loses no request.
+
+With the local stores, the registry (``MCP_HOME``) must be readable at the same path on every node: on
+one machine it is; on a cluster, mount it or bake it into the image (docs/deploy.md). With shared
+stores (``MCP_CATALOG_URL`` and ``MCP_ARTIFACT_URL``: docs/registry-backends.md) nothing is shared on
+disk: each replica works in a scratch directory of its own on its node
+(:mod:`mcp2026ai.deploy.ray_replica`) and reads the stores the driver names.
 
 Autoscaling follows the contracts' ``resources`` (``replicas: {min, max}``, ``min_replicas``,
 ``autoscale``) unless ``--replicas`` fixes the count. gRPC is not proxied by Ray here: clients of a
@@ -28,9 +32,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
+from starlette.types import Message
 
 from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
+from mcp2026ai.deploy.ray_front import HttpFront, front_options
+from mcp2026ai.deploy.ray_relay import RelayedRequest, relay, relay_whole
 from mcp2026ai.deploy.ray_replica import (
     ReplicaHeader,
     forwarded_env,
@@ -64,6 +71,11 @@ class RayServeOptions(BaseModel):
         None, description="An existing Ray cluster (ray://host:10001 or auto); None starts one."
     )
     num_cpus: float = Field(1.0, gt=0, description="CPUs Ray reserves for each replica.")
+    failover: bool = Field(
+        True,
+        description="A front deployment on the head node relays each request and sends it again to another "
+        "replica when its replica dies before answering (deploy/ray_front.py); False: Ray's proxy alone.",
+    )
 
 
 def deployment_options(options: RayServeOptions, contracts: list[InferenceContract | None]) -> dict[str, Any]:
@@ -125,7 +137,17 @@ class DataPlaneReplica:
         app = build_http_app(self.plane, self.config)
         app.router.lifespan_context = self._lifespan
         app.add_middleware(ReplicaHeader, identity=replica_identity())
+        self.http_app = app  # (the ingress wrapper Ray adds has a read-only `app`)
         return app
+
+    async def relay(self, request: RelayedRequest) -> AsyncIterator[list[Message]]:
+        """A request the front relays (deploy/ray_front.py), served by this replica's app in process."""
+        async for part in relay(self.http_app, request):
+            yield part
+
+    async def relay_whole(self, request: RelayedRequest) -> list[Message]:
+        """The same, answered in one call (a request whose answer is not a stream)."""
+        return await relay_whole(self.http_app, request)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -181,13 +203,17 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
     deployment = serve.deployment(name=DEPLOYMENT_NAME, **{**chosen, "ray_actor_options": actor_options})(
         serve.ingress()(DataPlaneReplica)
     )
-    serve.run(
-        deployment.bind(home, names, replica_config.model_dump_json()),
-        name=APP_NAME,
-        route_prefix="/",
-        blocking=False,
-    )
+    app = deployment.bind(home, names, replica_config.model_dump_json())
+    if options.failover:
+        front = serve.deployment(**front_options(chosen["max_ongoing_requests"] * max_replicas(chosen)))(HttpFront)
+        app = front.bind(app)
+    serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
     return chosen
+
+
+def max_replicas(chosen: dict[str, Any]) -> int:
+    scaling = chosen.get("autoscaling_config")
+    return int(scaling["max_replicas"] if scaling else chosen["num_replicas"])
 
 
 def replica_placement(actor_options: dict[str, Any], registry: ModelRegistry) -> tuple[str | None, dict[str, Any]]:

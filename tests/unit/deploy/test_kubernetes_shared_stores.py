@@ -5,8 +5,14 @@ schemas, strict; KServe's CRD subsets)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import signal
+import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp2026ai.contract import load_contract
@@ -17,6 +23,9 @@ from mcp2026ai.deploy.kubernetes.stores import SECRET_KEYS
 from mcp2026ai.deploy.kubernetes.validate import validate_rendered
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelRegistry, Stage
+from mcp2026ai.registry.triton_repository import read_config
+from mcp2026ai.registry.versioning import triton_number
+from tests.integration.conftest import listening_line, mcp_command
 from tests.support.cli import CONTRACT, run_console_script
 from tests.support.stores import Backend
 from tests.unit.deploy.k8s_checks import errors, kserve_validator, load
@@ -94,3 +103,90 @@ def test_the_cli_refuses_a_local_registry_in_one_line(tmp_path: Path) -> None:
         "error: --stores-secret: this registry is local; set MCP_CATALOG_URL (postgresql://) and MCP_ARTIFACT_URL "
         "(s3://) to the stores the pods will read, or copy it there with `mcp registry migrate`"
     ]
+
+
+def test_kserve_downloads_the_model_from_its_storage_uri(
+    shared: ModelRegistry,
+    tmp_path: Path,
+    wheel: Path,  # noqa: F811
+    shared_stores: Backend,
+) -> None:
+    """--storage-uri: the model's Triton repository is uploaded there, the InferenceService names it
+    (storageUri) under a ServiceAccount carrying the Secret and KServe's S3 annotations, and the runtime
+    serves what KServe's storage initializer downloads into /mnt/models."""
+    uri = f"s3://{shared_stores.bucket}/kserve/ocr-cls"
+    options = KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, stores_secret=SECRET, storage_uri=uri)
+    rendered = render(shared, options)
+    out = rendered.out
+    predictor = load(out / "kserve/inferenceservice.yaml")["spec"]["predictor"]
+    assert predictor["model"]["storageUri"] == uri
+    assert predictor["serviceAccountName"] == "mcp2026ai-ocr-cls-storage"
+    account = load(out / "kserve/serviceaccount.yaml")
+    assert account["metadata"]["name"] == predictor["serviceAccountName"] and account["secrets"] == [{"name": SECRET}]
+    endpoint = shared_stores.env["AWS_ENDPOINT_URL"].removeprefix("http://")
+    region = os.environ.get("AWS_REGION") or os.environ["AWS_DEFAULT_REGION"]
+    assert account["metadata"]["annotations"] == {
+        "serving.kserve.io/s3-endpoint": endpoint,
+        "serving.kserve.io/s3-usehttps": "0",  # moto's server on loopback speaks plain HTTP
+        "serving.kserve.io/s3-region": region,
+    }
+    (container,) = load(out / "kserve/servingruntime.yaml")["spec"]["containers"]
+    assert container["command"] + container["args"][:2] == ["mcp", "serve", "--model-repository", "/mnt/models"]
+    assert "env" not in container  # the runtime reaches no store: the repository is on its disk
+    lines = validate_rendered(out, rendered.manifests)
+    assert "valid kserve/serviceaccount.yaml: Kubernetes 1.37 schema, strict" in lines, lines
+    for manifest in ("kserve/inferenceservice.yaml", "kserve/servingruntime.yaml"):
+        assert errors(kserve_validator(load(out / manifest)), load(out / manifest)) == []
+
+    # what KServe's storage initializer downloads: a Triton repository serving the default version
+    keys = shared_stores.object_keys()
+    assert sorted(rendered.uploaded) == sorted(key for key in keys if key.startswith("kserve/ocr-cls/"))
+    assert rendered.uploaded[-1] == "kserve/ocr-cls/ocr-cls/config.pbtxt"  # the config last
+    downloaded = tmp_path / "mnt-models"
+    client = shared_stores.s3.client() if shared_stores.s3 else None
+    assert client is not None
+    for key in rendered.uploaded:
+        path = downloaded / key.removeprefix("kserve/ocr-cls/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        client.download_file(shared_stores.bucket, key, str(path))
+    config = read_config(downloaded / "ocr-cls" / "config.pbtxt")
+    number = triton_number(shared.resolve("ocr-cls").version)
+    assert config.name == "ocr-cls" and list(config.version_policy.specific.versions or [number]) == [number]
+    model = (downloaded / "ocr-cls" / str(number) / "model.onnx").read_bytes()
+    assert hashlib.sha256(model).hexdigest() == shared.resolve("ocr-cls").digest
+    default = shared.resolve("ocr-cls").version  # Triton's 10000099 read back as the registry's 1.0.0
+    assert serves_ready(downloaded, tmp_path / "scratch", container["args"]) == {"ocr-cls": [default]}
+
+
+def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, list[str]]:
+    """The runtime's own arguments (its ports ephemeral, no store in its environment) on the downloaded
+    repository: each ready model's versions."""
+    args = [str(repository) if arg == "/mnt/models" else arg for arg in args]
+    args[args.index("--port") + 1], args[args.index("--grpc-port") + 1] = "0", "-1"
+    env = {key: value for key, value in os.environ.items() if key not in SECRET_KEYS} | {"MCP_HOME": str(home)}
+    command = [*mcp_command(), "serve", *args]  # the container's command is `mcp serve`
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = listening_line(process)
+        port = re.search(r"http=(\d+)", line)
+        if port is None:
+            process.kill()
+            raise AssertionError(f"{line!r}: {process.communicate(timeout=30)[1]}")
+        index = httpx.post(f"http://127.0.0.1:{port.group(1)}/v2/repository/index", json={"ready": True}).json()
+        return {entry["name"]: [entry["version"]] for entry in index}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def test_storage_uri_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> None:  # noqa: F811
+    def deploy(**options: object) -> Rendered:
+        return render(shared, KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **options))
+
+    with pytest.raises(InvalidArgumentError, match=r"^--storage-uri: needs --stores-secret"):
+        deploy(storage_uri="s3://models/ocr-cls")
+    with pytest.raises(InvalidArgumentError, match=r"^--storage-uri: 'gs://models/x' is not an s3://bucket/prefix"):
+        deploy(stores_secret=SECRET, storage_uri="gs://models/x")
+    with pytest.raises(InvalidArgumentError, match=r"^--storage-uri: 's3://models' names a whole bucket"):
+        deploy(stores_secret=SECRET, storage_uri="s3://models")
+    assert not (tmp_path / "o" / "Dockerfile").exists()

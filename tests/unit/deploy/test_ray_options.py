@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.contract import InferenceContract, parse_contract
-from mcp2026ai.deploy.ray import RayServeOptions, deployment_options
+from mcp2026ai.deploy.ray import RayServeOptions, deployment_options, max_replicas
+from mcp2026ai.deploy.ray_front import front_options
 from mcp2026ai.errors import ContractError
 from support.cli import run_main
 
@@ -69,3 +70,11 @@ def test_without_ray_installed_serve_replicas_says_which_extra(
     assert outcome.code != 0
     assert "pip install 'mcp2026ai[ray]'" in outcome.err and "Traceback" not in outcome.err
     assert len(outcome.err.strip().splitlines()) == 1, outcome.err
+
+
+def test_the_front_runs_once_on_the_head_node_and_takes_every_replicas_requests() -> None:
+    chosen = deployment_options(RayServeOptions(), [contract({"replicas": {"min": 1, "max": 4}})])
+    front = front_options(chosen["max_ongoing_requests"] * max_replicas(chosen))
+    assert front["num_replicas"] == 1 and front["max_ongoing_requests"] == 4 * chosen["max_ongoing_requests"]
+    assert front["ray_actor_options"] == {"num_cpus": 0, "resources": {"node:__internal_head__": 0.001}}
+    assert RayServeOptions().failover and not RayServeOptions(failover=False).failover

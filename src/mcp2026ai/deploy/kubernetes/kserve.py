@@ -5,7 +5,9 @@ The image carries the registry export, so the InferenceService has no ``storageU
 gets its own runtime (its image tag), and a version that is its rollout's canary is rendered with
 ``canaryTrafficPercent`` = the rollout's weight: KServe sends that share to the new revision and the
 rest to the previous one (serverless mode). With ``--stores-secret`` the runtime reads the shared
-stores instead (:mod:`mcp2026ai.deploy.kubernetes.stores`).
+stores instead (:mod:`mcp2026ai.deploy.kubernetes.stores`); with ``--storage-uri`` as well, the
+InferenceService names the model's Triton repository in S3 (``storageUri``) and the runtime serves
+what KServe's storage initializer downloaded (:mod:`mcp2026ai.deploy.kubernetes.storage_uri`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import re
 from typing import Any
 
 from mcp2026ai.deploy.kubernetes import stores
-from mcp2026ai.deploy.kubernetes.dockerfile import SCRATCH_HOME, serve_command
+from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, SCRATCH_HOME, serve_command
 from mcp2026ai.deploy.kubernetes.options import KSERVE_GRPC_PORT, KSERVE_HTTP_PORT, Target
+from mcp2026ai.deploy.kubernetes.storage_uri import repository_command, service_account_name
 from mcp2026ai.deploy.kubernetes.workloads import Manifest, container_security, labels, pod_volumes, resources
 
 MODEL_FORMAT = {"name": "onnx", "version": "1"}
@@ -31,7 +34,9 @@ def runtime_name(target: Target) -> str:
 
 def serving_runtime(target: Target) -> Manifest:
     command = serve_command(target, KSERVE_HTTP_PORT, KSERVE_GRPC_PORT)
-    container = {
+    if target.storage_uri is not None:
+        command = repository_command(KSERVE_HTTP_PORT, KSERVE_GRPC_PORT, DRAIN_TIMEOUT_S)
+    container: dict[str, Any] = {
         "name": "kserve-container",
         "image": target.image,
         "command": command[:2],
@@ -39,7 +44,9 @@ def serving_runtime(target: Target) -> Manifest:
         "resources": resources(target),
         "securityContext": container_security(),
     }
-    if target.stores_secret is not None:
+    if target.storage_uri is not None:  # no store to reach: the scratch MCP_HOME only
+        container["volumeMounts"] = [stores.scratch_mount(SCRATCH_HOME)]
+    elif target.stores_secret is not None:
         container = stores.shared_container(container, target.stores_secret, SCRATCH_HOME)
     return {
         "apiVersion": "serving.kserve.io/v1alpha1",
@@ -69,6 +76,9 @@ def predictor(target: Target) -> dict[str, Any]:
             "resources": resources(target),
         },
     }
+    if target.storage_uri is not None:
+        spec["model"]["storageUri"] = target.storage_uri
+        spec["serviceAccountName"] = service_account_name(target.app)
     scale = target.replicas.autoscale
     if scale is not None:  # Knative's concurrency target: in-flight requests per pod
         spec["scaleMetric"] = "concurrency"

@@ -35,6 +35,11 @@ class KubernetesOptions(BaseModel):
     stores_secret: str | None = Field(
         None, description="Secret naming the shared stores the pods read; None: the registry is baked into the image."
     )
+    storage_uri: str | None = Field(
+        None,
+        description="s3:// prefix the model is uploaded to as a Triton repository, for KServe's storageUri "
+        "(with stores_secret); None: the KServe runtime reads the stores (or the baked registry).",
+    )
 
 
 class ReplicaPlan(BaseModel):
@@ -67,6 +72,10 @@ class Target(BaseModel):
     canary_percent: int | None = Field(None, description="KServe canaryTrafficPercent, when this is a canary.")
     stable_version: str | None = Field(None, description="The rollout's stable version, when this is a canary.")
     stores_secret: str | None = Field(None, description="Secret with the shared stores' settings (no baked registry).")
+    storage_uri: str | None = Field(None, description="KServe storageUri: the model's Triton repository in S3.")
+    storage_annotations: dict[str, str] = Field(
+        default_factory=dict, description="KServe's serving.kserve.io/s3-* annotations (endpoint, https, region)."
+    )
 
 
 def object_name(model: str) -> str:

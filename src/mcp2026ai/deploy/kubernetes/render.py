@@ -3,6 +3,7 @@
 DIR/Dockerfile, DIR/.dockerignore, DIR/dist/mcp2026ai-*.whl, DIR/registry/   the image's build context
 DIR/kubernetes/{deployment,service,hpa,pdb}.yaml                         plain Kubernetes
 DIR/kserve/{servingruntime,inferenceservice}.yaml                        KServe flavour
+DIR/kserve/serviceaccount.yaml                                           with --storage-uri: S3 access for KServe
 DIR/crd/{modelservice-crd,modelservice}.yaml                             the ModelService CRD + example
 """
 
@@ -18,11 +19,13 @@ from mcp2026ai.deploy.kubernetes import crd, kserve, workloads
 from mcp2026ai.deploy.kubernetes.dockerfile import WHEELS_DIR, dockerignore, render_dockerfile
 from mcp2026ai.deploy.kubernetes.export import export_version
 from mcp2026ai.deploy.kubernetes.options import KubernetesOptions, Target
+from mcp2026ai.deploy.kubernetes.storage_uri import service_account, upload_repository
 from mcp2026ai.deploy.kubernetes.target import resolve_target
 from mcp2026ai.deploy.kubernetes.wheel import provide_wheel
 from mcp2026ai.deploy.kubernetes.workloads import Manifest
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry.artifacts.s3_client import S3Location
 
 MANIFESTS: dict[str, Callable[[Target], Manifest]] = {
     "kubernetes/deployment.yaml": workloads.deployment,
@@ -36,6 +39,9 @@ MANIFESTS: dict[str, Callable[[Target], Manifest]] = {
 }
 
 
+SERVICE_ACCOUNT = "kserve/serviceaccount.yaml"
+
+
 class Rendered(BaseModel):
     """What was written: the resolved target, the folder, each manifest's relative path."""
 
@@ -45,6 +51,8 @@ class Rendered(BaseModel):
     out: Path
     manifests: list[str]
     wheel: str
+    uploaded: list[str] = []
+    """With --storage-uri: the keys of the Triton repository uploaded for KServe's storage initializer."""
     decrypted: bool = False
     """The version is encrypted at rest here; the export (so the image) holds it in plaintext."""
 
@@ -61,11 +69,18 @@ def render(registry: ModelRegistry, options: KubernetesOptions) -> Rendered:
         export_version(registry, record, out)
     (out / "Dockerfile").write_text(render_dockerfile(target, options.base_image, wheel), encoding="utf-8")
     (out / ".dockerignore").write_text(dockerignore(with_export=baked), encoding="utf-8")
+    uploaded = []
+    manifests = dict(MANIFESTS)
+    if target.storage_uri is not None:
+        uploaded = upload_repository(registry, record.name, S3Location.parse(target.storage_uri))
+        manifests[SERVICE_ACCOUNT] = service_account
     header = f"# {target.model}:{target.version}, rendered by `mcp deploy kubernetes`\n"
-    for relative, build in MANIFESTS.items():
+    for relative, build in manifests.items():
         write_manifest(out / relative, build(target), header)
     decrypted = baked and registry.store.is_encrypted(record.digest)
-    return Rendered(target=target, out=out, manifests=list(MANIFESTS), wheel=wheel, decrypted=decrypted)
+    return Rendered(
+        target=target, out=out, manifests=list(manifests), wheel=wheel, decrypted=decrypted, uploaded=uploaded
+    )
 
 
 def write_manifest(path: Path, manifest: Manifest, header: str) -> None:

@@ -4,6 +4,7 @@ and the canary share, each with where it came from."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from mcp2026ai.contract import InferenceContract
@@ -15,6 +16,7 @@ from mcp2026ai.deploy.kubernetes.options import (
     Target,
     object_name,
 )
+from mcp2026ai.deploy.kubernetes.storage_uri import check_storage_uri, storage_annotations
 from mcp2026ai.deploy.kubernetes.stores import check_serves_default, check_shared_stores
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.policy.trace import DecisionLog
@@ -26,6 +28,8 @@ DEFAULT_MODEL_MB = 512
 
 
 def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple[ModelVersion, Target]:
+    if options.storage_uri is not None:
+        check_storage_uri(options.storage_uri, options.stores_secret)
     if options.stores_secret is not None:
         check_shared_stores(options.stores_secret)
     record = registry.resolve(options.name, options.version)
@@ -54,9 +58,18 @@ def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple
         memory=memory,
         memory_source=memory_source,
         stores_secret=options.stores_secret,
+        **storage(options),
         **({} if options.stores_secret else canary(registry, record)),
     )
     return record, target
+
+
+def storage(options: KubernetesOptions) -> dict[str, Any]:
+    """KServe's storageUri (normalised) and S3 annotations, when asked for."""
+    if options.storage_uri is None:
+        return {}
+    location = check_storage_uri(options.storage_uri, options.stores_secret)
+    return {"storage_uri": location.url, "storage_annotations": storage_annotations(os.environ)}
 
 
 def replica_plan(contract: InferenceContract, fixed: int | None) -> ReplicaPlan:
