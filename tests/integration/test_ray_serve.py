@@ -76,7 +76,7 @@ def mcp_serve_on_ray(tmp_path: Path, *args: str, contract: str | None = None) ->
         out, err = process.communicate(timeout=90)
     assert process.returncode == 0, err
     assert "server stopped" in out and "Traceback" not in err
-    wait_until(lambda: not replica_pids(), 30, "the replicas to exit")
+    wait_for_ray_to_exit()
 
 
 def _stderr(process: subprocess.Popen[str]) -> str:
@@ -85,12 +85,33 @@ def _stderr(process: subprocess.Popen[str]) -> str:
     return process.stderr.read() if process.stderr else ""
 
 
+DASHBOARD_PORT = 8265
+"""Ray's default dashboard port, where `serve status` asks: a cluster whose dashboard found it taken (a
+previous test's cluster still exiting) listens elsewhere, so each test waits for it to be free again."""
+
+
+def dashboard_listening() -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", DASHBOARD_PORT)) == 0
+
+
+def wait_for_ray_to_exit() -> None:
+    wait_until(lambda: not replica_pids(), 30, "the replicas to exit")
+    wait_until(lambda: not dashboard_listening(), 30, "Ray's dashboard to exit")
+
+
 def serve_status() -> str:
-    """Ray's own CLI (`serve status`), authenticated with the local cluster's token."""
+    """Ray's own CLI (`serve status`), authenticated with the local cluster's token; asked again for up
+    to 30 s while the dashboard is still starting (it answers after the proxy does)."""
     serve = venv_tool("serve")
     assert serve is not None, "Ray's `serve` CLI is not installed"
     env = {**os.environ, "RAY_AUTH_MODE": "token"}
-    done = subprocess.run([serve, "status"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    deadline = time.monotonic() + 30
+    while True:
+        done = subprocess.run([serve, "status"], env=env, capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -247,4 +268,4 @@ def test_openai_routes_through_ray_serve(tmp_path: Path, llm_cache: Path, smollm
         _out, err = process.communicate(timeout=90)
     assert process.returncode == 0, err
     assert "Traceback" not in err
-    wait_until(lambda: not replica_pids(), 30, "the replicas to exit")
+    wait_for_ray_to_exit()
