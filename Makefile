@@ -56,12 +56,12 @@ $(TYPES): $(BASE)
 demo: $(DEMO)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
-# Two pytest-xdist workers: each module stays on one worker (its servers start once), the Ray modules
-# share one (tests/conftest.py). One worker: `make test TEST_WORKERS=0`; the quick subset while you
-# work: `.venv/bin/python -m pytest -m "not slow"`.
+# Two pytest-xdist workers, a module's tests on one worker (its servers start once); the Ray modules
+# share one (tests/conftest.py). One process: `make test TEST_WORKERS=0`; the quick subset
+# while you work: `.venv/bin/python -m pytest -m "not slow"`.
 TEST_WORKERS ?= 2
 test: $(TESTS)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(LINT)
 	$(BIN)/ruff check src tests

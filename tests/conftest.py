@@ -29,23 +29,28 @@ from tests.support.llm import (  # noqa: F401 (fixtures)
 from tests.support.onnx_models import build_int64, build_mlp, build_two_input
 from tests.support.stores import backend, postgres_server, s3_server, shared_stores  # noqa: F401 (fixtures)
 
-# Modules that must not run beside each other on two pytest-xdist workers: the Ray tests find their
-# replicas by process name and start Ray clusters of their own.
-MACHINE_WIDE_GROUPS = {
-    "tests.integration.test_ray_serve": "ray",
-    "tests.integration.test_ray_multinode": "ray",
+# Modules that must not run at the same time on two pytest-xdist workers: the Ray tests find replicas
+# by process name and start Ray clusters on the default dashboard port. `make test` runs
+# `--dist loadfile` (a module's tests on one worker); these modules count as one module there.
+SHARED_WORKER = {
+    "tests/integration/test_ray_serve.py": "ray modules",
+    "tests/integration/test_ray_multinode.py": "ray modules",
 }
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`make test` runs on two pytest-xdist workers with `--dist loadgroup`: each module's tests stay
-    together on one worker (their module-scoped servers start once), and the modules of a
-    machine-wide group share a worker so that they never run at the same time."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = item.module.__name__ if item.module is not None else item.nodeid.split("::")[0]
-            item.add_marker(pytest.mark.xdist_group(MACHINE_WIDE_GROUPS.get(module, module)))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """loadfile with SHARED_WORKER's modules on one worker (pytest-xdist's own `xdist_group` marks do
+    nothing under pytest 9.2: xdist 3.8 renames `item._nodeid`, which pytest no longer reads)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ModuleScheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = str(super()._split_scope(nodeid))
+            return SHARED_WORKER.get(module, module)
+
+    return ModuleScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
