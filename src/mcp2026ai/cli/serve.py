@@ -31,7 +31,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
-from mcp2026ai.server.lifecycle import BoundPorts, ensure_port_free
+from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
 
@@ -251,7 +251,7 @@ def serve(
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
     on_ray = replicas is not None or ray or ray_address is not None
-    refuse_ports_in_use(config)  # before the policy's measurements: a taken port fails in a second, not a minute
+    ensure_ports_free(config)  # before the policy's measurements: a taken port fails in a second, not a minute
     if policy:  # measured in a child: this process loads only the runtimes it serves with
         _plan_in_child(names, backend, registry.home)
     if on_ray:
@@ -265,12 +265,6 @@ def serve(
         _announce(started.ports, [registry.resolve(name) for name in names], workers)
         started.wait()
     console.print("server stopped")
-
-
-def refuse_ports_in_use(config: ServerConfig) -> None:
-    ensure_port_free(config.host, config.http_port, "--port")
-    if config.grpc_port is not None:
-        ensure_port_free(config.host, config.grpc_port, "--grpc-port")
 
 
 def _serve_on_ray(registry: ModelRegistry, names: list[str], config: ServerConfig, options: RayServeOptions) -> None:

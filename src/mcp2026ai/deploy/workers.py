@@ -30,7 +30,7 @@ from prometheus_client.multiprocess import mark_process_dead
 from mcp2026ai.errors import MCPError, UnavailableError
 from mcp2026ai.observability.metrics import MULTIPROCESS_DIR_VARIABLE
 from mcp2026ai.server.config import ServerConfig
-from mcp2026ai.server.lifecycle import BoundPorts, ensure_port_free
+from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 
 
 def free_port(host: str) -> int:
@@ -43,9 +43,7 @@ def shared_worker_config(config: ServerConfig) -> ServerConfig:
     """Workers must agree on ports, so an ephemeral request (0) is resolved once, here, and a port
     another server holds is refused here (the workers' SO_REUSEPORT would share it); they also share a
     fresh directory where they answer each other's statistics queries."""
-    ensure_port_free(config.host, config.http_port, "--port")
-    if config.grpc_port is not None:
-        ensure_port_free(config.host, config.grpc_port, "--grpc-port")
+    ensure_ports_free(config)
     peer_dir = tempfile.mkdtemp(prefix="mcp-workers-")
     atexit.register(shutil.rmtree, peer_dir, ignore_errors=True)
     updates: dict[str, object] = {"reuse_port": True, "peer_dir": Path(peer_dir)}

@@ -79,6 +79,13 @@ def ensure_port_free(host: str, port: int, option: str) -> None:
             raise UnavailableError(f"cannot listen on {host}:{port} ({option}): {exc.strerror}") from exc
 
 
+def ensure_ports_free(config: ServerConfig) -> None:
+    """Refuse the configured HTTP and gRPC ports when another server listens on them."""
+    ensure_port_free(config.host, config.http_port, "--port")
+    if config.grpc_port is not None:
+        ensure_port_free(config.host, config.grpc_port, "--grpc-port")
+
+
 STREAM_FLUSH_S = 1.0
 """Time left, after text generations are stopped, for their final error events to reach the clients
 before the transports' drain timeout cancels what still runs."""
