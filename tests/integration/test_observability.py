@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from queue import Queue
 from typing import Any
 
@@ -19,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tritonclient.utils import InferenceServerException
 
 from mcp2026ai.bundled import bundled_model_path
-from mcp2026ai.observability import tracing
+from mcp2026ai.observability import metrics, tracing
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.testing import BackgroundServer
 from tests.support.models import mlp_model
@@ -251,3 +253,36 @@ def test_an_openmetrics_2_scrape_carries_native_latency_histograms(http: httpx.C
     classic = next(line for line in lines if line.startswith("mcp_request_duration_seconds_count{" + series))
     assert native.split("{count:")[1].split(",")[0] == classic.split()[-1].removesuffix(".0")
     assert "{count:" not in http.get("/metrics").text  # Prometheus text (the default) stays classic
+
+
+class _HeldCollector:
+    """A collector that holds its scrape until released: a slow /proc read or a huge registry."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def describe(self) -> list[Any]:
+        return []  # no names: registering does not run collect()
+
+    def collect(self) -> Iterator[Any]:
+        self.entered.set()
+        self.release.wait(timeout=30)
+        return iter(())
+
+
+def test_a_slow_scrape_does_not_hold_up_inference(server: BackgroundServer, http: httpx.Client) -> None:
+    held = _HeldCollector()
+    metrics.REGISTRY.register(held)  # type: ignore[arg-type]
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            scrape = pool.submit(http.get, "/metrics")
+            assert held.entered.wait(timeout=30)
+            # the scrape is still inside its collector; the event loop answers an inference meanwhile
+            answer = http.post("/v2/models/mlp/infer", json=MLP_BODY, timeout=10)
+            assert answer.status_code == 200 and not scrape.done()
+            held.release.set()
+            assert scrape.result(timeout=30).status_code == 200
+    finally:
+        held.release.set()
+        metrics.REGISTRY.unregister(held)  # type: ignore[arg-type]
