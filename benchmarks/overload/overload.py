@@ -167,14 +167,21 @@ def split_cpus() -> tuple[set[int], set[int]]:
 
 
 def start_server(
-    home: Path, model: Path, port: int, accounting: Path | None, server_src: Path | None = None
+    home: Path,
+    model: Path,
+    port: int,
+    accounting: Path | None,
+    server_src: Path | None = None,
+    objective: str | None = None,
 ) -> subprocess.Popen[str]:
     """``mcp serve`` for the model; with ``accounting`` its event loop's callbacks are timed, and with
     ``server_src`` it runs the package found there (another checkout's ``src``) while the clients keep
-    this one's."""
+    this one's. Without ``objective`` the plan is onnxruntime's default (one batch on every core); with
+    it the contract names that objective and the policy measures the plans at start-up and picks one."""
     contract = home.parent / "contract.yaml"
-    contract.write_text(CONTRACT)
-    serve = ["--port", str(port), "--grpc-port", "-1", "--no-policy"]
+    contract.write_text(CONTRACT + (f"objective: {objective}\n" if objective else ""))
+    serve = ["--port", str(port), "--grpc-port", "-1"]
+    serve += ["--backend", "onnxruntime"] if objective else ["--no-policy"]
     saved = dict(os.environ)
     paths = [str(server_src)] if server_src else []
     if accounting is not None:
@@ -225,6 +232,12 @@ def main() -> None:
         help="Run the server from this source folder (e.g. another checkout's src/) with the same clients: "
         "before/after comparisons of the server alone.",
     )
+    parser.add_argument(
+        "--objective",
+        choices=["latency", "throughput"],
+        help="Serve the plan the policy picks for the contract with this objective (onnxruntime plans, measured "
+        "at start-up) instead of onnxruntime's default plan.",
+    )
     args = parser.parse_args()
     server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
@@ -233,7 +246,7 @@ def main() -> None:
         if server_cpus is not None:
             os.sched_setaffinity(0, server_cpus)  # the server inherits it ...
         args.accounting = root / "loop.jsonl" if args.loop_accounting else None
-        server = start_server(root / "home", model, args.port, args.accounting, args.server_src)
+        server = start_server(root / "home", model, args.port, args.accounting, args.server_src, args.objective)
         if client_cpus is not None:
             os.sched_setaffinity(0, client_cpus)  # ... and the clients this
             print(f"server on CPUs {sorted(server_cpus or [])}, clients on CPUs {sorted(client_cpus)}")
