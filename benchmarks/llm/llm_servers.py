@@ -158,7 +158,16 @@ class LlamaServer(LlmServer):
         if not LLAMA_SERVER.exists():
             raise Unavailable(f"{LLAMA_SERVER} missing: run benchmarks/peers/setup_llm_peers.sh")
         command = [str(LLAMA_SERVER), "-m", str(gguf), "-t", str(THREADS), "-np", "8", "-cb"]
+        command += ["--no-repack"] if _has_amx() else []  # its AMX repacking path crashes on such hosts
         return [*command, "--host", "127.0.0.1", "--port", str(port), "-a", MODEL_ALIAS], {}
+
+
+def _has_amx() -> bool:
+    """Whether this CPU has Intel AMX (``amx_tile`` among /proc/cpuinfo's flags)."""
+    try:
+        return "amx_tile" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
 
 
 class TransformersPeer(LlmServer):

@@ -189,12 +189,15 @@ def test_five_times_capacity_is_refused_at_once_beyond_the_ttft_budget(
     assert len(outcomes) == 10, "a request was lost"
     refused = [outcome for outcome in outcomes if outcome[0] == "429"]
     served = [outcome for outcome in outcomes if outcome[0] == "200"]
-    expired = [outcome for outcome in outcomes if outcome[0] == "expired"]  # an error event, then [DONE]
-    assert len(refused) + len(served) + len(expired) == 10, outcomes
+    # the stream's status waits for its first token: a refusal before it is a 429 too, never an error
+    # event inside a 200 stream
+    expired = [outcome for outcome in outcomes if outcome[0] == "expired"]
+    assert len(refused) + len(served) == 10 and not expired, outcomes
     assert refused and len(served) >= 2, outcomes
     assert all(retry for _, _, retry in refused), "429 without Retry-After"
     budget_s = TTFT_BUDGET_MS / 1000
-    assert all(seconds < budget_s for _, seconds, _ in refused), refused  # at once, not after a wait
-    assert all(seconds < budget_s + 1.0 for _, seconds, _ in served + expired), outcomes  # nobody waits past it
-    assert all(last == "data: [DONE]" for _, _, last in served + expired), outcomes
-    print(f"5x capacity: {len(served)} served, {len(refused)} refused at once, {len(expired)} expired: {outcomes}")
+    at_once = [seconds for _, seconds, _ in refused if seconds < budget_s / 2]
+    assert at_once, refused  # those that admission can tell are refused at once, not after a wait
+    assert all(seconds < budget_s + 1.0 for _, seconds, _ in refused + served), outcomes  # nobody waits past it
+    assert all(last == "data: [DONE]" for _, _, last in served), outcomes
+    print(f"5x capacity: {len(served)} served, {len(refused)} refused ({len(at_once)} at once): {outcomes}")

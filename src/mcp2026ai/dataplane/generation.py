@@ -158,6 +158,12 @@ class TextGeneration:
         return self.served.engine.tokenizer
 
     @property
+    def ttft_budget_s(self) -> float | None:
+        """The contract's time-to-first-token budget (None: none): until its first token this generation
+        may still be refused (429) for not making it in time."""
+        return _ttft_budget_s(self.served)
+
+    @property
     def usage(self) -> Usage:
         return self._stream.usage
 

@@ -23,7 +23,7 @@ from mcp2026ai.protocol.v2_json import parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.body import BodyBudget, read_body
 from mcp2026ai.server.http.errors import error_response, http_status
-from mcp2026ai.server.http.streaming import SSE_HEADERS, collect_unless_gone, sse
+from mcp2026ai.server.http.streaming import SSE_HEADERS, collect_unless_gone, response_deltas, sse
 from mcp2026ai.server.http.structured import constraint_of
 from mcp2026ai.serving.limits import GenerationLimits
 
@@ -94,10 +94,11 @@ class GenerateEndpoints:
 
     async def generate_stream(self, request: Request) -> Response:
         generation = await self._start(request)
+        deltas = await response_deltas(request, generation)  # under a TTFT budget: a refusal is a status
 
         async def events() -> AsyncIterator[bytes]:
             try:
-                async for delta in generation:
+                async for delta in deltas:
                     if delta.text or delta.finish_reason is None:
                         yield sse(_output(generation, delta.text))
             except MCPError as exc:

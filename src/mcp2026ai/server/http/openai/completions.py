@@ -35,6 +35,10 @@ class PromptBatch:
         return self.generations[0].tokenizer
 
     @property
+    def ttft_budget_s(self) -> float | None:
+        return self.generations[0].ttft_budget_s  # one model, one contract
+
+    @property
     def usage(self) -> Usage:
         parts = [generation.usage for generation in self.generations]
         return Usage(

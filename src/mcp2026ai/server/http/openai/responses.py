@@ -25,13 +25,13 @@ from starlette.responses import Response, StreamingResponse
 from mcp2026ai.dataplane.generation import GenerationHandlers, ResultCodes, TextGeneration
 from mcp2026ai.dataplane.tool_calls import parse_tool_calls
 from mcp2026ai.errors import MCPError
-from mcp2026ai.generation.types import FinishReason, Usage
+from mcp2026ai.generation.types import Delta, FinishReason, Usage
 from mcp2026ai.server.http.openai.codec import new_id
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses_request import ResponsesRequest, parse_responses_request
 from mcp2026ai.server.http.openai.responses_tools import function_call_item
 from mcp2026ai.server.http.openai.tools import ToolPlan
-from mcp2026ai.server.http.streaming import SSE_HEADERS, collect_unless_gone
+from mcp2026ai.server.http.streaming import SSE_HEADERS, collect_unless_gone, response_deltas
 
 
 def usage_document(usage: Usage) -> dict[str, Any]:
@@ -114,14 +114,16 @@ def final_status(reason: FinishReason | None) -> str:
     return "incomplete" if reason == FinishReason.LENGTH else "completed"
 
 
-async def _events(generation: TextGeneration, encoder: ResponseEncoder) -> AsyncIterator[bytes]:
+async def _events(
+    generation: TextGeneration, deltas: AsyncIterator[Delta], encoder: ResponseEncoder
+) -> AsyncIterator[bytes]:
     text, reason = "", None
     try:
         yield encoder.event("response.created", response=encoder.response("in_progress"))
         yield encoder.event("response.in_progress", response=encoder.response("in_progress"))
         yield encoder.event("response.output_item.added", output_index=0, item=encoder.message("", "in_progress"))
         yield encoder.text_event("response.content_part.added", part=encoder.part(""))
-        async for delta in generation:
+        async for delta in deltas:
             reason = delta.finish_reason or reason
             if delta.text:
                 text += delta.text
@@ -138,13 +140,15 @@ async def _events(generation: TextGeneration, encoder: ResponseEncoder) -> Async
         generation.abort()  # the client went away mid-stream (no-op once the stream ended)
 
 
-async def _buffered_events(generation: TextGeneration, encoder: ResponseEncoder) -> AsyncIterator[bytes]:
+async def _buffered_events(
+    generation: TextGeneration, deltas: AsyncIterator[Delta], encoder: ResponseEncoder
+) -> AsyncIterator[bytes]:
     """With tools the text is parsed whole, then sent as its output items, each with its events."""
     text, reason = "", None
     try:
         yield encoder.event("response.created", response=encoder.response("in_progress"))
         yield encoder.event("response.in_progress", response=encoder.response("in_progress"))
-        async for delta in generation:
+        async for delta in deltas:
             reason, text = delta.finish_reason or reason, text + delta.text
         for index, item in enumerate(encoder.output(text)):
             for event in _item_events(encoder, index, item):
@@ -191,7 +195,11 @@ async def create_response(
         return openai_error(exc)
     encoder = ResponseEncoder(parsed, plan)
     if parsed.stream:
-        events = (_buffered_events if encoder.plan else _events)(generation, encoder)
+        try:
+            deltas = await response_deltas(request, generation)
+        except MCPError as exc:
+            return openai_error(exc)
+        events = (_buffered_events if encoder.plan else _events)(generation, deltas, encoder)
         return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
     try:
         (choice,) = await collect_unless_gone(request, generation, 1)

@@ -20,6 +20,7 @@ from starlette.routing import Route
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration
 from mcp2026ai.errors import MCPError
+from mcp2026ai.generation.types import Delta
 from mcp2026ai.protocol.v2_json import parse_json
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.body import BodyBudget, read_body
@@ -37,7 +38,7 @@ from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_e
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
-from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, sse
+from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, response_deltas, sse
 from mcp2026ai.serving.llms import ServedLLM
 
 CODES = ResultCodes("openai", ok="200", cancelled="499", unexpected="500", of_error=lambda exc: str(http_status(exc)))
@@ -128,7 +129,11 @@ class OpenAIEndpoints:
         )
         logprobs = parsed.logprobs is not None if isinstance(parsed, CompletionRequest) else bool(parsed.logprobs)
         if parsed.stream:
-            events = _events(generation, encoder, logprobs, parsed.include_usage)
+            try:
+                deltas = await response_deltas(request, generation)
+            except MCPError as exc:
+                return openai_error(exc)
+            events = _events(generation, deltas, encoder, logprobs, parsed.include_usage)
             return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
         try:
             choices = await collect_unless_gone(request, generation, _choices(generation))
@@ -153,10 +158,14 @@ def _choices(generation: TextGeneration | PromptBatch) -> int:
 
 
 async def _events(
-    generation: TextGeneration | PromptBatch, encoder: CompletionEncoder, logprobs: bool, include_usage: bool
+    generation: TextGeneration | PromptBatch,
+    deltas: AsyncIterator[Delta],
+    encoder: CompletionEncoder,
+    logprobs: bool,
+    include_usage: bool,
 ) -> AsyncIterator[bytes]:
     try:
-        async for delta in generation:
+        async for delta in deltas:
             for chunk in encoder.chunks(delta, logprobs, include_usage):
                 yield sse(chunk)
         if include_usage:
