@@ -184,7 +184,8 @@ def start_server(
     serve += ["--backend", "onnxruntime"] if objective else ["--no-policy"]
     saved = dict(os.environ)
     paths = [str(server_src)] if server_src else []
-    if accounting is not None:
+    if accounting is not None:  # the hook times asyncio's own loop's callbacks: not uvloop's
+        serve += ["--loop", "asyncio"]
         paths.insert(0, str(loop_accounting.HOOK))
         os.environ["MCP_LOOP_ACCOUNTING"] = str(accounting)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))

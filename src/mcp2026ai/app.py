@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.errors import UnavailableError
 from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -152,6 +154,24 @@ def serve_blocking(
 ) -> None:
     stop_trace_export = start_trace_export(config.traces)
     try:
-        asyncio.run(run_server(registry, names, config, on_ready, watched, repository))
+        run_loop(config)(run_server(registry, names, config, on_ready, watched, repository))
     finally:
         stop_trace_export()
+
+
+def run_loop(config: ServerConfig) -> Callable[[Coroutine[Any, Any, None]], None]:
+    """How the server's coroutine runs: ``asyncio.run``, or ``uvloop.run`` where
+    ``config.event_loop`` asks for it (auto: when no gRPC listener is served, as grpc.aio degrades on
+    uvloop) and uvloop is installed (not on Windows)."""
+    wanted = config.event_loop
+    if wanted == "auto":
+        wanted = "uvloop" if config.grpc_port is None else "asyncio"
+    if wanted == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            if config.event_loop == "uvloop":
+                raise UnavailableError("--loop uvloop: uvloop is not installed (pip install uvloop)") from None
+        else:
+            return uvloop.run
+    return asyncio.run

@@ -39,6 +39,12 @@ class MetricsCompat(StrEnum):
     VLLM = "vllm"
 
 
+class EventLoop(StrEnum):
+    AUTO = "auto"
+    ASYNCIO = "asyncio"
+    UVLOOP = "uvloop"
+
+
 class TraceExporter(StrEnum):
     NONE = "none"
     CONSOLE = "console"
@@ -156,6 +162,10 @@ def serve(
             min=1, max=65535, help="Connections the kernel holds for the server to accept (capped by somaxconn)."
         ),
     ] = 65535,
+    loop: Annotated[
+        EventLoop,
+        typer.Option(help="Event loop: auto is uvloop without a gRPC listener (--grpc-port -1), else asyncio's."),
+    ] = EventLoop.AUTO,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -225,6 +235,7 @@ def serve(
         header_timeout_s=header_timeout,
         keep_alive_s=keep_alive,
         listen_backlog=listen_backlog,
+        event_loop=loop.value,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),

@@ -51,6 +51,12 @@ class ServerConfig(BaseModel):
         "caps it at net.core.somaxconn). A burst over it has its handshakes dropped and retried by the clients a "
         "second or more later; uvicorn's own default is 2048.",
     )
+    event_loop: Literal["auto", "asyncio", "uvloop"] = Field(
+        "auto",
+        description="The server's event loop. auto: uvloop when the process serves no gRPC listener (HTTP "
+        "answers take less of the loop's CPU there), asyncio's own loop otherwise (grpc.aio degrades on "
+        "uvloop: docs/benchmarks.md, changes tried and not kept).",
+    )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     grpc_acceptors: int = Field(
         5,
