@@ -55,12 +55,7 @@ async def response_deltas(request: Request, generation: Streamed) -> AsyncIterat
     if generation.ttft_budget_s is None:
         return deltas
     first = asyncio.ensure_future(anext(deltas))
-    watching = asyncio.ensure_future(_disconnected(request.receive))
-    try:
-        await asyncio.wait({first, watching}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watching.cancel()
-    if not first.done():
+    if not await _done_before_disconnect(request, first):
         generation.abort()
         first.cancel()
         await asyncio.wait({first})  # its outcome is nobody's now
@@ -82,17 +77,22 @@ async def _rest(head: Delta | None, deltas: AsyncIterable[Delta]) -> AsyncIterat
 async def collect_unless_gone(request: Request, generation: Answer, choices: int) -> list[Choice]:
     """The whole answer; if the client disconnects first, the generation is aborted (ClientGone)."""
     collecting = asyncio.ensure_future(generation.collect(choices))
-    watching = asyncio.ensure_future(_disconnected(request.receive))
-    try:
-        await asyncio.wait({collecting, watching}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watching.cancel()
-    if not collecting.done():
+    if not await _done_before_disconnect(request, collecting):
         generation.abort()
         with contextlib.suppress(MCPError):
             await collecting
         raise ClientGoneError("the client disconnected before its answer was ready")
     return collecting.result()
+
+
+async def _done_before_disconnect(request: Request, work: asyncio.Future[Any]) -> bool:
+    """Wait for ``work`` or the client's disconnect, whichever comes first; whether ``work`` is done."""
+    watching = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait({work, watching}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watching.cancel()
+    return work.done()
 
 
 async def _disconnected(receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
