@@ -17,12 +17,18 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.bundled import bundled_model_path
+from mcp2026ai.generation.engine import Engine
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE, convert_llm, gguf_to_hf, source_digest
 from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.registry import ModelRegistry
 from tests.support import REPO_ROOT
 
 LLM_CACHE = REPO_ROOT / ".cache" / "llm"
+
+
+def chat_ids(engine: Engine, text: str) -> list[int]:
+    """One user turn's prompt ids, through the model's chat template."""
+    return engine.tokenizer.chat_ids([{"role": "user", "content": text}])
 
 
 @pytest.fixture(scope="session")

@@ -74,7 +74,7 @@ class Prompt:
             return list(self.token_ids)
         if self.messages is not None:
             messages, tools = template_messages(self.messages, self.tools, tokenizer.template_takes_tools)
-            return tokenizer.encode(tokenizer.apply_chat_template(messages, tools=tools), add_special_tokens=False)
+            return tokenizer.chat_ids(messages, tools)
         return tokenizer.encode(self.text or "")
 
 

@@ -73,6 +73,13 @@ class TextTokenizer:
         except Exception as exc:  # a template error is the caller's messages not fitting it  # noqa: BLE001
             raise InvalidArgumentError(f"messages do not fit the model's chat template ({exc})") from None
 
+    def chat_ids(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> list[int]:
+        """The prompt ids of a chat: the template rendered with the generation prompt, encoded without
+        adding special tokens again (the template writes its own)."""
+        return self.encode(self.apply_chat_template(messages, tools=tools), add_special_tokens=False)
+
 
 def _compile(source: str) -> Any:
     jinja2 = require("jinja2", "chat templates", ModelImportError)

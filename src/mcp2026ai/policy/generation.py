@@ -169,8 +169,8 @@ def candidates(contract: InferenceContract, cpus: int | None = None) -> list[Gen
 
 
 def chat_ids(engine: Engine, text: str) -> list[int]:
-    prompt = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
-    return list(engine.tokenizer.encode(prompt, add_special_tokens=False))
+    """One user turn's prompt ids."""
+    return engine.tokenizer.chat_ids([{"role": "user", "content": text}])
 
 
 async def _workload(

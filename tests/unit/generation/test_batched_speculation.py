@@ -13,6 +13,7 @@ import pytest
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
+from tests.support.llm import chat_ids
 
 pytestmark = pytest.mark.timeout(300)
 TEXT = (
@@ -27,11 +28,6 @@ TASKS = [
 ]
 NEAR_TIE = 0.5
 """Largest gap between the two best logits at which int4 verification and single steps may disagree."""
-
-
-def chat_ids(engine: Engine, text: str) -> list[int]:
-    prompt = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
-    return engine.tokenizer.encode(prompt, add_special_tokens=False)
 
 
 async def answers(engine: Engine, prompts: list[list[int]], tokens: int, **params: object) -> list[list[int]]:

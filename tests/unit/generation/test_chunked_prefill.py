@@ -19,16 +19,12 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
+from tests.support.llm import chat_ids
 
 pytestmark = pytest.mark.timeout(300)
 TOPICS = ["rivers", "compilers", "bees", "volcanoes", "chess", "bridges", "tea", "comets", "jazz", "forests"]
 FILLER = "the sea, the hills and the wind, "
 PROMPTS = [f"Tell me about {TOPICS[i % 10]} ({i}): " + FILLER * (i % 5 + 1) for i in range(20)]
-
-
-def chat_ids(engine: Engine, text: str) -> list[int]:
-    prompt = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
-    return engine.tokenizer.encode(prompt, add_special_tokens=False)
 
 
 async def generate_all(engine: Engine, prompts: Sequence[list[int]], tokens: int) -> list[list[int]]:

@@ -16,6 +16,7 @@ from mcp2026ai.generation.config import EngineConfig, default_generation_classes
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.types import Choice, FinishReason, GenerationRequest, SamplingParams, Usage
+from tests.support.llm import chat_ids
 
 pytestmark = pytest.mark.timeout(180)
 T = TypeVar("T")
@@ -37,11 +38,6 @@ def engine(smollm2_int4: Path) -> Iterator[Engine]:
     engine = build_engine("smollm2", smollm2_int4, EngineConfig(max_num_seqs=8, max_model_len=512))
     yield engine
     engine.close()
-
-
-def chat_ids(engine: Engine, text: str) -> list[int]:
-    prompt = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
-    return engine.tokenizer.encode(prompt, add_special_tokens=False)
 
 
 async def generate(engine: Engine, ids: list[int], **params: object) -> tuple[list[Choice], Usage]:

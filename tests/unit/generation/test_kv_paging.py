@@ -13,15 +13,11 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
+from tests.support.llm import chat_ids
 
 pytestmark = pytest.mark.timeout(240)
 QUESTIONS = ["Name a river.", "What is rain?", "Count to five.", "Say hello.", "Name a bird.", "What is ice?"]
 BLOCK_MB = 60 * 3 * 64 * 4 * 16 / (1 << 20)  # SmolLM2: 30 layers x K,V x 3 KV heads x 64 x fp32, 16 tokens
-
-
-def chat_ids(engine: Engine, text: str) -> list[int]:
-    prompt = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
-    return engine.tokenizer.encode(prompt, add_special_tokens=False)
 
 
 async def generate_all(engine: Engine, prompts: list[list[int]], tokens: int) -> list[list[int]]:

@@ -15,6 +15,7 @@ from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.text_stage import TextStage, TokenStep
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, FinishReason, GenerationRequest, SamplingParams, Usage
+from tests.support.llm import chat_ids
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -38,11 +39,6 @@ def engine(smollm2_int4: Path) -> Iterator[Engine]:
     engine.close()
 
 
-def chat_ids(tokenizer: TextTokenizer, text: str) -> list[int]:
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": text}])
-    return tokenizer.encode(prompt, add_special_tokens=False)
-
-
 async def generate(engine: Engine, ids: list[int], **params: object) -> tuple[Choice, Usage]:
     sampling = SamplingParams.model_validate(params)
     stream = engine.submit(GenerationRequest(f"t{time.monotonic_ns()}", ids, sampling))
@@ -64,7 +60,7 @@ def spanning_stop(tokenizer: TextTokenizer, token_ids: list[int], after: int) ->
 
 
 def test_stop_strings_in_a_full_batch_end_choices_exactly_where_an_in_step_check_did(engine: Engine) -> None:
-    prompts = [chat_ids(engine.tokenizer, text) for text in PROMPTS]
+    prompts = [chat_ids(engine, text) for text in PROMPTS]
     params = {"max_tokens": TOKENS, "temperature": 0, "ignore_eos": True, "logprobs": 2}
 
     async def batch(stops: list[list[str]]) -> list[tuple[Choice, Usage]]:
