@@ -179,9 +179,11 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             try:
                 return await self._infer(request, metadata, seen)
             except MCPError as exc:
-                status = grpc_status(exc)
+                status, failure = grpc_status(exc), exc
                 seen.fail(status.name, exc)
-                await context.abort(status, bounded_message(exc), trailing_metadata(exc))
+        # counted (above) before the status goes out: context.abort sends it, then raises; a client that
+        # has its error finds it in the next scrape
+        await context.abort(status, bounded_message(failure), trailing_metadata(failure))
 
     async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
         """One reply per request, in order; a failed request is answered in band (``error_message``),
