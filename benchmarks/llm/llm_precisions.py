@@ -21,9 +21,9 @@ from pathlib import Path
 
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.contract import parse_contract
-from mcp2026ai.policy.generation import GenerationPlan, measure, token_agreement
 from mcp2026ai.ir.llm_convert import convert_llm, gguf_to_hf, keep_last_logits
 from mcp2026ai.ir.llm_info import INFO_FILE, LLMPrecision, read_llm_info, save_llm_info
+from mcp2026ai.policy.generation import GenerationPlan, measure, token_agreement
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
 
