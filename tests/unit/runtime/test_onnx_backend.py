@@ -12,7 +12,7 @@ from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.errors import InferenceFailedError, InvalidInputError, ModelNotReadyError
 from mcp2026ai.ir import Signature, import_model
 from mcp2026ai.runtime import Backend
-from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend, session_options
 from mcp2026ai.runtime.plan import Plan
 
 
@@ -116,6 +116,15 @@ def test_plan_options_are_applied(mlp_path: Path, tmp_path: Path) -> None:
     x = np.ones((2, 4), np.float32)
     assert np.allclose(backend.infer({"x": x})["y"], reference_run(mlp_path, {"x": x})["y"], rtol=1e-6)
     assert optimized.exists() and optimized.stat().st_size > 0
+
+
+def test_intra_op_workers_stop_spinning_when_a_run_ends() -> None:
+    """Between two batches the cores belong to the event loop and co-located processes (the co-located
+    overload benchmark: 3-6 ms less CPU per batch, docs/llm-reliability.md)."""
+    options = session_options(Plan(intra_op_threads=2))
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+    with pytest.raises(RuntimeError):  # not set: within a run they spin (onnxruntime's default)
+        options.get_session_config_entry("session.intra_op.allow_spinning")
 
 
 def test_runtime_failure_on_valid_looking_input(two_input_path: Path) -> None:
