@@ -109,8 +109,9 @@ def config_notes(config: ServingConfig, has_gpu: bool) -> list[str]:
         )
     if config.inference.strategy == "speculative_decoding":
         notes.append(
-            "inference.strategy: speculative_decoding drafts by prompt lookup and verifies while one greedy "
-            "(temperature 0) sequence runs; otherwise it decodes one token per step"
+            "inference.strategy: speculative_decoding drafts by prompt lookup (tokens copied from the prompt or the "
+            "answer so far) for every running sequence, greedy or sampled, and keeps a draft only while it is what "
+            "the sequence would choose: faster where answers copy their input, backing off where drafts miss"
         )
     return notes
 
