@@ -183,11 +183,17 @@ class McpServe(LlmServer):
     """``mcp serve`` from this checkout's sources, the GGUF registered in a private MCP_HOME."""
 
     label = "mcp2026ai"
+    serving_config: str | None = None
+    """An ``mcp-config.yaml`` registered with the model (None: the server's defaults)."""
 
     def launch(self, gguf: Path, port: int) -> tuple[list[str], dict[str, str]]:
         env = {"MCP_HOME": str(self.workdir / "home"), "PYTHONPATH": str(ROOT / "src")}
         cli = [sys.executable, "-m", "mcp2026ai.cli"]
         register = [*cli, "model", "register", "--name", MODEL_ALIAS, "--path", str(gguf)]
+        if self.serving_config is not None:
+            config = self.workdir / "mcp-config.yaml"
+            config.write_text(self.serving_config)
+            register += ["--config", str(config)]
         done = subprocess.run(register, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
             reason = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
@@ -196,8 +202,16 @@ class McpServe(LlmServer):
         return serve, env
 
 
+class McpServeSpeculative(McpServe):
+    """``mcp serve`` with prompt-lookup speculation on (``strategy: speculative_decoding``)."""
+
+    label = "mcp2026ai-speculative"
+    serving_config = f"model: {MODEL_ALIAS}\ninference:\n  strategy: speculative_decoding\n"
+
+
 LLM_SERVERS: dict[str, type[LlmServer]] = {
     "llama-server": LlamaServer,
     "transformers": TransformersPeer,
     "mcp2026ai": McpServe,
+    "mcp2026ai-speculative": McpServeSpeculative,
 }
