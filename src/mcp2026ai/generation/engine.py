@@ -47,7 +47,7 @@ from mcp2026ai.generation.prompt_scoring import prompt_token_logprobs
 from mcp2026ai.generation.request_checks import check_request
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
-from mcp2026ai.generation.speculative import DraftGate, prompt_lookup, verify_drafts
+from mcp2026ai.generation.speculative import DraftGate, gate_pause, prompt_lookup, verify_drafts
 from mcp2026ai.generation.stopping import TokenStop
 from mcp2026ai.generation.stream import GenerationStream, Made, deliver_all
 from mcp2026ai.generation.telemetry import EngineTelemetry
@@ -58,8 +58,6 @@ from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
 log = logging.getLogger(__name__)
-GATE_PAUSE = 16
-"""Steps a sequence waits to draft again after the draft gate found its drafts not worth a run."""
 
 
 @dataclass(eq=False)
@@ -79,6 +77,8 @@ class _Sequence:
     draft_pause: int = 0
     """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
     draft_misses: int = 0
+    gate_refusals: int = 0
+    """The draft gate's refusals since a verification last paid for its run (each doubles the pause)."""
     grammar: GrammarMatcher | None = None
     """The constrained sequence's grammar state (None: free text)."""
     accepted_average: float = 1.0
@@ -499,7 +499,8 @@ class Engine:
             return []
         if not self.draft_gate.worth(sequence.accepted_average):
             # not worth it now: wait, and grow more hopeful, so that a sequence that starts copying is tried again
-            sequence.draft_pause = GATE_PAUSE
+            sequence.draft_pause = gate_pause(sequence.gate_refusals)
+            sequence.gate_refusals += 1
             sequence.accepted_average += 0.5 * (self.speculative_tokens - sequence.accepted_average)
             return []
         room = min(
@@ -530,6 +531,8 @@ class Engine:
             self.blocks.append(sequence, token)
         self.telemetry.speculated(len(draft), accepted)
         sequence.accepted_average += 0.25 * (accepted - sequence.accepted_average)
+        if self.draft_gate.worth(accepted):
+            sequence.gate_refusals = 0
         sequence.draft_misses = 0 if accepted else sequence.draft_misses + 1
         sequence.draft_pause = min(16, 2 ** (sequence.draft_misses - 1)) if sequence.draft_misses else 0
         self._publish(sequence.job)

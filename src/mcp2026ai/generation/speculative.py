@@ -50,6 +50,18 @@ def verify_drafts(draft: Sequence[int], choose: Callable[[int], int | None]) -> 
     return len(draft)
 
 
+GATE_PAUSE = 16
+"""Steps a sequence waits to draft again after the draft gate first found its drafts not worth a run."""
+MAX_GATE_PAUSE = 256
+
+
+def gate_pause(refusals: int) -> int:
+    """Steps to wait after the gate's ``refusals + 1``-th refusal in a row: each one doubles the pause,
+    since every retry of a sequence whose drafts miss (free text) costs a verification run of its own
+    (measured: 3-10x fewer verifications of free text at batch 8, ``docs/benchmarks.md``)."""
+    return min(GATE_PAUSE << min(refusals, 16), MAX_GATE_PAUSE)
+
+
 class DraftGate:
     """Whether a sequence's draft is worth its own verification run, from measured run times.
 

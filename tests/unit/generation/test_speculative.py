@@ -10,7 +10,7 @@ import pytest
 
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
-from mcp2026ai.generation.speculative import DraftGate, prompt_lookup
+from mcp2026ai.generation.speculative import GATE_PAUSE, MAX_GATE_PAUSE, DraftGate, gate_pause, prompt_lookup
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 
 pytestmark = pytest.mark.timeout(240)
@@ -83,3 +83,9 @@ def test_the_draft_gate_weighs_kept_tokens_against_run_times() -> None:
     assert not gate.worth(2.0) and gate.worth(3.0)  # beside 7 others a row costs 1.6 ms: 3 tokens are enough
     gate.observe_verify(seconds=1.0)  # a run descheduled by another process counts at most 3x
     assert gate.verify_s == pytest.approx(0.015)
+
+
+def test_each_refusal_in_a_row_doubles_the_pause_before_drafting_again() -> None:
+    pauses = [gate_pause(refusals) for refusals in range(8)]
+    assert pauses[:5] == [GATE_PAUSE, 2 * GATE_PAUSE, 4 * GATE_PAUSE, 8 * GATE_PAUSE, MAX_GATE_PAUSE]
+    assert pauses[5:] == [MAX_GATE_PAUSE] * 3 and gate_pause(10_000) == MAX_GATE_PAUSE
