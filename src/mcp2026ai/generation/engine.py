@@ -29,7 +29,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,8 @@ import numpy as np
 
 from mcp2026ai.errors import MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.config import EngineConfig
-from mcp2026ai.generation.grammar import GrammarMatcher, Grammars
+from mcp2026ai.generation.grammar import Grammars
+from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool, pool_blocks
 from mcp2026ai.generation.kv_slots import SlotTable
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
@@ -47,7 +47,7 @@ from mcp2026ai.generation.prompt_scoring import prompt_token_logprobs
 from mcp2026ai.generation.request_checks import check_request
 from mcp2026ai.generation.sampling import Sampler
 from mcp2026ai.generation.scheduler import WaitingQueue
-from mcp2026ai.generation.speculative import DraftGate, gate_pause, prompt_lookup, verify_drafts
+from mcp2026ai.generation.speculative import Speculation, prompt_lookup, verify_drafts
 from mcp2026ai.generation.stopping import TokenStop
 from mcp2026ai.generation.stream import GenerationStream, Made, deliver_all
 from mcp2026ai.generation.telemetry import EngineTelemetry
@@ -58,54 +58,6 @@ from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(eq=False)
-class _Sequence:
-    """One choice of a request, while it holds a KV slot."""
-
-    job: _Job
-    index: int
-    sampler: Sampler
-    token_stop: TokenStop
-    generated: int = 0
-    history: list[int] = field(default_factory=list)
-    """Every token sampled so far (the KV holds all but the last: a resumed sequence prefills them)."""
-    last_token: int = 0
-    last_token_at: float = 0.0
-    finished: FinishReason | None = None
-    draft_pause: int = 0
-    """Speculative steps to skip: after a step that accepted nothing, 1, 2, 4 ... up to 16."""
-    draft_misses: int = 0
-    gate_refusals: int = 0
-    """The draft gate's refusals since a verification last paid for its run (each doubles the pause)."""
-    grammar: GrammarMatcher | None = None
-    """The constrained sequence's grammar state (None: free text)."""
-    accepted_average: float = 1.0
-    """Moving average of the drafts kept per verification (the draft gate weighs it against run times)."""
-    prefilling: bool = False
-    """Its slot is being filled (a prompt, or a recomputed history): it skips decode steps until done."""
-
-
-@dataclass(eq=False)
-class _Job:
-    """A submitted request, waiting or running."""
-
-    request: GenerationRequest
-    stream: GenerationStream
-    max_tokens: int
-    abandoned: asyncio.Future[None]
-    accepted_at: float
-    span: Any
-    text: TextStage
-    sequences: list[_Sequence] = field(default_factory=list)
-    steps: list[TokenStep] = field(default_factory=list)
-    """Tokens sampled since the last hand-over to ``text`` (on the stream's event loop)."""
-    aborted: bool = False
-    first_token_at: float | None = None
-    admitted_at: float = 0.0
-    deadline: float | None = None
-    """When its first token is due (the TTFT budget; None: no budget)."""
 
 
 class Engine:
@@ -128,8 +80,8 @@ class Engine:
         self.slots = SlotTable(decoder.num_slots, decoder.max_len)
         pool = pool_blocks(config.kv_cache_mb, decoder.bytes_per_token, decoder.num_slots * decoder.max_len)
         self.blocks = KVBlockPool(pool, DEFAULT_BLOCK_SIZE, prefix_caching=False)
-        self._preempted: deque[_Job] = deque()
-        self.waiting: WaitingQueue[_Job] = WaitingQueue(config.classes, config.retry_after_s)
+        self._preempted: deque[Job] = deque()
+        self.waiting: WaitingQueue[Job] = WaitingQueue(config.classes, config.retry_after_s)
         self.telemetry = EngineTelemetry(name)
         self.queue_wait = QueueWait()
         """Measured slot turnover: the wait a new request would face (429 beyond its TTFT budget)."""
@@ -140,17 +92,15 @@ class Engine:
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
         self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
-        self.speculative_tokens = config.speculative_tokens
-        self.draft_gate = DraftGate()
-        """Draft tokens per speculative step (0: off); the serving config may change it while running."""
-        self._running: dict[Hashable, _Sequence] = {}
+        self.speculation = Speculation(config.speculative_tokens)
+        self._running: dict[Hashable, SequenceState] = {}
         """Every sequence holding a slot: decoding, or prefilling (see ``_prefilling``)."""
-        self._prefilling: list[PrefillTask[_Sequence]] = []
+        self._prefilling: list[PrefillTask[SequenceState]] = []
         """Prompts (and recomputed histories) being run into their slots, oldest first, chunk by chunk."""
         self._lock = threading.Condition()
         self._stopping = False
         self._draining = False
-        self._admitting_jobs: list[_Job] = []
+        self._admitting_jobs: list[Job] = []
         """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self._outbox: list[tuple[GenerationStream, Made]] = []
         """This step's deliveries, handed to the event loops together at its end."""
@@ -158,6 +108,15 @@ class Engine:
         decoder.release(0)
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
+
+    @property
+    def speculative_tokens(self) -> int:
+        """Draft tokens per speculative step (0: off); the serving config may change it while running."""
+        return self.speculation.draft_tokens
+
+    @speculative_tokens.setter
+    def speculative_tokens(self, tokens: int) -> None:
+        self.speculation.draft_tokens = tokens
 
     # submission (event loop) -------------------------------------------------------------------
     def submit(self, request: GenerationRequest) -> GenerationStream:
@@ -169,7 +128,7 @@ class Engine:
             self.grammars.compile(request.constraint)  # refuses what it cannot honour; cached after the first
         loop = asyncio.get_running_loop()
         stream = GenerationStream(request.request_id, len(request.prompt_ids), loop, self.config.stream_buffer_deltas)
-        job = _Job(
+        job = Job(
             request=request,
             stream=stream,
             max_tokens=max_tokens,
@@ -213,7 +172,7 @@ class Engine:
             )
         return now + budget
 
-    def _abort(self, job: _Job) -> None:
+    def _abort(self, job: Job) -> None:
         """Called on the event loop: mark the job; a waiting one is dropped, a running one freed, next step."""
         job.aborted = True
         if not job.abandoned.done():
@@ -269,7 +228,7 @@ class Engine:
             self._admitting_jobs = []
         self._shutdown()
 
-    def _expire(self, expired: list[_Job]) -> None:
+    def _expire(self, expired: list[Job]) -> None:
         """Jobs that waited past their TTFT budget: 429, retry when the queue is shorter."""
         for job in expired:
             waited = time.monotonic() - job.accepted_at
@@ -293,7 +252,7 @@ class Engine:
             self._prefilling = [task for task in self._prefilling if task.sequence in self._running]
 
     @staticmethod
-    def _cost(job: _Job) -> tuple[int, int]:
+    def _cost(job: Job) -> tuple[int, int]:
         return job.request.params.n, len(job.request.prompt_ids)
 
     def _watermark(self) -> int:
@@ -304,7 +263,7 @@ class Engine:
         """Admission's KV test for one step: each admitted job takes its prompt's blocks (per choice)."""
         remaining = self.blocks.available_blocks - self._watermark()
 
-        def fits(job: _Job) -> bool:
+        def fits(job: Job) -> bool:
             nonlocal remaining
             needed = job.request.params.n * self.blocks.blocks_for(len(job.request.prompt_ids) + 1)
             if needed > remaining:
@@ -314,7 +273,7 @@ class Engine:
 
         return fits
 
-    def _step(self, abandoned: list[_Job], admitted: list[_Job]) -> None:
+    def _step(self, abandoned: list[Job], admitted: list[Job]) -> None:
         started = time.perf_counter()
         for job in abandoned:
             self._finish_job(job, FinishReason.ABORT)
@@ -342,7 +301,7 @@ class Engine:
         stats = self.blocks.stats()
         self.telemetry.observe_state(len(self._running), self.waiting.depth(), stats.usage, stats.fragmentation)
 
-    def _admit(self, job: _Job) -> None:
+    def _admit(self, job: Job) -> None:
         """Give the job's choices their slots and blocks; its prompt is prefilled chunk by chunk."""
         prompt = job.request.prompt_ids
         job.admitted_at = time.monotonic()
@@ -362,7 +321,7 @@ class Engine:
         # n choices share the prompt's KV: prefilled once, then copied
         self._prefilling.append(PrefillTask(first, list(prompt), cached, job.sequences[1:]))
 
-    def _prefill_scored(self, job: _Job, prompt: Sequence[int], scored: int) -> None:
+    def _prefill_scored(self, job: Job, prompt: Sequence[int], scored: int) -> None:
         """A prompt whose tokens' logprobs are asked for (``echo``): the whole prompt in one run with every
         position's logits (neither chunked nor from the prefix cache), then its choices start at once."""
         first = job.sequences[0]
@@ -379,13 +338,13 @@ class Engine:
             self._accept_token(choice, rows[-1], now)
         self._publish(job)
 
-    def _hold_slot(self, sequence: _Sequence, tokens: Sequence[int]) -> None:
+    def _hold_slot(self, sequence: SequenceState, tokens: Sequence[int]) -> None:
         sequence.prefilling = True
         self.slots.allocate(sequence, 0)
         self.blocks.allocate(sequence, tokens)
         self._running[sequence] = sequence
 
-    def _restore_prefix(self, sequence: _Sequence, tokens: Sequence[int]) -> int:
+    def _restore_prefix(self, sequence: SequenceState, tokens: Sequence[int]) -> int:
         """Copy the cached KV of the longest known prefix of ``tokens`` into the sequence's slot."""
         if not self.prefix_cache:
             return 0
@@ -393,7 +352,7 @@ class Engine:
         self.slots.grow(sequence, cached)
         return cached
 
-    def _prefill_chunk(self, task: PrefillTask[_Sequence], size: int) -> None:
+    def _prefill_chunk(self, task: PrefillTask[SequenceState], size: int) -> None:
         """Run the task's next ``size`` tokens into its slot; when that completes it, the choices start."""
         sequence = task.sequence
         slot = self.slots.slot_of(sequence)
@@ -419,10 +378,10 @@ class Engine:
                 self._accept_token(choice, logits, now)
             self._publish(sequence.job)
 
-    def _new_sequence(self, job: _Job, index: int) -> _Sequence:
+    def _new_sequence(self, job: Job, index: int) -> SequenceState:
         params = job.request.params
         token_stop = TokenStop(params, self.info.eos_token_ids, job.max_tokens)
-        return _Sequence(
+        return SequenceState(
             job=job,
             index=index,
             sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index, token_stop.stop_ids),
@@ -438,7 +397,7 @@ class Engine:
         if not decoding:
             return 0
         drafts = self._drafts(decoding)
-        order: list[_Sequence] = self.slots.order()  # type: ignore[assignment]
+        order: list[SequenceState] = self.slots.order()  # type: ignore[assignment]
         plain = [index for index, s in enumerate(order) if not s.prefilling and s not in drafts]
         if plain:
             self._decode_rows(order[: 1 + max(plain)], drafts)
@@ -446,7 +405,7 @@ class Engine:
             self._verify(sequence, draft)
         return len(decoding)
 
-    def _decode_rows(self, order: list[_Sequence], skip: dict[_Sequence, list[int]]) -> None:
+    def _decode_rows(self, order: list[SequenceState], skip: dict[SequenceState, list[int]]) -> None:
         """Decode slots ``0 .. len(order)-1``; prefilling sequences and those in ``skip`` (verified on
         their own) get a throwaway row, written past their KV."""
         tokens, lengths = [], []
@@ -462,9 +421,9 @@ class Engine:
             lengths.append(self.slots.length_of(sequence))
         started = time.perf_counter()
         logits = self.decoder.decode(tokens, lengths)
-        self.draft_gate.observe_decode(len(order), time.perf_counter() - started)
+        self.speculation.gate.observe_decode(len(order), time.perf_counter() - started)
         now = time.monotonic()
-        touched: dict[int, _Job] = {}
+        touched: dict[int, Job] = {}
         for row, sequence in enumerate(order):
             if sequence.prefilling or sequence in skip:
                 continue
@@ -474,7 +433,7 @@ class Engine:
         for job in touched.values():
             self._publish(job)
 
-    def _drafts(self, decoding: list[_Sequence]) -> dict[_Sequence, list[int]]:
+    def _drafts(self, decoding: list[SequenceState]) -> dict[SequenceState, list[int]]:
         """Prompt-lookup drafts of the sequences that get one this step (speculation on, the decoder
         returns several rows of logits, room in the context and the KV pool)."""
         if not self.speculative_tokens or not self.decoder.multi_row_logits:
@@ -492,16 +451,9 @@ class Engine:
                 spare -= extra
         return drafts
 
-    def _draft(self, sequence: _Sequence) -> list[int]:
+    def _draft(self, sequence: SequenceState) -> list[int]:
         """Up to ``speculative_tokens`` drafted tokens; none while backing off after misses."""
-        if sequence.draft_pause:
-            sequence.draft_pause -= 1
-            return []
-        if not self.draft_gate.worth(sequence.accepted_average):
-            # not worth it now: wait, and grow more hopeful, so that a sequence that starts copying is tried again
-            sequence.draft_pause = gate_pause(sequence.gate_refusals)
-            sequence.gate_refusals += 1
-            sequence.accepted_average += 0.5 * (self.speculative_tokens - sequence.accepted_average)
+        if not self.speculation.wants_draft(sequence.drafting):
             return []
         room = min(
             self.speculative_tokens,
@@ -510,14 +462,14 @@ class Engine:
         )
         return prompt_lookup([*sequence.job.request.prompt_ids, *sequence.history], room) if room > 0 else []
 
-    def _verify(self, sequence: _Sequence, draft: list[int]) -> None:
+    def _verify(self, sequence: SequenceState, draft: list[int]) -> None:
         """Run the last token and the draft in one decoder run; the sequence chooses its tokens from the
         rows as it would one at a time (``verify_drafts``). A step that accepts nothing still yields one."""
         length = self.slots.length_of(sequence)
         fed = [sequence.last_token, *draft]
         started = time.perf_counter()
         logits = self.decoder.verify(self.slots.slot_of(sequence), fed, length + len(fed))
-        self.draft_gate.observe_verify(time.perf_counter() - started)
+        self.speculation.gate.observe_verify(time.perf_counter() - started)
         now = time.monotonic()
 
         def choose(row: int) -> int | None:
@@ -530,14 +482,10 @@ class Engine:
             self.slots.grow(sequence)
             self.blocks.append(sequence, token)
         self.telemetry.speculated(len(draft), accepted)
-        sequence.accepted_average += 0.25 * (accepted - sequence.accepted_average)
-        if self.draft_gate.worth(accepted):
-            sequence.gate_refusals = 0
-        sequence.draft_misses = 0 if accepted else sequence.draft_misses + 1
-        sequence.draft_pause = min(16, 2 ** (sequence.draft_misses - 1)) if sequence.draft_misses else 0
+        self.speculation.verified(sequence.drafting, accepted)
         self._publish(sequence.job)
 
-    def _accept_token(self, sequence: _Sequence, logits: np.ndarray, now: float) -> None:
+    def _accept_token(self, sequence: SequenceState, logits: np.ndarray, now: float) -> None:
         """Sample the sequence's next token and check the token stops; its text comes later (text_stage.py)."""
         grammar = sequence.grammar
         token, _ = sequence.sampler.sample(logits, grammar.allowed() if grammar else None, with_logprob=False)
@@ -559,7 +507,7 @@ class Engine:
         row = logits.copy() if in_text and job.request.params.logprobs is not None else None  # the buffer is reused
         job.steps.append(TokenStep(sequence.index, token, in_text, row, sequence.finished))
 
-    def _publish(self, job: _Job) -> None:
+    def _publish(self, job: Job) -> None:
         """Queue the job's new tokens for its text stage, which runs on the stream's event loop (handed
         over once per step: :meth:`_hand_over`)."""
         steps, job.steps = job.steps, []
@@ -570,7 +518,7 @@ class Engine:
         made, self._outbox = self._outbox, []
         deliver_all(made)
 
-    def _finished(self, job: _Job, reason: FinishReason, generated: int) -> None:
+    def _finished(self, job: Job, reason: FinishReason, generated: int) -> None:
         """Every choice of ``job`` has ended (called by its text stage, before the caller sees the end)."""
         if reason != FinishReason.ABORT and job.admitted_at:
             self.queue_wait.finished(time.monotonic() - job.admitted_at)
@@ -587,7 +535,7 @@ class Engine:
         for sequence in [s for s in self._running.values() if s.finished is not None]:
             self._release(sequence)
 
-    def _release(self, sequence: _Sequence, preempted: bool = False) -> None:
+    def _release(self, sequence: SequenceState, preempted: bool = False) -> None:
         del self._running[sequence]
         if preempted:
             self.blocks.preempt(sequence)
@@ -611,7 +559,7 @@ class Engine:
                 return
             self._preempt(max({id(s.job): s.job for s in self._running.values()}.values(), key=lambda j: j.admitted_at))
 
-    def _preempt(self, job: _Job) -> None:
+    def _preempt(self, job: Job) -> None:
         for sequence in job.sequences:
             if sequence in self._running:
                 self._release(sequence, preempted=True)
@@ -651,7 +599,7 @@ class Engine:
                     self._release(sequence)
             self._finish_job(job, FinishReason.ABORT)
 
-    def _finish_job(self, job: _Job, reason: FinishReason) -> None:
+    def _finish_job(self, job: Job, reason: FinishReason) -> None:
         if not job.sequences:
             job.sequences = [self._new_sequence(job, index) for index in range(job.request.params.n)]
         for sequence in job.sequences:
@@ -660,7 +608,7 @@ class Engine:
                 job.steps.append(TokenStep(sequence.index, finish=reason))
         self._publish(job)
 
-    def _fail_running(self, error: MCPError, admitted: list[_Job]) -> None:
+    def _fail_running(self, error: MCPError, admitted: list[Job]) -> None:
         self._hand_over()  # what the step produced before it failed comes first
         jobs = {id(s.job): s.job for s in self._running.values()} | {id(job): job for job in admitted}
         for sequence in list(self._running.values()):

@@ -19,6 +19,7 @@ one token.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 MAX_NGRAM = 3
 DEFAULT_DRAFT_TOKENS = 4
@@ -99,3 +100,53 @@ class DraftGate:
         if self._runs[kind] == 2:
             return min(current, value)
         return current + self.weight * (min(value, 3 * current) - current)
+
+
+MISS_PAUSE_LIMIT = 16
+"""Longest pause after verifications that kept nothing (1, 2, 4 ... steps)."""
+
+
+@dataclass
+class DraftState:
+    """One sequence's speculation so far: its back-off and how many drafts it keeps."""
+
+    pause: int = 0
+    """Steps to skip before drafting again."""
+    misses: int = 0
+    """Verifications in a row that kept nothing (each doubles the pause, up to ``MISS_PAUSE_LIMIT``)."""
+    refusals: int = 0
+    """The draft gate's refusals since a verification last paid for its run (see :func:`gate_pause`)."""
+    accepted_average: float = 1.0
+    """Moving average of the drafts kept per verification (the gate weighs it against run times)."""
+
+
+class Speculation:
+    """Which running sequences draft this step, and how each backs off: the policy of speculative
+    decoding (the engine drafts by :func:`prompt_lookup` and runs the verifications)."""
+
+    def __init__(self, draft_tokens: int) -> None:
+        self.draft_tokens = draft_tokens
+        """Tokens drafted per verification (0: off; the serving config may change it while running)."""
+        self.gate = DraftGate()
+
+    def wants_draft(self, state: DraftState) -> bool:
+        """Not while paused; not when the gate finds the sequence's drafts not worth a run of their own:
+        it then pauses (longer after each refusal in a row) and grows more hopeful, so that a sequence
+        that starts copying is tried again."""
+        if state.pause:
+            state.pause -= 1
+            return False
+        if not self.gate.worth(state.accepted_average):
+            state.pause = gate_pause(state.refusals)
+            state.refusals += 1
+            state.accepted_average += 0.5 * (self.draft_tokens - state.accepted_average)
+            return False
+        return True
+
+    def verified(self, state: DraftState, accepted: int) -> None:
+        """A verification kept ``accepted`` drafts."""
+        state.accepted_average += 0.25 * (accepted - state.accepted_average)
+        if self.gate.worth(accepted):
+            state.refusals = 0
+        state.misses = 0 if accepted else state.misses + 1
+        state.pause = min(MISS_PAUSE_LIMIT, 2 ** (state.misses - 1)) if state.misses else 0

@@ -10,7 +10,15 @@ import pytest
 
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
-from mcp2026ai.generation.speculative import GATE_PAUSE, MAX_GATE_PAUSE, DraftGate, gate_pause, prompt_lookup
+from mcp2026ai.generation.speculative import (
+    GATE_PAUSE,
+    MAX_GATE_PAUSE,
+    DraftGate,
+    DraftState,
+    Speculation,
+    gate_pause,
+    prompt_lookup,
+)
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 
 pytestmark = pytest.mark.timeout(240)
@@ -86,6 +94,22 @@ def test_the_draft_gate_weighs_kept_tokens_against_run_times() -> None:
 
 
 def test_each_refusal_in_a_row_doubles_the_pause_before_drafting_again() -> None:
-    pauses = [gate_pause(refusals) for refusals in range(8)]
-    assert pauses[:5] == [GATE_PAUSE, 2 * GATE_PAUSE, 4 * GATE_PAUSE, 8 * GATE_PAUSE, MAX_GATE_PAUSE]
-    assert pauses[5:] == [MAX_GATE_PAUSE] * 3 and gate_pause(10_000) == MAX_GATE_PAUSE
+    assert [gate_pause(refusals) for refusals in range(6)] == [16, 32, 64, 128, MAX_GATE_PAUSE, MAX_GATE_PAUSE]
+    speculation = Speculation(draft_tokens=4)
+    for _ in range(2):  # measured: a decode row costs 2 ms, a verification 7 ms
+        speculation.gate.observe_decode(rows=8, seconds=0.016)
+        speculation.gate.observe_verify(seconds=0.007)
+    free_text = DraftState(accepted_average=0.0)
+
+    def steps_until_it_drafts() -> int:
+        return next(step for step in range(1, 1000) if speculation.wants_draft(free_text))
+
+    assert not speculation.wants_draft(free_text)  # 1 token x 2 ms < 7 ms: refused, it pauses and hopes more
+    assert free_text.pause == GATE_PAUSE and free_text.accepted_average == 2.0
+    # after the pause 3 tokens x 2 ms < 7 ms: refused again, for twice as long; then 4 x 2 ms >= 7 ms: it drafts
+    assert steps_until_it_drafts() == GATE_PAUSE + 1 + 2 * GATE_PAUSE + 1
+    assert free_text.refusals == 2 and free_text.accepted_average == 3.0
+    speculation.verified(free_text, accepted=0)  # it kept nothing: a miss pauses it a step, refusals stay
+    assert free_text.pause == 1 and free_text.refusals == 2
+    speculation.verified(free_text, accepted=4)  # 5 tokens x 2 ms >= 7 ms: this one paid for its run
+    assert free_text.refusals == 0 and free_text.misses == 0 and free_text.pause == 0
