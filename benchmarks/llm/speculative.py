@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ from mcp2026ai.ir.llm_convert import convert_llm
 from mcp2026ai.ir.llm_info import LLMPrecision
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "llm"
+RANDOM_WORDS = "random words (free text, a prompt per stream)"
 PASSAGE = (
     "The keeper climbed the one hundred and twelve stairs at dusk, lit the great lamp, wound the clockwork "
     "that turned the lens, and wrote in the log that the sea was calm, the wind came from the west, and the "
@@ -36,15 +38,27 @@ PASSAGE = (
 TASKS = {
     "rewrite (input-grounded)": f"Copy the following text, replacing 'keeper' with 'warden':\n\n{PASSAGE}",
     "story (open-ended)": "Write a short story about a lighthouse in winter.",
+    RANDOM_WORDS: "",
 }
+"""Task -> the prompt every stream gets (the random-words task: each stream its own, as aiperf's synthetic prompts)."""
+
+
+def prompts(engine: Engine, task: str, streams: int) -> list[list[int]]:
+    """Each stream's prompt ids: the task's text for all, or 100 random words of PASSAGE for each."""
+    texts = [TASKS[task]] * streams
+    if task == RANDOM_WORDS:
+        words = PASSAGE.replace(",", "").split()
+        texts = [" ".join(random.Random(index).choices(words, k=100)) for index in range(streams)]
+    chats = [engine.tokenizer.apply_chat_template([{"role": "user", "content": text}]) for text in texts]
+    return [engine.tokenizer.encode(chat, add_special_tokens=False) for chat in chats]
 
 
 async def timed(
-    engine: Engine, ids: list[int], tokens: int, concurrency: int, temperature: float
+    engine: Engine, prompt_ids: list[list[int]], tokens: int, temperature: float
 ) -> tuple[float, list[int]]:
     started = time.perf_counter()
     params = SamplingParams(max_tokens=tokens, temperature=temperature)
-    streams = [engine.submit(GenerationRequest(f"b{i}", ids, params)) for i in range(concurrency)]
+    streams = [engine.submit(GenerationRequest(f"b{i}", ids, params)) for i, ids in enumerate(prompt_ids)]
     answers = [(await stream.collect(1))[0].token_ids for stream in streams]
     return sum(len(answer) for answer in answers) / (time.perf_counter() - started), answers[0]
 
@@ -65,16 +79,16 @@ def main() -> None:
             "smollm2", folder, EngineConfig(max_num_seqs=seqs, max_model_len=1024, speculative_tokens=args.draft)
         ),
     }
-    for task, text in TASKS.items():
+    for task in TASKS:
         rates: dict[str, list[float]] = {mode: [] for mode in engines}
         answers: dict[str, list[int]] = {}
         spec = engines["speculative"].telemetry
         drafted, accepted = spec.drafted_tokens, spec.accepted_tokens
         for _ in range(args.rounds):
             for mode, engine in engines.items():
-                chat = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
-                ids = engine.tokenizer.encode(chat, add_special_tokens=False)
-                rate, answers[mode] = asyncio.run(timed(engine, ids, args.tokens, seqs, args.temperature))
+                rate, answers[mode] = asyncio.run(
+                    timed(engine, prompts(engine, task, seqs), args.tokens, args.temperature)
+                )
                 rates[mode].append(rate)
         plain, fast = (statistics.median(rates[mode]) for mode in engines)
         acceptance = (spec.accepted_tokens - accepted) / max(1, spec.drafted_tokens - drafted)
@@ -83,7 +97,8 @@ def main() -> None:
         spread = {mode: f"{min(rates[mode]):.1f}-{max(rates[mode]):.1f}" for mode in engines}
         print(
             f"c={seqs}, temperature {args.temperature}, {task}: {plain:6.1f} ({spread['one token per step']}) -> "
-            f"{fast:6.1f} ({spread['speculative']}) tok/s ({fast / plain:.2f}x), acceptance {acceptance:.0%}, "
+            f"{fast:6.1f} ({spread['speculative']}) tok/s ({fast / plain:.2f}x), "
+            f"drafted {spec.drafted_tokens - drafted} tokens, acceptance {acceptance:.0%}, "
             f"first stream's answers identical for the first {same} of {len(b)} tokens",
             flush=True,
         )
