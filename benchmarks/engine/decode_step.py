@@ -54,7 +54,8 @@ def _arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def _times(run: Callable[[], object], repeats: int) -> list[float]:
+def run_times(run: Callable[[], object], repeats: int) -> list[float]:
+    """Wall ms of each of ``repeats`` runs after a warm one."""
     run()
     times = []
     for _ in range(repeats):
@@ -66,9 +67,9 @@ def _times(run: Callable[[], object], repeats: int) -> list[float]:
 
 def _measure(decoder: OnnxDecoder, prompt: list[int], measure: str) -> list[float]:
     if measure == "prefill":
-        return _times(lambda: decoder.prefill(0, prompt), 3)
+        return run_times(lambda: decoder.prefill(0, prompt), 3)
     batch = 1 if measure == "decode b=1" else 8
-    return _times(lambda: decoder.decode([5] * batch, [LENGTH] * batch), 20)
+    return run_times(lambda: decoder.decode([5] * batch, [LENGTH] * batch), 20)
 
 
 def _variants(folder: Path, entries: list[str], threads: int) -> dict[str, OnnxDecoder]:
@@ -117,7 +118,7 @@ def _sampler_ab(rounds: int) -> None:
         return inverse_cdf(np.exp(row - row.max()), rng.random())
 
     for name, draw in (("np.cumsum (before)", before), ("inverse_cdf (now)", after)):
-        best = min(min(_times(draw, 200)) for _ in range(rounds))
+        best = min(min(run_times(draw, 200)) for _ in range(rounds))
         print(f"sampler draw over 49,152 tokens, {name}: {best * 1000:.0f} us", flush=True)
 
 

@@ -19,7 +19,7 @@ the kernels compute each row alike), then timed in interleaved rounds:
 - ``--mode verify``: ``--rows`` sequences each verifying ``--draft`` drafted tokens after
   ``--context`` (speculation at batch 8: each verification is a run of its own today).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/engine/packed_runs.py [--mode chunk|verify] [--rows 8]
+    PYTHONPATH=src:. .venv/bin/python benchmarks/engine/packed_runs.py [--mode chunk|verify] [--rows 8]
         [--chunk 64] [--cached 512] [--draft 4] [--context 200] [--rounds 3]
 
 Measured 2026-12-05 (quiet 2-core EPYC, docs/benchmarks.md "Packed runs"): chunk mode, 8 rows + chunk 64
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from benchmarks.engine.decode_step import run_times
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.errors import ModelImportError
 from mcp2026ai.ir.llm_convert import NUM_LOGITS, convert_llm
@@ -300,13 +300,7 @@ def _arguments() -> argparse.Namespace:
 
 
 def _median_ms(run: Callable[[], object], repeats: int) -> float:
-    run()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    return statistics.median(run_times(run, repeats))
 
 
 def _random_tokens(rng: np.random.Generator, count: int) -> list[int]:
