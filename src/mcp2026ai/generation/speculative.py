@@ -54,12 +54,14 @@ def verify_drafts(draft: Sequence[int], choose: Callable[[int], int | None]) -> 
 GATE_PAUSE = 16
 """Steps a sequence waits to draft again after the draft gate first found its drafts not worth a run."""
 MAX_GATE_PAUSE = 256
+MISS_PAUSE_LIMIT = 16
+"""Longest pause after verifications in a row that kept nothing (1, 2, 4 ... steps)."""
 
 
 def gate_pause(refusals: int) -> int:
     """Steps to wait after the gate's ``refusals + 1``-th refusal in a row: each one doubles the pause,
     since every retry of a sequence whose drafts miss (free text) costs a verification run of its own
-    (measured: 3-10x fewer verifications of free text at batch 8, ``docs/benchmarks.md``)."""
+    (measured: 2.5-7x fewer verifications of free text at batch 8, ``docs/benchmarks.md``)."""
     return min(GATE_PAUSE << min(refusals, 16), MAX_GATE_PAUSE)
 
 
@@ -100,10 +102,6 @@ class DraftGate:
         if self._runs[kind] == 2:
             return min(current, value)
         return current + self.weight * (min(value, 3 * current) - current)
-
-
-MISS_PAUSE_LIMIT = 16
-"""Longest pause after verifications that kept nothing (1, 2, 4 ... steps)."""
 
 
 @dataclass
