@@ -173,15 +173,17 @@ def start_server(
     accounting: Path | None,
     server_src: Path | None = None,
     objective: str | None = None,
+    backend: str = "onnxruntime",
 ) -> subprocess.Popen[str]:
     """``mcp serve`` for the model; with ``accounting`` its event loop's callbacks are timed, and with
     ``server_src`` it runs the package found there (another checkout's ``src``) while the clients keep
     this one's. Without ``objective`` the plan is onnxruntime's default (one batch on every core); with
-    it the contract names that objective and the policy measures the plans at start-up and picks one."""
+    it the contract names that objective and the policy measures the plans at start-up and picks one
+    (of ``backend``'s plans either way)."""
     contract = home.parent / "contract.yaml"
     contract.write_text(CONTRACT + (f"objective: {objective}\n" if objective else ""))
     serve = ["--port", str(port), "--grpc-port", "-1"]
-    serve += ["--backend", "onnxruntime"] if objective else ["--no-policy"]
+    serve += ([] if backend == "any" else ["--backend", backend]) + ([] if objective else ["--no-policy"])
     saved = dict(os.environ)
     paths = [str(server_src)] if server_src else []
     if accounting is not None:  # the hook times asyncio's own loop's callbacks: not uvloop's
@@ -239,6 +241,13 @@ def main() -> None:
         help="Serve the plan the policy picks for the contract with this objective (onnxruntime plans, measured "
         "at start-up) instead of onnxruntime's default plan.",
     )
+    parser.add_argument(
+        "--backend",
+        choices=["onnxruntime", "openvino", "any"],
+        default="onnxruntime",
+        help="The runtime serving the model: its default plan, or with --objective the policy's pick of its plans "
+        "(any: of every installed runtime's plans).",
+    )
     args = parser.parse_args()
     server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
@@ -247,7 +256,9 @@ def main() -> None:
         if server_cpus is not None:
             os.sched_setaffinity(0, server_cpus)  # the server inherits it ...
         args.accounting = root / "loop.jsonl" if args.loop_accounting else None
-        server = start_server(root / "home", model, args.port, args.accounting, args.server_src, args.objective)
+        server = start_server(
+            root / "home", model, args.port, args.accounting, args.server_src, args.objective, args.backend
+        )
         if client_cpus is not None:
             os.sched_setaffinity(0, client_cpus)  # ... and the clients this
             print(f"server on CPUs {sorted(server_cpus or [])}, clients on CPUs {sorted(client_cpus)}")
