@@ -238,8 +238,8 @@ def main() -> None:
     parser.add_argument(
         "--objective",
         choices=["latency", "throughput"],
-        help="Serve the plan the policy picks for the contract with this objective (onnxruntime plans, measured "
-        "at start-up) instead of onnxruntime's default plan.",
+        help="Serve the plan the policy picks for the contract with this objective (the plans of --backend, measured "
+        "at start-up) instead of that runtime's default plan.",
     )
     parser.add_argument(
         "--backend",
