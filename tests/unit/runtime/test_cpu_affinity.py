@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp2026ai.runtime.cpu_affinity import affinity_setting, allowed_cpus, physical_cores
+from mcp2026ai.runtime.cpu_affinity import affinity_setting, allowed_cpus, confined_cpus, physical_cores
 from tests.support.models import mlp_model
 
 CHILD = """
@@ -56,7 +56,8 @@ def test_onnxruntimes_default_thread_count_comes_without_its_pinning(tmp_path: P
         [sys.executable, "-c", CHILD, str(model), "all", "0"], capture_output=True, text=True, check=True
     )
     count, cpus, narrowest = done.stdout.strip().split("|")
-    assert int(count) == physical_cores(allowed_cpus())
+    confined = confined_cpus()  # a CI container's cpuset: one worker per allowed CPU, as above
+    assert int(count) == (len(confined) if confined else physical_cores(allowed_cpus()))
     assert cpus == str(allowed_cpus())
     assert int(narrowest) == len(allowed_cpus())  # no thread of the process is held to fewer CPUs
 
