@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,13 +31,6 @@ PROMPTS = [
     "Give me a tip for sleeping well.",
     "What do bees make?",
 ]
-
-
-@pytest.fixture(scope="module")
-def engine(smollm2_int4: Path) -> Iterator[Engine]:
-    engine = build_engine("smollm2", smollm2_int4, EngineConfig(max_num_seqs=8, max_model_len=512))
-    yield engine
-    engine.close()
 
 
 async def generate(engine: Engine, ids: list[int], **params: object) -> tuple[list[Choice], Usage]:

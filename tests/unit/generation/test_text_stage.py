@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from mcp2026ai.generation.config import EngineConfig
-from mcp2026ai.generation.engine import Engine, build_engine
+from mcp2026ai.generation.engine import Engine
 from mcp2026ai.generation.text_stage import TextStage, TokenStep
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, FinishReason, GenerationRequest, SamplingParams, Usage
@@ -30,13 +28,6 @@ PROMPTS = [
     "How does a bicycle work?",
 ]
 TOKENS = 32
-
-
-@pytest.fixture(scope="module")
-def engine(smollm2_int4: Path) -> Iterator[Engine]:
-    engine = build_engine("smollm2", smollm2_int4, EngineConfig(max_num_seqs=8, max_model_len=512))
-    yield engine
-    engine.close()
 
 
 async def generate(engine: Engine, ids: list[int], **params: object) -> tuple[Choice, Usage]:
