@@ -177,9 +177,9 @@ def start_server(
 ) -> subprocess.Popen[str]:
     """``mcp serve`` for the model; with ``accounting`` its event loop's callbacks are timed, and with
     ``server_src`` it runs the package found there (another checkout's ``src``) while the clients keep
-    this one's. Without ``objective`` the plan is onnxruntime's default (one batch on every core); with
-    it the contract names that objective and the policy measures the plans at start-up and picks one
-    (of ``backend``'s plans either way)."""
+    this one's. Without ``objective`` the plan is ``backend``'s default (one batch on every core); with
+    it the contract names that objective and the policy measures ``backend``'s plans (every installed
+    runtime's for ``any``) at start-up and picks one."""
     contract = home.parent / "contract.yaml"
     contract.write_text(CONTRACT + (f"objective: {objective}\n" if objective else ""))
     serve = ["--port", str(port), "--grpc-port", "-1"]
