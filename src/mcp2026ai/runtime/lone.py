@@ -6,23 +6,36 @@ With ``Plan.lone_threads`` the backend also holds a session of that many threads
 decides call by call: a call that finds no other running runs alone on that session; a call that
 arrives meanwhile waits for it (running beside it would put more threads than cores on the CPU) and
 then runs as an instance, as does any call that finds instances running. Having had to wait is the
-sign of concurrent load, so under load the backend settles on its instances.
+sign of concurrent load, so under load the backend settles on its instances: once a call met another
+running, none runs alone for ``hold_s`` (a hysteresis). Without it, a batch dispatched in the gap
+between two instance batches (both just ended, the next not yet queued) ran alone, made the next one
+wait (a core idle), and spun both threads at every barrier while the machine's other processes held
+a core: under the co-located overload of benchmarks/overload/overload.py, goodput fell from 0.75-0.83
+to 0.64 of capacity in such a run.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+HOLD_S = 1.0
+"""After a call ran as an instance, calls run as instances for this long before one may run alone again."""
 
 
 class LoneGate:
     """Which session the next ``infer`` call runs on: alone (True) or as one of the instances (False)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold_s: float = HOLD_S, clock: Callable[[], float] = time.monotonic) -> None:
         self._changed = threading.Condition()
         self._instances = 0
         self._alone = False
+        self._hold_s = hold_s
+        self._clock = clock
+        self._concurrent_until = float("-inf")
+        """Until when calls run as instances: ``hold_s`` after the last call that met another running."""
         self.lone_runs = 0
         """Calls that ran alone so far."""
         self.waiting = 0
@@ -31,7 +44,8 @@ class LoneGate:
     @contextmanager
     def enter(self) -> Iterator[bool]:
         with self._changed:
-            alone = not self._alone and self._instances == 0
+            concurrent = self._alone or self._instances > 0
+            alone = not concurrent and self._clock() >= self._concurrent_until
             if alone:
                 self._alone = True
                 self.lone_runs += 1
@@ -40,6 +54,8 @@ class LoneGate:
                 self._changed.wait_for(lambda: not self._alone)
                 self.waiting -= 1
                 self._instances += 1
+                if concurrent:  # a call held back only by the hysteresis does not extend it
+                    self._concurrent_until = self._clock() + self._hold_s
         try:
             yield alone
         finally:

@@ -73,6 +73,15 @@ class Plan(BaseModel):
         ),
     )
 
+    measured: bool = Field(
+        True,
+        description=(
+            "Whether the policy measured this plan against the contract: a measured plan sets the batching"
+            " window it traded latency for; an unmeasured one (a default) leaves the contract's batching as"
+            " it is and adds only its instances."
+        ),
+    )
+
     @model_validator(mode="after")
     def _lone_needs_instances(self) -> Plan:
         if self.lone_threads and self.instances < 2:
@@ -121,4 +130,4 @@ class Plan(BaseModel):
         )
 
 
-DEFAULT_PLAN = Plan()
+DEFAULT_PLAN = Plan(measured=False)

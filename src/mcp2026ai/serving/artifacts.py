@@ -16,13 +16,37 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.signing import read_verified_artifact
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.catalog import create_backend
-from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.runtime.cpu_affinity import allowed_cpus, physical_cores
+from mcp2026ai.runtime.plan import DEFAULT_PLAN, DEFAULT_RUNTIME, Plan
 from mcp2026ai.security.trust import TrustedKeys
 
 if TYPE_CHECKING:
     from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 
 log = logging.getLogger(__name__)
+
+
+def serving_default_plan(runtime: str = DEFAULT_RUNTIME, cores: int | None = None) -> Plan:
+    """The plan a model is served with when none was measured for it (``mcp serve --no-policy``, an
+    encrypted artifact with no stored plan).
+
+    onnxruntime on several cores: one single-threaded instance per physical core, and a lone batch on
+    a session of all of them (``Plan.lone_threads``, runtime/lone.py). A lone request runs as fast as
+    on onnxruntime's own default (one thread per core), and concurrent batches run side by side
+    without the synchronisation of one multi-threaded run: its threads meet at a barrier after every
+    parallel section, and each waits there, spinning, for any partner the machine's other processes
+    preempted. Under the co-located overload (benchmarks/overload/overload.py, the clients on the same
+    two cores) that made a batch of the chained-matmul model cost 22-23 ms of CPU instead of 16, and
+    goodput 0.58-0.66 of capacity; the instances gave 0.78-0.83 (docs/benchmarks.md, "Single-threaded
+    instances by default"). The price: the model's weights are held twice (two sessions).
+
+    Other runtimes keep their default (OpenVINO's threads sleep when they wait, and its default plan
+    degraded less beside the clients), as does a process confined to one core.
+    """
+    cores = cores if cores is not None else physical_cores(allowed_cpus())
+    if runtime != DEFAULT_RUNTIME or cores < 2:
+        return DEFAULT_PLAN.model_copy(update={"runtime": runtime})
+    return Plan(runtime=runtime, intra_op_threads=1, instances=cores, lone_threads=cores, measured=False)
 
 
 class ArtifactBackends:
@@ -38,7 +62,7 @@ class ArtifactBackends:
         self.registry = registry
         self.trusted_keys = trusted_keys
         self.planner = planner
-        self.default_plan = DEFAULT_PLAN if runtime is None else DEFAULT_PLAN.model_copy(update={"runtime": runtime})
+        self.default_plan = serving_default_plan(runtime or DEFAULT_RUNTIME)
 
     def __call__(self, record: ModelVersion) -> Backend:
         encrypted = self.registry.store.is_encrypted(record.digest)

@@ -29,7 +29,7 @@ from mcp2026ai.registry.triton_config import priority_classes
 from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.versioning import integer_alias
 from mcp2026ai.runtime.base import Backend
-from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
@@ -73,7 +73,7 @@ def batching_executor(
 ) -> Executor:
     """Dynamic batching with SLA-class queues.
 
-    The contract bounds the rows a request may carry; a measured plan (anything but the default)
+    The contract bounds the rows a request may carry; a measured plan (``Plan.measured``: not a default)
     sets the batching window, since that is what the policy traded latency against throughput for,
     and a batched plan caps the rows merged into one batch at its max batch (the largest it measured
     within the latency budget). A batch-1 plan leaves merging to the contract's limit: with no queue
@@ -83,14 +83,17 @@ def batching_executor(
     """
     plan = backend.plan
     config = BatchingConfig.from_contract(record.contract, record.signature)
-    if config.batch_dim and plan != DEFAULT_PLAN:
+    if config.batch_dim and plan.measured:
         config = config.model_copy(
             update={
                 "max_batch_size": max(config.max_batch_size, plan.max_batch_size),
                 "max_queue_delay_ms": plan.max_queue_delay_ms,
                 "batch_rows": plan.max_batch_size if plan.max_batch_size > 1 else None,
-                "max_concurrent_batches": max(config.max_concurrent_batches, plan.instances),
             }
+        )
+    if config.batch_dim:
+        config = config.model_copy(
+            update={"max_concurrent_batches": max(config.max_concurrent_batches, plan.instances)}
         )
     if not plan.computes_on_caller:  # its batches' CPU is not the caller's: never inline on the loop
         config = config.model_copy(update={"inline_below_ms": 0.0})

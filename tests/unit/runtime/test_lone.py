@@ -67,6 +67,40 @@ def test_a_call_arriving_during_a_lone_run_waits_then_runs_as_an_instance() -> N
     assert gate.lone_runs == 1 and gate.waiting == 0
 
 
+def test_after_meeting_concurrency_calls_stay_on_the_instances_for_the_hold() -> None:
+    """Under load the gap between two instance batches (both just ended, the next not yet dispatched)
+    must not hand the next batch to the lone session: it would make the one after it wait, a core
+    idle, and spin both threads at every barrier while other processes hold a core."""
+    now = [0.0]
+    gate = LoneGate(hold_s=1.0, clock=lambda: now[0])
+    with gate.enter() as first_alone:
+        assert first_alone
+    release = threading.Event()
+    entered = threading.Event()
+
+    def beside() -> None:
+        with gate.enter() as alone:
+            assert not alone
+            entered.set()
+            release.wait(5)
+
+    with gate.enter() as alone:  # no hold yet: alone, and a call arriving meanwhile meets it
+        assert alone
+        worker = threading.Thread(target=beside)
+        worker.start()
+        _until(lambda: gate.waiting == 1)
+    entered.wait(5)
+    release.set()
+    worker.join(5)
+    now[0] = 0.5  # nothing runs now, but concurrency was met within the hold
+    with gate.enter() as alone:
+        assert not alone, "an instance, while the hold lasts"
+    now[0] = 1.2  # the call above met nobody, so it did not extend the hold: alone again
+    with gate.enter() as alone:
+        assert alone
+    assert gate.lone_runs == 3
+
+
 def test_lone_threads_need_several_instances_and_name_the_lone_session() -> None:
     with pytest.raises(ValidationError, match="lone_threads"):
         Plan(intra_op_threads=1, lone_threads=2)

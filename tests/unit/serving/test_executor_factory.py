@@ -13,6 +13,7 @@ from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.serving.artifacts import serving_default_plan
 from mcp2026ai.serving.models import batching_executor
 from mcp2026ai.serving.overrides import ConfigOverride
 from tests.support.models import mlp_model
@@ -74,3 +75,22 @@ def test_plans_whose_compute_is_not_on_the_calling_thread_never_run_inline(
     pytest.importorskip("openvino", reason="the [openvino] extra")
     assert executor(registry, tmp_path, streams).inline_below_ms == 0
     assert executor(registry, tmp_path, Plan(intra_op_threads=1, instances=2)).inline_below_ms == 0
+
+
+def test_the_serving_default_runs_instances_under_the_contracts_own_window(
+    registry: ModelRegistry, tmp_path: Path
+) -> None:
+    """Not measured, the serving default says nothing of batching: the contract's window and limit
+    stand, and only its instances are added (batches run side by side)."""
+    default = serving_default_plan(cores=2)
+    assert (default.intra_op_threads, default.instances, default.lone_threads, default.measured) == (1, 2, 2, False)
+    config = executor(registry, tmp_path, default)
+    assert (config.max_batch_size, config.merge_rows, config.max_queue_delay_ms) == (16, 16, 3)
+    assert config.max_concurrent_batches == 2
+
+
+def test_the_serving_default_is_onnxruntimes_own_where_instances_do_not_pay() -> None:
+    assert serving_default_plan(cores=1) == DEFAULT_PLAN  # one core: nothing to run side by side
+    openvino = serving_default_plan("openvino", cores=2)  # its threads sleep when they wait
+    assert openvino == DEFAULT_PLAN.model_copy(update={"runtime": "openvino"}) and not openvino.measured
+    assert "threads=1 instances=4 lone=4" in serving_default_plan(cores=4).describe()
