@@ -7,7 +7,10 @@ event loop, clients on the same cores, other tenants) a spinning worker holds a 
 thread it waits for needs, and burns it. This runs the chained-matmul model (tests/support/models.py,
 depth 200, batches of 4 rows: the model ``overload.py`` serves) back to back in one process, each
 setting in turn, first alone, then beside ``--competitors`` processes that each alternate 0.3 ms of
-work and 0.3 ms of sleep (like event loops under load), and prints wall and CPU per batch:
+work and 0.3 ms of sleep (like event loops under load), and prints wall and CPU per batch. The last
+line is the serving default's way (``serving/artifacts.serving_default_plan``): ``--threads``
+single-threaded instances, one batch each at once, with no barrier between them (wall per batch is
+the run's wall over all their batches):
 
     .venv/bin/python benchmarks/overload/intra_op_spin.py [--rounds 3] [--competitors 2] [--threads 2]
 """
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +76,24 @@ def per_batch(runner: ort.InferenceSession, rows: np.ndarray) -> tuple[float, fl
     return (time.perf_counter() - wall) * 1e3 / BATCHES - 2.0, (time.process_time() - cpu) * 1e3 / BATCHES
 
 
+def per_batch_on_instances(runner: ort.InferenceSession, rows: np.ndarray, instances: int) -> tuple[float, float]:
+    """(wall, process CPU) milliseconds per batch with ``instances`` threads running the single-threaded
+    session at once, each its share of the batches (2 ms pause after each, as :func:`per_batch`)."""
+    share = BATCHES // instances
+
+    def run_share() -> None:
+        for _ in range(share):
+            runner.run(None, {"x": rows})
+            time.sleep(0.002)
+
+    with ThreadPoolExecutor(instances) as pool:
+        list(pool.map(lambda _: runner.run(None, {"x": rows}), range(instances)))
+        wall, cpu = time.perf_counter(), time.process_time()
+        list(pool.map(lambda _: run_share(), range(instances)))
+    batches = share * instances
+    return (time.perf_counter() - wall) * 1e3 / batches - 2.0 / instances, (time.process_time() - cpu) * 1e3 / batches
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -81,14 +103,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         model = chained_matmul_model(Path(folder) / "heavy.onnx", depth=200)
         sessions = {name: session(model, args.threads, entries) for name, entries in SETTINGS.items()}
+        instances = session(model, 1, None)
+    instances_name = f"{args.threads} single-threaded instances (the serving default)"
     rows = np.random.default_rng(0).random((4, 1024), dtype=np.float32)
     for competitors in (0, args.competitors):
         others = [subprocess.Popen([sys.executable, "-c", COMPETITOR]) for _ in range(competitors)]
         try:
-            results: dict[str, list[tuple[float, float]]] = {name: [] for name in sessions}
+            results: dict[str, list[tuple[float, float]]] = {name: [] for name in [*sessions, instances_name]}
             for _ in range(args.rounds):  # settings interleaved, so the machine's drift falls on all of them
                 for name, runner in sessions.items():
                     results[name].append(per_batch(runner, rows))
+                results[instances_name].append(per_batch_on_instances(instances, rows, args.threads))
         finally:
             for other in others:
                 other.kill()
