@@ -8,10 +8,11 @@ arrives meanwhile waits for it (running beside it would put more threads than co
 then runs as an instance, as does any call that finds instances running. Having had to wait is the
 sign of concurrent load, so under load the backend settles on its instances: once a call met another
 running, none runs alone for ``hold_s`` (a hysteresis). Without it, a batch dispatched in the gap
-between two instance batches (both just ended, the next not yet queued) ran alone, made the next one
-wait (a core idle), and spun both threads at every barrier while the machine's other processes held
-a core: under the co-located overload of benchmarks/overload/overload.py, goodput fell from 0.75-0.83
-to 0.64 of capacity in such a run.
+between two instance batches (both just ended, the next not yet queued) runs alone, makes the next
+one wait (a core idle), and spins both threads at every barrier while the machine's other processes
+hold a core. Under the co-located overload of benchmarks/overload/overload.py, three runs without the
+hold gave 0.75 / 0.83 / 0.64 x capacity (the last with a latency-critical p50 of 42 ms against 31-34);
+with it, twelve gave 0.71-0.85.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 HOLD_S = 1.0
-"""After a call ran as an instance, calls run as instances for this long before one may run alone again."""
+"""After a call met another running, calls run as instances for this long before one may run alone again."""
 
 
 class LoneGate:
