@@ -110,8 +110,8 @@ def test_a_long_prompt_rides_along_with_the_running_decodes_within_the_budget(sm
             steps[-1]["chunks"].append(len(tokens) - cached)
         return prefill(slot, tokens, cached)
 
-    engine.decoder.decode = recorded_decode  # type: ignore[method-assign]
-    engine.decoder.prefill = recorded_prefill  # type: ignore[method-assign]
+    engine.decoder.decode = recorded_decode  # type: ignore[method-assign,assignment]
+    engine.decoder.prefill = recorded_prefill  # type: ignore[method-assign,assignment]
     try:
         short = [chat_ids(engine, text) for text in PROMPTS[:4]]
         long = chat_ids(engine, "Summarize this: " + " ".join(PROMPTS))

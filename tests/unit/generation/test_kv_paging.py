@@ -64,9 +64,10 @@ def test_a_request_larger_than_the_whole_cache_is_refused(smollm2_int4: Path) ->
 def test_the_contract_memory_budget_sizes_the_kv_pool(tmp_path: Path) -> None:
     from mcp2026ai.contract import parse_contract
     from mcp2026ai.errors import ContractError
+    from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB
     from mcp2026ai.registry import ModelVersion, Stage
     from mcp2026ai.registry.llm_bundle import TEXT_SIGNATURE
-    from mcp2026ai.serving.llms import PROCESS_OVERHEAD_MB, engine_config
+    from mcp2026ai.serving.llms import engine_config
 
     (tmp_path / "model.onnx").write_bytes(b"\0" * (1 << 20))
     (tmp_path / "model.onnx.data").write_bytes(b"\0" * (99 << 20))  # 100 MiB of weights
