@@ -6,8 +6,8 @@ With ``Plan.lone_threads`` the backend also holds a session of that many threads
 decides call by call: a call that finds no other running runs alone on that session; a call that
 arrives meanwhile waits for it (running beside it would put more threads than cores on the CPU) and
 then runs as an instance, as does any call that finds instances running. Having had to wait is the
-sign of concurrent load, so under load the backend settles on its instances: once a call met another
-running, none runs alone for ``hold_s`` (a hysteresis). Without it, a batch dispatched in the gap
+sign of concurrent load, so under load the backend settles on its instances: once calls met each
+other, none runs alone until ``hold_s`` after the last such call started or ended (a hysteresis). Without it, a batch dispatched in the gap
 between two instance batches (both just ended, the next not yet queued) runs alone, makes the next
 one wait (a core idle), and spins both threads at every barrier while the machine's other processes
 hold a core. Under the co-located overload of benchmarks/overload/overload.py, three runs without the
@@ -22,8 +22,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-HOLD_S = 1.0
-"""After a call met another running, calls run as instances for this long before one may run alone again."""
+HOLD_S = 0.1
+"""How long after the last call that met another (its start or its end) calls still run as instances.
+Long enough to span the gap between two batches under load (a dispatch by the event loop, a few ms
+when it waits for a CPU); short enough that a lone request after a burst, or the policy's lone
+timings after its busy ones (policy/profiler.py), run alone again."""
 
 
 class LoneGate:
@@ -36,7 +39,7 @@ class LoneGate:
         self._hold_s = hold_s
         self._clock = clock
         self._concurrent_until = float("-inf")
-        """Until when calls run as instances: ``hold_s`` after the last call that met another running."""
+        """Until when calls run as instances: ``hold_s`` after the last call that met another started or ended."""
         self.lone_runs = 0
         """Calls that ran alone so far."""
         self.waiting = 0
@@ -65,4 +68,6 @@ class LoneGate:
                     self._alone = False
                 else:
                     self._instances -= 1
+                    if concurrent:
+                        self._concurrent_until = self._clock() + self._hold_s
                 self._changed.notify_all()

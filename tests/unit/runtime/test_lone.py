@@ -90,12 +90,13 @@ def test_after_meeting_concurrency_calls_stay_on_the_instances_for_the_hold() ->
         worker.start()
         _until(lambda: gate.waiting == 1)
     entered.wait(5)
+    now[0] = 0.3  # the instance that met the lone run ends here: the hold runs from its end
     release.set()
     worker.join(5)
-    now[0] = 0.5  # nothing runs now, but concurrency was met within the hold
+    now[0] = 0.8  # nothing runs now, but concurrency ended within the hold
     with gate.enter() as alone:
         assert not alone, "an instance, while the hold lasts"
-    now[0] = 1.2  # the call above met nobody, so it did not extend the hold: alone again
+    now[0] = 1.4  # the call above met nobody, so it did not extend the hold: alone again
     with gate.enter() as alone:
         assert alone
     assert gate.lone_runs == 3
