@@ -7,12 +7,12 @@ decides call by call: a call that finds no other running runs alone on that sess
 arrives meanwhile waits for it (running beside it would put more threads than cores on the CPU) and
 then runs as an instance, as does any call that finds instances running. Having had to wait is the
 sign of concurrent load, so under load the backend settles on its instances: once calls met each
-other, none runs alone until ``hold_s`` after the last such call started or ended (a hysteresis). Without it, a batch dispatched in the gap
-between two instance batches (both just ended, the next not yet queued) runs alone, makes the next
-one wait (a core idle), and spins both threads at every barrier while the machine's other processes
-hold a core. Under the co-located overload of benchmarks/overload/overload.py, three runs without the
-hold gave 0.75 / 0.83 / 0.64 x capacity (the last with a latency-critical p50 of 42 ms against 31-34);
-with it, twelve gave 0.71-0.85.
+other, none runs alone until ``hold_s`` after the last such call started or ended (a hysteresis).
+Without it, a batch dispatched in the gap between two instance batches (both just ended, the next
+not yet queued) runs alone, makes the next one wait (a core idle), and spins both threads at every
+barrier while the machine's other processes hold a core. Under the co-located overload of
+benchmarks/overload/overload.py, three runs without the hold gave 0.75 / 0.83 / 0.64 x capacity (the
+last with a latency-critical p50 of 42 ms against 31-34); with it, fifteen gave 0.71-0.85.
 """
 
 from __future__ import annotations
