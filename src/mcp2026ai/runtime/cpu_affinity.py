@@ -58,6 +58,11 @@ def physical_cores(cpus: list[int]) -> int:
     return max(1, len(cores))
 
 
+def usable_physical_cores() -> int:
+    """Physical cores among the CPUs this process may run on: onnxruntime's own default thread count."""
+    return physical_cores(allowed_cpus())
+
+
 def affinity_setting(cpus: list[int], threads: int) -> str:
     """onnxruntime's affinity string: one group per worker thread (the caller's thread is not one),
     each the allowed CPUs, numbered from 1 as onnxruntime numbers logical processors."""
@@ -71,7 +76,7 @@ def confine(options: ort.SessionOptions, threads: int) -> int:
     and one per physical core otherwise (onnxruntime's own count, without its pinning)."""
     cpus = confined_cpus()
     if cpus is None:
-        return threads or physical_cores(allowed_cpus())
+        return threads or usable_physical_cores()
     count = threads or len(cpus)
     if count > 1:
         options.add_session_config_entry(AFFINITY_ENTRY, affinity_setting(cpus, count))

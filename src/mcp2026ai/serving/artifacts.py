@@ -16,7 +16,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.signing import read_verified_artifact
 from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.catalog import create_backend
-from mcp2026ai.runtime.cpu_affinity import allowed_cpus, physical_cores
+from mcp2026ai.runtime.cpu_affinity import usable_physical_cores
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, DEFAULT_RUNTIME, Plan
 from mcp2026ai.security.trust import TrustedKeys
 
@@ -45,7 +45,7 @@ def serving_default_plan(runtime: str = DEFAULT_RUNTIME, cores: int | None = Non
     Other runtimes keep their default (OpenVINO's threads sleep when they wait, and its default plan
     degraded less beside the clients), as does a process confined to one core.
     """
-    cores = cores if cores is not None else physical_cores(allowed_cpus())
+    cores = cores if cores is not None else usable_physical_cores()
     if runtime != DEFAULT_RUNTIME or cores < 2:
         return DEFAULT_PLAN.model_copy(update={"runtime": runtime})
     return Plan(runtime=runtime, intra_op_threads=1, instances=cores, lone_threads=cores, measured=False)

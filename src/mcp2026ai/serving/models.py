@@ -83,18 +83,15 @@ def batching_executor(
     """
     plan = backend.plan
     config = BatchingConfig.from_contract(record.contract, record.signature)
-    if config.batch_dim and plan.measured:
-        config = config.model_copy(
-            update={
+    if config.batch_dim:
+        update: dict[str, object] = {"max_concurrent_batches": max(config.max_concurrent_batches, plan.instances)}
+        if plan.measured:
+            update |= {
                 "max_batch_size": max(config.max_batch_size, plan.max_batch_size),
                 "max_queue_delay_ms": plan.max_queue_delay_ms,
                 "batch_rows": plan.max_batch_size if plan.max_batch_size > 1 else None,
             }
-        )
-    if config.batch_dim:
-        config = config.model_copy(
-            update={"max_concurrent_batches": max(config.max_concurrent_batches, plan.instances)}
-        )
+        config = config.model_copy(update=update)
     if not plan.computes_on_caller:  # its batches' CPU is not the caller's: never inline on the loop
         config = config.model_copy(update={"inline_below_ms": 0.0})
     if override is not None:
