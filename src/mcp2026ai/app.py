@@ -16,6 +16,7 @@ from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion, audit_trail
 from mcp2026ai.registry.leftovers import remove_leftovers
+from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
@@ -153,6 +154,7 @@ def serve_blocking(
     repository: RepositoryServing | None = None,
 ) -> None:
     stop_trace_export = start_trace_export(config.traces)
+    SWITCH_INTERVAL.short_s = None if config.gil_switch_interval_ms is None else config.gil_switch_interval_ms / 1000
     try:
         run_loop(config)(run_server(registry, names, config, on_ready, watched, repository))
     finally:

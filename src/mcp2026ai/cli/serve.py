@@ -166,6 +166,15 @@ def serve(
         EventLoop,
         typer.Option(help="Event loop: auto is uvloop without a gRPC listener (--grpc-port -1), else asyncio's."),
     ] = EventLoop.AUTO,
+    gil_switch_interval_ms: Annotated[
+        float,
+        typer.Option(
+            min=0.01,
+            max=100,
+            help="Python's GIL switch interval while model runs of a millisecond or more are on worker threads "
+            "(Python's own, 5, otherwise).",
+        ),
+    ] = 0.5,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -236,6 +245,7 @@ def serve(
         keep_alive_s=keep_alive,
         listen_backlog=listen_backlog,
         event_loop=loop.value,
+        gil_switch_interval_ms=gil_switch_interval_ms,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),

@@ -54,6 +54,7 @@ from mcp2026ai.scheduling.assemble import (
     union_outputs,
 )
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
 from mcp2026ai.scheduling.placement import ExecutionPlacement
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
@@ -471,7 +472,8 @@ class BatchingExecutor:
             results, compute_s = self._timed_infer(inputs, outputs)
         else:
             loop = asyncio.get_running_loop()
-            results, compute_s = await loop.run_in_executor(self._pool, self._timed_infer, inputs, outputs)
+            with SWITCH_INTERVAL.run(self._placement.average_s):
+                results, compute_s = await loop.run_in_executor(self._pool, self._timed_infer, inputs, outputs)
         self._placement.observe(compute_s)
         return results
 

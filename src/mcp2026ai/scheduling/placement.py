@@ -36,6 +36,11 @@ class ExecutionPlacement:
         return self._average_s is not None and self._average_s < self.limit_s
 
     @property
+    def average_s(self) -> float | None:
+        """Smoothed compute time of recent batches, in seconds (None before the first)."""
+        return self._average_s
+
+    @property
     def average_ms(self) -> float | None:
         """Smoothed compute time of recent batches (None before the first)."""
         return None if self._average_s is None else self._average_s * 1000.0

@@ -58,6 +58,14 @@ class ServerConfig(BaseModel):
         "uvloop: docs/benchmarks.md, changes tried and not kept).",
     )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
+    gil_switch_interval_ms: float | None = Field(
+        0.5,
+        gt=0,
+        le=100,
+        description="Python's GIL switch interval while a model run of a millisecond or more is on a worker thread "
+        "(Python's default, 5 ms, otherwise): how long that thread waits for the busy event loop to hand over the "
+        "interpreter before and after its run (scheduling/gil.py). None: Python's always.",
+    )
     grpc_acceptors: int = Field(
         5,
         ge=1,
