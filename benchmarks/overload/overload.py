@@ -45,7 +45,7 @@ from support.models import chained_matmul_model  # noqa: E402
 
 sys.path.insert(0, str(ROOT))  # benchmarks.* imports
 from benchmarks.local_server import MCP, serve_model  # noqa: E402
-from benchmarks.overload import loop_accounting  # noqa: E402
+from benchmarks.overload import loop_accounting, request_breakdown  # noqa: E402
 
 CLASSES = ("latency-critical", "throughput-guaranteed", "best-effort")
 CONTRACT = "batching: {max_batch_size: 4, max_queue_delay_ms: 2}\n"
@@ -174,6 +174,7 @@ def start_server(
     server_src: Path | None = None,
     objective: str | None = None,
     backend: str = "onnxruntime",
+    breakdown: Path | None = None,
 ) -> subprocess.Popen[str]:
     """``mcp serve`` for the model; with ``accounting`` its event loop's callbacks are timed, and with
     ``server_src`` it runs the package found there (another checkout's ``src``) while the clients keep
@@ -186,6 +187,9 @@ def start_server(
     serve += ([] if backend == "any" else ["--backend", backend]) + ([] if objective else ["--no-policy"])
     saved = dict(os.environ)
     paths = [str(server_src)] if server_src else []
+    if breakdown is not None:
+        paths.insert(0, str(request_breakdown.HOOK))
+        os.environ["MCP_REQUEST_BREAKDOWN"] = str(breakdown)
     if accounting is not None:  # the hook times asyncio's own loop's callbacks: not uvloop's
         serve += ["--loop", "asyncio"]
         paths.insert(0, str(loop_accounting.HOOK))
@@ -248,6 +252,12 @@ def main() -> None:
         help="The runtime serving the model: its default plan, or with --objective the policy's pick of its plans "
         "(any: of every installed runtime's plans).",
     )
+    parser.add_argument(
+        "--request-breakdown",
+        action="store_true",
+        help="Also record where each request's time went in the server's batcher (request_breakdown/) and print "
+        "the latency-critical requests' wait, hops and run once the server stopped.",
+    )
     args = parser.parse_args()
     server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
@@ -256,8 +266,9 @@ def main() -> None:
         if server_cpus is not None:
             os.sched_setaffinity(0, server_cpus)  # the server inherits it ...
         args.accounting = root / "loop.jsonl" if args.loop_accounting else None
+        breakdown = root / "requests.jsonl" if args.request_breakdown else None
         server = start_server(
-            root / "home", model, args.port, args.accounting, args.server_src, args.objective, args.backend
+            root / "home", model, args.port, args.accounting, args.server_src, args.objective, args.backend, breakdown
         )
         if client_cpus is not None:
             os.sched_setaffinity(0, client_cpus)  # ... and the clients this
@@ -267,6 +278,9 @@ def main() -> None:
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(60)
+        if breakdown is not None and breakdown.exists():
+            columns = request_breakdown.parts(breakdown, CLASSES[0], since=args.offered_from)
+            print("\n" + request_breakdown.render(columns, CLASSES[0]))
 
 
 SHAPE = ["--shape", "x:1024"]
@@ -312,7 +326,7 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     waits_before, overflows_before = run_queue_wait(server.pid), listen_overflows()
     per_class_rate = capacity_first * args.load / len(CLASSES)
     per_class_flight = max(1, args.connections // len(CLASSES))
-    started = time.monotonic()
+    started = args.offered_from = time.monotonic()
     # each class its own seed: three independent Poisson streams (one seed would send the three classes'
     # requests at the same instants, bursts of three that no set of independent tenants produces)
     clients = {

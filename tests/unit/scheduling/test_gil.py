@@ -40,7 +40,9 @@ def test_short_only_inside_a_long_run_and_restored_after_the_last(python_default
 
 
 @pytest.mark.parametrize("compute_s", [None, 0.0001])
-def test_short_or_unknown_runs_leave_the_interval_alone(compute_s: float | None, python_default_interval: float) -> None:
+def test_short_or_unknown_runs_leave_the_interval_alone(
+    compute_s: float | None, python_default_interval: float
+) -> None:
     with SwitchInterval(short_s=0.0005).run(compute_s):
         assert sys.getswitchinterval() == python_default_interval
 
