@@ -1,8 +1,9 @@
-"""Test helpers for the scheduler: a bounded event-loop runner, a fake clock, a gated backend."""
+"""Test helpers for the scheduler: a bounded event-loop runner, a fake clock, a gated and a recording backend."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Coroutine, Sequence
@@ -99,3 +100,26 @@ def measured(executor: BatchingExecutor, cls: SLAClass, rows_per_s: float, late_
     now = time.monotonic()
     for _ in range(SPREAD_MIN_SAMPLES):
         executor._spread.observe(cls, now, late_s)
+
+
+class RecordingBackend:
+    """A real backend that records, for each call, the thread that ran it and the interpreter's switch
+    interval it saw, after burning ``burn_ms`` of that thread's CPU."""
+
+    def __init__(self, inner: OnnxRuntimeBackend, burn_ms: float = 0.0) -> None:
+        self.inner = inner
+        self.burn_s = burn_ms / 1000
+        self.threads: list[str] = []
+        self.intervals: list[float] = []
+
+    @property
+    def signature(self) -> Signature:
+        return self.inner.signature
+
+    def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        self.threads.append(threading.current_thread().name)
+        self.intervals.append(sys.getswitchinterval())
+        started = time.thread_time()
+        while time.thread_time() - started < self.burn_s:
+            pass
+        return self.inner.infer(inputs, outputs)

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.ir.signature import Signature
-from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S, SWITCH_INTERVAL, SwitchInterval
 
 from .conftest import MLP_IN
-from .support import no_deadlines, run
+from .support import RecordingBackend, no_deadlines, run
 
 
 @pytest.fixture(autouse=True)
@@ -61,27 +58,7 @@ def test_an_error_in_the_run_still_restores_it() -> None:
     assert switch.long_runs == 0
 
 
-class IntervalRecordingBackend:
-    """A real backend that records the switch interval each call saw, after burning ``burn_ms`` of CPU."""
-
-    def __init__(self, inner: OnnxRuntimeBackend, burn_ms: float) -> None:
-        self.inner = inner
-        self.burn_s = burn_ms / 1000
-        self.intervals: list[float] = []
-
-    @property
-    def signature(self) -> Signature:
-        return self.inner.signature
-
-    def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
-        self.intervals.append(sys.getswitchinterval())
-        started = time.thread_time()
-        while time.thread_time() - started < self.burn_s:
-            pass
-        return self.inner.infer(inputs, outputs)
-
-
-def _batched(backend: IntervalRecordingBackend, requests: int) -> list[dict[str, np.ndarray]]:
+def _batched(backend: RecordingBackend, requests: int) -> list[dict[str, np.ndarray]]:
     """``requests`` one after another through a batcher of two slots (so never inline on the loop)."""
     settings = BatchingConfig(
         classes=no_deadlines(), max_queue_delay_ms=0, adaptive=AdaptiveConfig(enabled=False), max_concurrent_batches=2
@@ -105,7 +82,7 @@ def _batched(backend: IntervalRecordingBackend, requests: int) -> list[dict[str,
 def test_a_slow_model_runs_at_the_short_interval_once_measured(
     mlp_backend: OnnxRuntimeBackend, python_default_interval: float
 ) -> None:
-    backend = IntervalRecordingBackend(mlp_backend, burn_ms=3.0)
+    backend = RecordingBackend(mlp_backend, burn_ms=3.0)
     results = _batched(backend, 4)
     assert backend.intervals[0] == python_default_interval, "the first batch is not measured yet"
     assert backend.intervals[1:] == [pytest.approx(SHORT_INTERVAL_S)] * 3
@@ -116,13 +93,13 @@ def test_a_slow_model_runs_at_the_short_interval_once_measured(
 
 def test_a_tiny_model_keeps_pythons_interval(mlp_backend: OnnxRuntimeBackend, python_default_interval: float) -> None:
     """Microsecond batches: the event loop limits the server, and handing it over more often costs it."""
-    backend = IntervalRecordingBackend(mlp_backend, burn_ms=0.0)
+    backend = RecordingBackend(mlp_backend, burn_ms=0.0)
     _batched(backend, 6)
     assert backend.intervals == [python_default_interval] * 6
 
 
 def test_the_direct_executor_does_the_same(mlp_backend: OnnxRuntimeBackend) -> None:
-    backend = IntervalRecordingBackend(mlp_backend, burn_ms=3.0)
+    backend = RecordingBackend(mlp_backend, burn_ms=3.0)
 
     async def scenario() -> None:
         executor = DirectExecutor(backend)  # type: ignore[arg-type]

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.ir.signature import Signature
-from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor
 from mcp2026ai.scheduling.placement import ExecutionPlacement
 
 from .conftest import MLP_IN
-from .support import no_deadlines, run
+from .support import RecordingBackend, no_deadlines, run
 
 
 def test_placement_goes_inline_only_once_batches_are_measured_fast() -> None:
@@ -38,27 +34,7 @@ def test_a_zero_limit_never_runs_inline() -> None:
     assert not placement.inline
 
 
-class ThreadRecordingBackend:
-    """A real backend that records which thread ran each call, after burning ``burn_ms`` of CPU."""
-
-    def __init__(self, inner: OnnxRuntimeBackend, burn_ms: float = 0.0) -> None:
-        self.inner = inner
-        self.burn_s = burn_ms / 1000
-        self.threads: list[str] = []
-
-    @property
-    def signature(self) -> Signature:
-        return self.inner.signature
-
-    def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
-        self.threads.append(threading.current_thread().name)
-        started = time.thread_time()
-        while time.thread_time() - started < self.burn_s:
-            pass
-        return self.inner.infer(inputs, outputs)
-
-
-def _serve_one_by_one(backend: ThreadRecordingBackend, requests: int, **config: object) -> list[dict[str, np.ndarray]]:
+def _serve_one_by_one(backend: RecordingBackend, requests: int, **config: object) -> list[dict[str, np.ndarray]]:
     settings = BatchingConfig.model_validate(
         {"classes": no_deadlines(), "max_queue_delay_ms": 0, "adaptive": AdaptiveConfig(enabled=False), **config}
     )
@@ -80,7 +56,7 @@ def _serve_one_by_one(backend: ThreadRecordingBackend, requests: int, **config: 
 
 
 def test_a_tiny_model_moves_onto_the_event_loop_after_its_first_batch(mlp_backend: OnnxRuntimeBackend) -> None:
-    backend = ThreadRecordingBackend(mlp_backend)
+    backend = RecordingBackend(mlp_backend)
     results = _serve_one_by_one(backend, 20)
     loop_thread = threading.main_thread().name
     assert backend.threads[0].startswith("mcp-batch"), "the first batch is measured on the worker thread"
@@ -96,7 +72,7 @@ def test_a_tiny_model_moves_onto_the_event_loop_after_its_first_batch(mlp_backen
 def test_slow_batches_or_a_zero_limit_stay_on_the_worker_thread(
     mlp_backend: OnnxRuntimeBackend, burn_ms: float, limit_ms: float
 ) -> None:
-    backend = ThreadRecordingBackend(mlp_backend, burn_ms=burn_ms)
+    backend = RecordingBackend(mlp_backend, burn_ms=burn_ms)
     _serve_one_by_one(backend, 4, inline_below_ms=limit_ms)
     assert all(name.startswith("mcp-batch") for name in backend.threads), backend.threads
 
@@ -104,6 +80,6 @@ def test_slow_batches_or_a_zero_limit_stay_on_the_worker_thread(
 def test_several_batch_slots_never_run_inline(mlp_backend: OnnxRuntimeBackend) -> None:
     """Inline batches run one at a time on the loop: a multi-instance plan's batches all go to threads,
     however fast they are (a tiny model would otherwise move inline after its first batch)."""
-    backend = ThreadRecordingBackend(mlp_backend)
+    backend = RecordingBackend(mlp_backend)
     _serve_one_by_one(backend, 20, max_concurrent_batches=2)
     assert all(name.startswith("mcp-batch") for name in backend.threads), backend.threads
