@@ -30,6 +30,7 @@ from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
+from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
@@ -174,7 +175,7 @@ def serve(
             help="Python's GIL switch interval while model runs of a millisecond or more are on worker threads "
             "(Python's own, 5, otherwise).",
         ),
-    ] = 0.5,
+    ] = SHORT_INTERVAL_S * 1000,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),

@@ -40,11 +40,6 @@ class ExecutionPlacement:
         """Smoothed compute time of recent batches, in seconds (None before the first)."""
         return self._average_s
 
-    @property
-    def average_ms(self) -> float | None:
-        """Smoothed compute time of recent batches (None before the first)."""
-        return None if self._average_s is None else self._average_s * 1000.0
-
     def observe(self, compute_s: float) -> None:
         """Record how long one batch's ``infer`` took."""
         if self._average_s is None:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import TraceExport
+from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S
 from mcp2026ai.security.serving import ServingSecurity
 from mcp2026ai.serving.limits import GenerationLimits
 
@@ -59,7 +60,7 @@ class ServerConfig(BaseModel):
     )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     gil_switch_interval_ms: float | None = Field(
-        0.5,
+        SHORT_INTERVAL_S * 1000,
         gt=0,
         le=100,
         description="Python's GIL switch interval while a model run of a millisecond or more is on a worker thread "

@@ -18,9 +18,9 @@ from .support import RecordingBackend, no_deadlines, run
 
 def test_placement_goes_inline_only_once_batches_are_measured_fast() -> None:
     placement = ExecutionPlacement(inline_below_ms=0.5)
-    assert not placement.inline and placement.average_ms is None  # nothing known: the thread
+    assert not placement.inline and placement.average_s is None  # nothing known: the thread
     placement.observe(0.0001)
-    assert placement.inline and placement.average_ms == pytest.approx(0.1)
+    assert placement.inline and placement.average_s == pytest.approx(0.0001)
     placement.observe(0.005)  # one batch 10x over the limit
     assert not placement.inline
     for _ in range(10):
