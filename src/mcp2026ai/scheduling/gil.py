@@ -42,25 +42,26 @@ class SwitchInterval:
     @contextmanager
     def run(self, compute_s: float | None) -> Iterator[None]:
         """Around one run on a worker thread, expected to take ``compute_s`` (None: not known yet)."""
-        long = self.short_s is not None and compute_s is not None and compute_s >= LONG_RUN_S
-        if long:
-            self._enter()
+        short_s = self.short_s
+        if short_s is None or compute_s is None or compute_s < LONG_RUN_S:
+            yield
+            return
+        self._enter(short_s)
         try:
             yield
         finally:
-            if long:
-                self._exit()
+            self._exit()
 
     @property
     def long_runs(self) -> int:
         """Long runs in progress now."""
         return self._long_runs
 
-    def _enter(self) -> None:
+    def _enter(self, short_s: float) -> None:
         with self._lock:
-            if self._long_runs == 0 and self.short_s is not None:
+            if self._long_runs == 0:
                 self._saved_s = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._saved_s, self.short_s))
+                sys.setswitchinterval(min(self._saved_s, short_s))
             self._long_runs += 1
 
     def _exit(self) -> None:
