@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 from collections.abc import Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.llms import GenerationModels
-from mcp2026ai.serving.models import ServedModels
+from mcp2026ai.serving.models import ServedModels, batching_executor
 from mcp2026ai.serving.replanning import ReplanSupervisor
 from mcp2026ai.serving.repository import RepositoryServing, load_repository
 from mcp2026ai.serving.sync import ServingSync
@@ -53,7 +54,8 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
         registry.audit = config.security.audit()
     planner = PolicyOrchestrator(registry, runtime=config.runtime) if config.plan_with_policy else None
     backends = ArtifactBackends(registry, config.security.trusted_keys(), planner, config.runtime)
-    models = ServedModels(registry, backend_factory=backends, drain_timeout_s=config.drain_timeout_s)
+    executors = partial(batching_executor, bulk_nice=config.bulk_batch_nice)
+    models = ServedModels(registry, executors, backends, config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
     llms = GenerationModels(registry, config.generation)
     tensor_names = [name for name in names if not llms.is_language_model(name)]

@@ -38,8 +38,8 @@ def install(path: str) -> None:
         thread_times[id(results)] = (began, time.monotonic(), time.thread_time() - cpu)
         return results, compute_s
 
-    async def traced_run_backend(self: BatchingExecutor, inputs: object, outputs: object) -> object:
-        results = await run_backend(self, inputs, outputs)  # type: ignore[arg-type]
+    async def traced_run_backend(self: BatchingExecutor, *args: object, **kwargs: object) -> object:
+        results = await run_backend(self, *args, **kwargs)  # type: ignore[arg-type]
         times = thread_times.pop(id(results), None)
         if times is not None:
             task_times[asyncio.current_task()] = times

@@ -30,6 +30,7 @@ from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
+from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
@@ -176,6 +177,15 @@ def serve(
             "(Python's own, 5, otherwise).",
         ),
     ] = SHORT_INTERVAL_S * 1000,
+    bulk_batch_nice: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=19,
+            help="While latency-critical requests are served, batches without one run at this much higher nice "
+            "value (Linux; 0: all at normal priority).",
+        ),
+    ] = BULK_NICE,
     max_connections: Annotated[
         int | None,
         typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
@@ -247,6 +257,7 @@ def serve(
         listen_backlog=listen_backlog,
         event_loop=loop.value,
         gil_switch_interval_ms=gil_switch_interval_ms,
+        bulk_batch_nice=bulk_batch_nice or None,
         drain_timeout_s=drain_timeout,
         log_level=log_level,
         trusted_proxies=list(trusted_proxy or []),

@@ -16,7 +16,6 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 
 import numpy as np
@@ -54,6 +53,7 @@ from mcp2026ai.scheduling.assemble import (
     union_outputs,
 )
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.cpu_priority import BatchThreads
 from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
 from mcp2026ai.scheduling.placement import ExecutionPlacement
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
@@ -97,7 +97,7 @@ class BatchingExecutor:
         self._batch_rows: dict[asyncio.Task[None], int] = {}
         """Rows of each batch dispatched and not yet done."""
         self._loop_task: asyncio.Task[None] | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._threads: BatchThreads | None = None
         # Inline batches run one at a time on the loop: with several batch slots they all go to threads.
         single = self.config.max_concurrent_batches == 1
         self._placement = ExecutionPlacement(self.config.inline_below_ms if single else 0.0)
@@ -115,8 +115,7 @@ class BatchingExecutor:
     async def start(self) -> None:
         if self._loop_task is not None:
             return
-        workers = self.config.max_concurrent_batches
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mcp-batch")
+        self._threads = BatchThreads(self.config.max_concurrent_batches, self.config.bulk_nice, self._clock)
         self._loop_task = asyncio.create_task(self._run(), name="mcp-batcher")
         self._accepting = True
         self._telemetry.window(self.window_ms)
@@ -302,8 +301,8 @@ class BatchingExecutor:
         remaining = end - loop.time()
         if self._batches and remaining > 0:
             await asyncio.wait(set(self._batches), timeout=remaining)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
+        if self._threads is not None:
+            self._threads.shutdown()
 
     async def _run(self) -> None:
         try:
@@ -452,28 +451,34 @@ class BatchingExecutor:
 
     async def _infer(self, batch: list[Pending]) -> list[dict[str, np.ndarray]]:
         wanted = [pending.outputs for pending in batch]
+        urgent = any(pending.sla_class is SLAClass.LATENCY_CRITICAL for pending in batch)
         started = time.perf_counter_ns()
         if len(batch) == 1:
-            outputs = await self._run_backend(batch[0].inputs, batch[0].outputs)
+            outputs = await self._run_backend(batch[0].inputs, batch[0].outputs, urgent)
             self._record_execution(batch, started, started, time.perf_counter_ns())
             self._rate.observe(batch[0].rows, (time.perf_counter_ns() - started) / 1e9)
             return [select_outputs(outputs, batch[0].outputs)]
         inputs, offsets = merge_inputs([pending.inputs for pending in batch])
         merged = time.perf_counter_ns()
-        outputs = await self._run_backend(inputs, union_outputs(wanted))
+        outputs = await self._run_backend(inputs, union_outputs(wanted), urgent)
         ran = time.perf_counter_ns()
         results = split_outputs(outputs, offsets, wanted)
         self._record_execution(batch, started, merged, ran)
         self._rate.observe(sum(pending.rows for pending in batch), (time.perf_counter_ns() - started) / 1e9)
         return results
 
-    async def _run_backend(self, inputs: Tensors, outputs: Sequence[str] | None) -> dict[str, np.ndarray]:
+    async def _run_backend(
+        self, inputs: Tensors, outputs: Sequence[str] | None, urgent: bool = False
+    ) -> dict[str, np.ndarray]:
+        """The backend's outputs, computed inline or on a worker thread (of normal priority when
+        ``urgent``: the batch holds a latency-critical request; scheduling/cpu_priority.py)."""
         if self._placement.inline:
             results, compute_s = self._timed_infer(inputs, outputs)
         else:
             loop = asyncio.get_running_loop()
+            threads = self._threads.for_batch(urgent) if self._threads is not None else None
             with SWITCH_INTERVAL.run(self._placement.average_s):
-                results, compute_s = await loop.run_in_executor(self._pool, self._timed_infer, inputs, outputs)
+                results, compute_s = await loop.run_in_executor(threads, self._timed_infer, inputs, outputs)
         self._placement.observe(compute_s)
         return results
 

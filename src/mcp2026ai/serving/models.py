@@ -34,6 +34,7 @@ from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
@@ -69,7 +70,12 @@ def direct_executor(
 
 
 def batching_executor(
-    record: ModelVersion, backend: Backend, stats: ModelStats, override: ConfigOverride | None = None
+    record: ModelVersion,
+    backend: Backend,
+    stats: ModelStats,
+    override: ConfigOverride | None = None,
+    *,
+    bulk_nice: int | None = BULK_NICE,
 ) -> Executor:
     """Dynamic batching with SLA-class queues.
 
@@ -96,6 +102,7 @@ def batching_executor(
         config = config.model_copy(update={"inline_below_ms": 0.0})
     if override is not None:
         config = override.apply(config)
+    config = config.model_copy(update={"bulk_nice": bulk_nice})
     return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
 
 

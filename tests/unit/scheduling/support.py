@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 import time
@@ -103,13 +104,14 @@ def measured(executor: BatchingExecutor, cls: SLAClass, rows_per_s: float, late_
 
 
 class RecordingBackend:
-    """A real backend that records, for each call, the thread that ran it and the interpreter's switch
-    interval it saw, after burning ``burn_ms`` of that thread's CPU."""
+    """A real backend that records, for each call, the thread that ran it, that thread's nice value
+    and the interpreter's switch interval it saw, after burning ``burn_ms`` of that thread's CPU."""
 
     def __init__(self, inner: OnnxRuntimeBackend, burn_ms: float = 0.0) -> None:
         self.inner = inner
         self.burn_s = burn_ms / 1000
         self.threads: list[str] = []
+        self.nice: list[int] = []
         self.intervals: list[float] = []
 
     @property
@@ -118,6 +120,7 @@ class RecordingBackend:
 
     def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         self.threads.append(threading.current_thread().name)
+        self.nice.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
         self.intervals.append(sys.getswitchinterval())
         started = time.thread_time()
         while time.thread_time() - started < self.burn_s:

@@ -13,6 +13,7 @@ from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 from mcp2026ai.serving.artifacts import serving_default_plan
 from mcp2026ai.serving.models import batching_executor
 from mcp2026ai.serving.overrides import ConfigOverride
@@ -94,3 +95,13 @@ def test_the_serving_default_is_onnxruntimes_own_where_instances_do_not_pay() ->
     openvino = serving_default_plan("openvino", cores=2)  # its threads sleep when they wait
     assert openvino == DEFAULT_PLAN.model_copy(update={"runtime": "openvino"}) and not openvino.measured
     assert "threads=1 instances=4 lone=4" in serving_default_plan(cores=4).describe()
+
+
+def test_the_servers_bulk_nice_reaches_every_executor(registry: ModelRegistry, tmp_path: Path) -> None:
+    """ServerConfig.bulk_batch_nice (app.py hands it to the factory): None keeps every batch at normal priority."""
+    record = registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=CONTRACT)
+    backend = create_backend(registry.artifact_path(record), record.signature, DEFAULT_PLAN)
+    for bulk_nice in (None, 5):
+        made = batching_executor(record, backend, ModelStats("mlp", "1"), bulk_nice=bulk_nice)
+        assert isinstance(made, BatchingExecutor) and made.config.bulk_nice == bulk_nice
+    assert executor(registry, tmp_path, DEFAULT_PLAN).bulk_nice == BULK_NICE
