@@ -6,7 +6,8 @@ rejection share, server memory.
    the overload and again after it (the ratios use the mean of both).
 2. Three open-loop `mcp bench` clients (latency-critical, throughput-guaranteed, best-effort, by the
    X-SLA-Class header) each offer ``--load / 3`` times that capacity for ``--seconds``, with up to
-   ``--connections / 3`` requests (connections) in flight each.
+   ``--connections / 3`` requests (connections) in flight each; they open their connections first and
+   begin sending together (``--start-at``; ``--no-sync-start``: each as soon as it is connected).
 3. The table: goodput (answered 200 per second) against capacity, each class's p99 and share of
    refusals, the server's resident memory before, at its peak, and after, and the CPU time of the
    server's event loop (its main thread: HTTP parsing, admission, JSON, refusals; the model runs on
@@ -53,6 +54,11 @@ CONTRACT = "batching: {max_batch_size: 4, max_queue_delay_ms: 2}\n"
 # the server about 11 ms (py-spy, under the overload: its process collector lists every open descriptor),
 # so reading it every 0.25 s took 4-5 % of a core from the server being measured.
 SCRAPE_EVERY_S = 1.0
+START_AFTER_S = 5.0
+"""The overload clients begin sending together this long after their launch (``mcp bench --start-at``):
+three of them importing on two busy cores took 1.5-2.5 s, and opening 2,667 connections each 0.3-1.2 s.
+Unsynchronized, the first one ready sent while the others still opened theirs, and the latency-critical
+client's first half second measured that connection storm (11 of its 51 requests over 50 ms in one run)."""
 
 
 def rss_mib(pid: int, field: str = "VmRSS") -> float:
@@ -253,6 +259,12 @@ def main() -> None:
         "(any: of every installed runtime's plans).",
     )
     parser.add_argument(
+        "--no-sync-start",
+        action="store_true",
+        help="Let each client begin sending as soon as its own connections are open (before 2026-12-05: the first "
+        "one ready then sends while the others still open theirs) instead of all together (START_AFTER_S).",
+    )
+    parser.add_argument(
         "--request-breakdown",
         action="store_true",
         help="Also record where each request's time went in the server's batcher (request_breakdown/) and print "
@@ -326,7 +338,9 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
     waits_before, overflows_before = run_queue_wait(server.pid), listen_overflows()
     per_class_rate = capacity_first * args.load / len(CLASSES)
     per_class_flight = max(1, args.connections // len(CLASSES))
-    started = args.offered_from = time.monotonic()
+    start_at = None if args.no_sync_start else time.time() + START_AFTER_S
+    started = args.offered_from = time.monotonic() + (0.0 if start_at is None else START_AFTER_S)
+    together = [] if start_at is None else ["--start-at", f"{start_at:.3f}"]
     # each class its own seed: three independent Poisson streams (one seed would send the three classes'
     # requests at the same instants, bursts of three that no set of independent tenants produces)
     clients = {
@@ -334,6 +348,7 @@ def run(server: subprocess.Popen[str], args: argparse.Namespace) -> None:
             args.port,
             *("--rate", f"{per_class_rate:.1f}", "--max-in-flight", str(per_class_flight), "--seed", str(seed)),
             *("--duration", str(args.seconds), "-n", "10000000", "-H", f"x-sla-class:{cls}", "--timeout", "30"),
+            *together,
             *shape,
         )
         for seed, cls in enumerate(CLASSES)
@@ -426,8 +441,9 @@ def print_all_sending(
     higher_capacity: float,
 ) -> None:
     """The server's goodput while all three clients were sending: each opens its connections first (with
-    thousands of them, on shared cores, that takes seconds), then sends for ``seconds``; the window from
-    the first answer starts with the first client's, while the others are still connecting."""
+    thousands of them, on shared cores, that takes seconds), then sends for ``seconds``, all from the same
+    instant unless ``--no-sync-start`` (then the window from the first answer starts with the first
+    client's, while the others are still connecting)."""
     starts = [float(str(row["started_unix"])) for row in reports.values()]
     connects = ", ".join(f"{float(str(row['connect_s'])):.1f}" for row in reports.values())
     begin, end = max(starts), min(starts) + seconds
@@ -458,7 +474,7 @@ def print_table(
     client_goodput = sum(float(r["throughput_rps"]) for r in reports.values())  # type: ignore[arg-type]
     print(f"capacity, mean of before and after: {capacity:.0f} req/s; offered {args.load:g}x the one before")
     print(f"over {elapsed:.1f} s with up to {args.connections} requests in flight: sent {sent}, answered 200: {ok}")
-    print(f"goodput {goodput:.0f} req/s = {goodput / capacity:.2f} x capacity (from the clients' launch)")
+    print(f"goodput {goodput:.0f} req/s = {goodput / capacity:.2f} x capacity (from the clients' start)")
     print(
         f"goodput from the clients' first send to their last answer: {client_goodput:.0f} req/s = "
         f"{client_goodput / capacity:.2f} x capacity"

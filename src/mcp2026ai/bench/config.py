@@ -86,6 +86,12 @@ class BenchConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers / gRPC metadata to send.")
     timeout_s: float = Field(30.0, gt=0, le=3600, description="Per-request timeout.")
     seed: int = Field(0, description="Seed of input data and Poisson arrivals.")
+    start_at_unix: float | None = Field(
+        None,
+        gt=0,
+        description="Begin sending at this Unix time, once the connections are open: clients started together "
+        "load the server from the same instant (one whose connections open later begins at once).",
+    )
 
     @model_validator(mode="after")
     def _bounded(self) -> BenchConfig:

@@ -7,7 +7,10 @@ Open loop: arrivals at mean ``rate`` per second with exponential gaps (seeded), 
 ``max_in_flight`` senders. Latency counts from the *scheduled* arrival, so when every sender is busy
 the wait in the client shows up in the figures instead of silently lowering the offered load.
 
-Both stop on whichever bound comes first; every request ends within ``timeout_s``.
+Both stop on whichever bound comes first; every request ends within ``timeout_s``. With
+``start_at_unix`` both open their connections first and begin (and start their clock) at that instant:
+several clients launched together then load the server at once, instead of one sending while the
+others still open their connections.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class Bounds:
     requests: int | None
     duration_s: float | None
     timeout_s: float
+    start_at_unix: float | None = None
+    """Begin sending at this Unix time (at once when it has passed)."""
 
 
 class _Budget:
@@ -117,12 +122,19 @@ async def _open_senders(factory: SenderFactory, count: int, samples: Samples) ->
     return senders
 
 
+async def _wait_for_start(bounds: Bounds) -> None:
+    """Until ``bounds.start_at_unix``, when it is set and still ahead."""
+    if bounds.start_at_unix is not None:
+        await asyncio.sleep(max(0.0, bounds.start_at_unix - time.time()))
+
+
 async def _close(senders: list[Sender]) -> None:
     await asyncio.gather(*(sender.close() for sender in senders))
 
 
 async def closed_loop(factory: SenderFactory, concurrency: int, bounds: Bounds, samples: Samples) -> Samples:
     senders = await _open_senders(factory, concurrency, samples)  # connections exist before the clock starts
+    await _wait_for_start(bounds)
     budget = _Budget(bounds, samples)
 
     async def worker(sender: Sender) -> None:
@@ -167,6 +179,7 @@ async def open_loop(
     factory: SenderFactory, rate: float, max_in_flight: int, bounds: Bounds, samples: Samples, seed: int = 0
 ) -> Samples:
     senders = await _open_senders(factory, max_in_flight, samples)
+    await _wait_for_start(bounds)
     arrivals: asyncio.Queue[int] = asyncio.Queue()
     drained = _Drained(arrivals)
 

@@ -180,7 +180,7 @@ async def run_bench(config: BenchConfig, tick: Tick | None = None, tick_every_s:
     try:
         chosen = await workload(side, config)
         samples = Samples()
-        bounds = Bounds(config.requests, config.duration_s, config.timeout_s)
+        bounds = Bounds(config.requests, config.duration_s, config.timeout_s, config.start_at_unix)
         ticker = asyncio.create_task(_ticker(samples, tick, tick_every_s)) if tick else None
         cpu_started_s = time.process_time()
         try:

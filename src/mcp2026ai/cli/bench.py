@@ -31,6 +31,7 @@ _OPTION_NAMES = {
     "batch_size": "-b/--batch-size",
     "timeout_s": "--timeout",
     "max_in_flight": "--max-in-flight",
+    "start_at_unix": "--start-at",
 }
 
 
@@ -56,6 +57,10 @@ def bench(
     header: Annotated[list[str] | None, typer.Option("-H", "--header", help="KEY:VALUE header/metadata.")] = None,
     timeout: Annotated[float, typer.Option(help="Per-request timeout in seconds.")] = 30.0,
     seed: Annotated[int, typer.Option(help="Seed of input data and arrivals.")] = 0,
+    start_at: Annotated[
+        float | None,
+        typer.Option(help="Unix time to begin sending at, once the connections are open (lines several clients up)."),
+    ] = None,
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="table, csv or json.")] = (
         OutputFormat.TABLE
     ),
@@ -81,6 +86,7 @@ def bench(
         headers=_headers(header or []),
         timeout_s=timeout,
         seed=seed,
+        start_at_unix=start_at,
     )
     report = _run(config, show_progress=not quiet and sys.stderr.isatty())
     _emit(report, output_format, output)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -116,6 +117,44 @@ def test_both_loops_time_the_opening_of_their_connections_apart_from_the_load() 
         _run(lambda: closed_loop(factory, 4, bounds, Samples())),
     ):
         assert samples.connecting_ns > 0 and samples.completed == 10
+
+
+def test_both_loops_open_their_connections_then_begin_at_the_start_time() -> None:
+    """``start_at_unix``: every connection is open before it, no request leaves before it, and the
+    run's clock starts with the first (several clients launched together begin at one instant)."""
+    sent_at: list[float] = []
+    opened_at: list[float] = []
+
+    class Stamped(Scripted):
+        async def send(self) -> str:
+            sent_at.append(time.time())
+            return await super().send()
+
+    async def factory() -> Scripted:
+        await asyncio.sleep(0)
+        opened_at.append(time.time())
+        return Stamped(["200"])
+
+    for loop in (
+        lambda bounds: open_loop(factory, 1000.0, 4, bounds, Samples()),
+        lambda bounds: closed_loop(factory, 4, bounds, Samples()),
+    ):
+        sent_at.clear()
+        opened_at.clear()
+        start = time.time() + 0.2
+        samples = _run(lambda loop=loop, start=start: loop(Bounds(10, None, 5, start_at_unix=start)))
+        assert samples.completed == 10 and len(opened_at) == 4
+        assert max(opened_at) < start <= min(sent_at)
+        assert samples.elapsed_s < 0.2  # the wait for the start is not part of the run
+
+
+def test_a_start_time_already_past_begins_at_once() -> None:
+    async def factory() -> Scripted:
+        return Scripted(["200"])
+
+    began = time.monotonic()
+    samples = _run(lambda: closed_loop(factory, 2, Bounds(4, None, 5, start_at_unix=time.time() - 60), Samples()))
+    assert samples.completed == 4 and time.monotonic() - began < 1.0
 
 
 def test_open_loop_stops_at_the_duration() -> None:
