@@ -1,8 +1,8 @@
 """Where each request's time goes inside the dynamic batcher: its wait, the hops, the run.
 
 With this folder on ``PYTHONPATH`` and ``MCP_REQUEST_BREAKDOWN=<file>`` in the environment, a process
-with ``serve`` among its arguments (``mcp serve``) wraps three methods of ``scheduling.batcher.BatchingExecutor`` and, when the executor
-stops, writes one JSON line per request a batch answered: its class, when it was queued, when its batch
+with ``serve`` among its arguments (``mcp serve``) wraps three methods of
+``scheduling.batcher.BatchingExecutor`` and, when the executor stops, writes one JSON line per request a batch answered: its class, when it was queued, when its batch
 started on the event loop, when the worker thread began and ended the backend's run (and that thread's
 CPU time for it), and when the batch's task saw the end, all on ``time.monotonic()`` (one clock for every
 process of the machine). ``overload.py --request-breakdown`` prints the quantiles of each part.
