@@ -2,11 +2,12 @@
 
 With this folder on ``PYTHONPATH`` and ``MCP_REQUEST_BREAKDOWN=<file>`` in the environment, a process
 with ``serve`` among its arguments (``mcp serve``) wraps three methods of
-``scheduling.batcher.BatchingExecutor`` and, when the executor stops, writes one JSON line per request a batch answered: its class, when it was queued, when its batch
-started on the event loop, when the worker thread began and ended the backend's run (and that thread's
-CPU time for it), and when the batch's task saw the end, all on ``time.monotonic()`` (one clock for every
-process of the machine). ``overload.py --request-breakdown`` prints the quantiles of each part.
-Nothing is recorded for batches run inline on the event loop (tiny models), which have no hop.
+``scheduling.batcher.BatchingExecutor`` and, when the executor stops, writes one JSON line per request
+a batch answered: its class, when it was queued, when its batch started on the event loop, when the
+worker thread began and ended the backend's run (and that thread's CPU time for it), and when the
+batch's task saw the end, all on ``time.monotonic()`` (one clock for every process of the machine).
+``overload.py --request-breakdown`` prints the quantiles of each part. Nothing is recorded for
+batches run inline on the event loop (tiny models), which have no hop.
 """
 
 from __future__ import annotations
