@@ -12,6 +12,7 @@ from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import OverloadedError
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import BatchingExecutor, ClassPolicy
+from mcp2026ai.scheduling.batcher import ANSWERS_PER_TURN
 from mcp2026ai.scheduling.admission import (
     SPREAD_MAX_AGE_S,
     SPREAD_MIN_SAMPLES,
@@ -94,6 +95,49 @@ def test_latency_critical_sheds_queued_best_effort_before_anything_else(
     assert len(shed) == 8, "every queued best-effort request; the running one finished"
     labels = {"model": model_name, "version": "-", "sla_class": BE.value}
     assert metric("mcp_scheduler_rejections_total", reason="overloaded", **labels) == len(shed) + 2
+
+
+def test_a_large_shed_is_answered_a_slice_per_event_loop_turn(
+    mlp_backend: OnnxRuntimeBackend, model_name: str
+) -> None:
+    """Shedding takes every queued best-effort request out of the queue at once, but answers them
+    ANSWERS_PER_TURN per turn of the event loop, so that what else the loop has ready (a finished batch's
+    answers) is not held up behind all of their error responses; every one is answered 429."""
+    gated = GatedBackend(mlp_backend)
+    classes = no_deadlines()
+    classes[BE] = classes[BE].model_copy(update={"capacity": 256})
+    classes[LC] = ClassPolicy(weight=5.0, capacity=16, deadline_ms=2500, admit_within=1.0)
+    queued_count = 2 * ANSWERS_PER_TURN + 5
+
+    async def scenario() -> tuple[list[int], list[object], object]:
+        executor = BatchingExecutor(gated, batching_config(max_batch_size=1, classes=classes), model=model_name)
+        await executor.start()
+        measured(executor, LC, rows_per_s=1.0)
+        running = asyncio.ensure_future(executor.submit(x(0), None, sla_class=BE, deadline=None))
+        await gated.wait_entered()
+        queued = [
+            asyncio.ensure_future(executor.submit(x(i), None, sla_class=BE, deadline=None))
+            for i in range(queued_count)
+        ]
+        await asyncio.sleep(0)
+        critical = asyncio.ensure_future(executor.submit(x(1), None, sla_class=LC, deadline=None))
+        answered_by_turn = []
+        for _ in range(5):
+            await asyncio.sleep(0)
+            answered_by_turn.append(sum(future.done() for future in queued))
+        assert executor.backlog == 1, "the shed requests left the queue at once: only the critical one is left"
+        gated.gate.set()
+        best_effort = await asyncio.gather(*queued, return_exceptions=True)
+        answer = await critical
+        await running
+        await executor.stop(5)
+        return answered_by_turn, best_effort, answer
+
+    answered_by_turn, best_effort, answer = run(scenario())
+    assert isinstance(answer, dict)
+    shed_turns = [count for count in answered_by_turn if count]  # from the turn the critical request arrived
+    assert shed_turns[:3] == [ANSWERS_PER_TURN, 2 * ANSWERS_PER_TURN, queued_count], answered_by_turn
+    assert all(isinstance(error, OverloadedError) and "shed" in str(error) for error in best_effort)
 
 
 @pytest.mark.parametrize(
