@@ -12,7 +12,6 @@ from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import OverloadedError
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import BatchingExecutor, ClassPolicy
-from mcp2026ai.scheduling.batcher import ANSWERS_PER_TURN
 from mcp2026ai.scheduling.admission import (
     SPREAD_MAX_AGE_S,
     SPREAD_MIN_SAMPLES,
@@ -21,6 +20,7 @@ from mcp2026ai.scheduling.admission import (
     DrainRate,
     EstimateSpread,
 )
+from mcp2026ai.scheduling.batcher import ANSWERS_PER_TURN
 
 from .conftest import MLP_IN
 from .support import GatedBackend, batching_config, measured, metric, no_deadlines, run
@@ -97,9 +97,7 @@ def test_latency_critical_sheds_queued_best_effort_before_anything_else(
     assert metric("mcp_scheduler_rejections_total", reason="overloaded", **labels) == len(shed) + 2
 
 
-def test_a_large_shed_is_answered_a_slice_per_event_loop_turn(
-    mlp_backend: OnnxRuntimeBackend, model_name: str
-) -> None:
+def test_a_large_shed_is_answered_a_slice_per_event_loop_turn(mlp_backend: OnnxRuntimeBackend, model_name: str) -> None:
     """Shedding takes every queued best-effort request out of the queue at once, but answers them
     ANSWERS_PER_TURN per turn of the event loop, so that what else the loop has ready (a finished batch's
     answers) is not held up behind all of their error responses; every one is answered 429."""
@@ -116,8 +114,7 @@ def test_a_large_shed_is_answered_a_slice_per_event_loop_turn(
         running = asyncio.ensure_future(executor.submit(x(0), None, sla_class=BE, deadline=None))
         await gated.wait_entered()
         queued = [
-            asyncio.ensure_future(executor.submit(x(i), None, sla_class=BE, deadline=None))
-            for i in range(queued_count)
+            asyncio.ensure_future(executor.submit(x(i), None, sla_class=BE, deadline=None)) for i in range(queued_count)
         ]
         await asyncio.sleep(0)
         critical = asyncio.ensure_future(executor.submit(x(1), None, sla_class=LC, deadline=None))
