@@ -293,6 +293,7 @@ def main() -> None:
         if breakdown is not None and breakdown.exists():
             columns = request_breakdown.parts(breakdown, CLASSES[0], since=args.offered_from)
             print("\n" + request_breakdown.render(columns, CLASSES[0]))
+            print(request_breakdown.loop_stalls(breakdown, args.offered_from, args.offered_from + args.seconds))
 
 
 SHAPE = ["--shape", "x:1024"]

@@ -52,6 +52,37 @@ def render(columns: dict[str, np.ndarray], sla_class: str) -> str:
     return "\n".join(lines)
 
 
+LONG_STALL_S = 0.010
+
+
+def loop_stalls(path: Path, since: float = float("-inf"), until: float = float("inf")) -> str:
+    """What held the event loop up between ``since`` and ``until``, from ``<path>.loop.json`` (written
+    beside the requests' record): its stalls, the garbage collections and the best-effort sheds."""
+    loop_file = path.with_name(path.name + ".loop.json")
+    if not loop_file.exists():
+        return "no event-loop record"
+    events = json.loads(loop_file.read_text())
+    stalls = [(at, late) for at, late in events["stalls"] if since <= at <= until]
+    collections = [(gen, began, ended) for gen, began, ended in events["gc"] if since <= began <= until]
+    long_stalls = [(at, late) for at, late in stalls if late > LONG_STALL_S]
+    in_gc = sum(any(began <= at + late and at <= ended for _, began, ended in collections) for at, late in long_stalls)
+    lines = [
+        f"event loop: {len(stalls)} wake-ups over 2 ms late, {len(long_stalls)} over 10 ms "
+        f"(largest {max((late for _, late in stalls), default=0.0) * 1000:.1f} ms), {in_gc} of those during a "
+        "garbage collection"
+    ]
+    for generation in (0, 1, 2):
+        took = np.array([ended - began for gen, began, ended in collections if gen == generation]) * 1000
+        if len(took):
+            lines.append(
+                f"  generation {generation} collections: {len(took)}, ms p50 / p90 / max "
+                f"{np.percentile(took, 50):.1f} / {np.percentile(took, 90):.1f} / {took.max():.1f}"
+            )
+    sheds = [count for at, count in events["sheds"] if since <= at <= until]
+    lines.append(f"  best-effort sheds: {len(sheds)}, {sum(sheds)} requests, largest {max(sheds, default=0)}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
@@ -59,6 +90,7 @@ def main() -> None:
     parser.add_argument("--from", dest="since", type=float, default=float("-inf"), help="time.monotonic() stamp")
     args = parser.parse_args()
     print(render(parts(args.file, args.sla_class, args.since), args.sla_class))
+    print(loop_stalls(args.file, args.since))
 
 
 if __name__ == "__main__":

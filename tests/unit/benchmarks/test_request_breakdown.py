@@ -3,18 +3,19 @@ fresh interpreter, and the parts add up to each request's total."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
-from benchmarks.overload.request_breakdown import HOOK, parts, render
+from benchmarks.overload.request_breakdown import HOOK, loop_stalls, parts, render
 
 ROOT = Path(__file__).resolve().parents[3]
 
 PROGRAM = """
-import asyncio, sys, time
+import asyncio, gc, sys, time
 from pathlib import Path
 import numpy as np
 sys.path.insert(0, {tests!r})
@@ -40,6 +41,10 @@ async def main():
     x = {{"x": np.ones((1, 16), np.float32)}}
     classes = [SLAClass.LATENCY_CRITICAL, SLAClass.BEST_EFFORT] * 10
     await asyncio.gather(*(executor.submit(x, None, sla_class=c, deadline=None) for c in classes))
+    await asyncio.sleep(0.01)
+    time.sleep(0.03)  # the event loop held up: a stall
+    gc.collect(1)
+    await asyncio.sleep(0.01)
     await executor.stop(drain_timeout_s=5)
 
 asyncio.run(main())
@@ -65,6 +70,16 @@ def test_the_hook_records_each_request_of_a_serve_process(tmp_path: Path) -> Non
     np.testing.assert_allclose(summed, columns["total"], atol=1e-6)
     text = render(columns, "latency-critical")
     assert text.startswith("latency-critical in the batcher, 10 requests") and "hop back" in text
+
+
+def test_the_hook_records_the_event_loops_stalls_and_collections(tmp_path: Path) -> None:
+    record = _record(tmp_path, "serve")
+    events = json.loads(record.with_name(record.name + ".loop.json").read_text())
+    assert any(late >= 0.025 for _, late in events["stalls"]), events["stalls"]
+    assert any(generation == 1 for generation, _, _ in events["gc"])
+    text = loop_stalls(record)
+    assert "over 10 ms" in text and "generation 1 collections:" in text and "best-effort sheds: 0" in text
+    assert loop_stalls(tmp_path / "elsewhere.jsonl") == "no event-loop record"
 
 
 def test_other_processes_are_left_alone(tmp_path: Path) -> None:
