@@ -104,8 +104,9 @@ def install(path: str) -> None:
     def traced_shed(self: BatchingExecutor, still_needed: object) -> None:
         before = self._queues.depth(SLAClass.BEST_EFFORT)
         shed(self, still_needed)  # type: ignore[arg-type]
-        if before > self._queues.depth(SLAClass.BEST_EFFORT):
-            loop_events["sheds"].append((time.monotonic(), before - self._queues.depth(SLAClass.BEST_EFFORT)))
+        count = before - self._queues.depth(SLAClass.BEST_EFFORT)
+        if count:
+            loop_events["sheds"].append((time.monotonic(), count))
 
     async def traced_stop(self: BatchingExecutor, drain_timeout_s: float) -> None:
         await stop(self, drain_timeout_s)
