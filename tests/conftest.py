@@ -29,28 +29,8 @@ from tests.support.llm import (  # noqa: F401 (fixtures)
 from tests.support.onnx_models import build_int64, build_mlp, build_two_input
 from tests.support.stores import backend, postgres_server, s3_server, shared_stores  # noqa: F401 (fixtures)
 
-# Modules that must not run at the same time on two pytest-xdist workers: the Ray tests find replicas
-# by process name and start Ray clusters on the default dashboard port. `make test` runs
-# `--dist loadfile` (a module's tests on one worker); these modules count as one module there.
-SHARED_WORKER = {
-    "tests/integration/test_ray_serve.py": "ray modules",
-    "tests/integration/test_ray_multinode.py": "ray modules",
-}
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """loadfile with SHARED_WORKER's modules on one worker (pytest-xdist's own `xdist_group` marks do
-    nothing under pytest 9.2: xdist 3.8 renames `item._nodeid`, which pytest no longer reads)."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class ModuleScheduling(LoadFileScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            module = str(super()._split_scope(nodeid))
-            return SHARED_WORKER.get(module, module)
-
-    return ModuleScheduling(config, log)
+pytest_plugins = ["tests.support.xdist_policy"]
+"""Workers: loadfile scheduling, and a dead worker fails the run (see the module)."""
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp2026ai.contract import SLAClass
@@ -13,6 +15,20 @@ DEFAULT_STEP_TOKENS = 256
 DEFAULT_CHUNK_TOKENS = 64
 """Measured (docs/benchmarks.md, issue 34): beside 8 decoding streams a 1,900-token prompt in chunks of
 64 stalls them about half as long as in chunks of 128, at the same time to its first token."""
+
+
+class BatchInvariance(StrEnum):
+    """Whether a sequence's tokens may depend on what else runs in its batch (docs/generation.md,
+    "Determinism")."""
+
+    AUTO = "auto"
+    """Measure at load whether this host's kernels give a lone row other logits than a batched one, and
+    pay for invariance only where they do (AVX2 hosts without AVX-512)."""
+    ON = "on"
+    """Always run lone rows padded to two (the same kernels as a batch) on every host."""
+    OFF = "off"
+    """Fastest single-stream decode: on hosts of the first kind a sequence's greedy or seeded tokens may
+    change with what runs beside it."""
 
 
 def default_generation_classes() -> dict[SLAClass, ClassPolicy]:
@@ -60,6 +76,11 @@ class EngineConfig(BaseModel):
         description="Memory for the KV of prompt prefixes (a shared system prompt is prefilled once); 0 turns it off.",
     )
     threads: int = Field(0, ge=0, le=256, description="onnxruntime intra-op threads; 0 lets onnxruntime choose.")
+    batch_invariance: BatchInvariance = Field(
+        BatchInvariance.AUTO,
+        description="auto: a sequence's tokens do not depend on what runs beside it, on every host (lone rows "
+        "padded to two only where this host's kernels need it); on: padded everywhere; off: never padded.",
+    )
     classes: dict[SLAClass, ClassPolicy] = Field(
         default_factory=default_generation_classes,
         description="Waiting queue per SLA class: weight and capacity (a full class answers 429).",

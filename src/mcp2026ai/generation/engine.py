@@ -16,8 +16,9 @@ contract's memory budget): a sequence holds the blocks its tokens fill, never a 
 reservation, and takes one more only when its last block is full. The decoder's slots reserve
 address space only (their pages are committed when written and given back when a slot is vacated).
 When the pool runs dry while sequences grow, the most recently admitted request is preempted: its
-blocks and slots are freed and it is recomputed (prompt and tokens so far prefilled again) before
-any new request is admitted; its stream just pauses.
+blocks and slots are freed and it is recomputed before any new request is admitted (its prompt
+prefilled again, then its tokens so far fed again by decode steps, so its keys and values are the ones
+it had); its stream just pauses.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from mcp2026ai.errors import MCPError, OverloadedError, UnavailableError
-from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.generation.grammar import Grammars
 from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.kv_blocks import DEFAULT_BLOCK_SIZE, KVBlockPool, pool_blocks
@@ -106,6 +107,9 @@ class Engine:
         """This step's deliveries, handed to the event loops together at its end."""
         self.prefill_pace.probe(lambda tokens: decoder.prefill(0, tokens), self.max_len - 1)
         decoder.release(0)
+        decoder.pad_lone_rows = config.batch_invariance == BatchInvariance.ON or (
+            config.batch_invariance == BatchInvariance.AUTO and not decoder.lone_row_matches_batched()
+        )
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
 
@@ -408,24 +412,31 @@ class Engine:
     def _decode_rows(self, order: list[SequenceState], skip: dict[SequenceState, list[int]]) -> None:
         """Decode slots ``0 .. len(order)-1``; prefilling sequences and those in ``skip`` (verified on
         their own) get a throwaway row, written past their KV."""
-        tokens, lengths = [], []
-        for sequence in order:
+        tokens, lengths, replayed = [], [], set()
+        for row, sequence in enumerate(order):
             if sequence.prefilling or sequence in skip:
                 tokens.append(0)
                 lengths.append(self.slots.length_of(sequence) + 1)
                 continue
+            token = sequence.last_token
+            if sequence.replay:  # a resumed sequence's sampled token: its next one is known already
+                token = sequence.replay.popleft()
+                replayed.add(row)
             self.slots.grow(sequence)
-            if not self.blocks.append(sequence, sequence.last_token):  # _make_room left a block for each
+            if not self.blocks.append(sequence, token):  # _make_room left a block for each
                 raise UnavailableError("KV cache out of blocks after making room (a bug): failing the batch")
-            tokens.append(sequence.last_token)
+            tokens.append(token)
             lengths.append(self.slots.length_of(sequence))
+        if self.decoder.pad_lone_rows and len(tokens) == 1:  # a throwaway second row: the batched kernels
+            tokens.append(0)
+            lengths.append(self.slots.length_of(self.slots.order()[1]) + 1 if self.slots.active > 1 else 1)
         started = time.perf_counter()
         logits = self.decoder.decode(tokens, lengths)
         self.speculation.gate.observe_decode(len(order), time.perf_counter() - started)
         now = time.monotonic()
         touched: dict[int, Job] = {}
         for row, sequence in enumerate(order):
-            if sequence.prefilling or sequence in skip:
+            if sequence.prefilling or sequence in skip or row in replayed:
                 continue
             self.telemetry.inter_token(now - sequence.last_token_at)
             self._accept_token(sequence, logits[row], now)
@@ -441,7 +452,7 @@ class Engine:
         spare = self.blocks.available_blocks - len(decoding)  # _make_room's reserve for the plain rows
         drafts = {}
         for sequence in decoding:
-            if sequence.grammar is not None:
+            if sequence.grammar is not None or sequence.replay:
                 continue  # a constrained sequence never speculates: its drafts would need the matcher's rollback
             draft = self._draft(sequence)
             table = self.blocks.table(sequence)
@@ -580,17 +591,20 @@ class Engine:
                 continue
             histories = [[*job.request.prompt_ids, *s.history[:-1]] for s in waiting]
             needed = sum(self.blocks.blocks_for(len(h) + 1) for h in histories)
+            prompt = job.request.prompt_ids
             room = self.slots.num_slots - self.slots.active
             reserve = self._watermark() if self._running else 0  # alone, it always fits (see submit)
             if len(waiting) > room or needed + reserve > self.blocks.available_blocks:
                 return
             self._preempted.popleft()
             job.admitted_at = time.monotonic()
-            for sequence, history in zip(waiting, histories, strict=True):
-                self._hold_slot(sequence, history)
-                cached = self._restore_prefix(sequence, history)
+            for sequence in waiting:
+                # the prompt is prefilled again and the sampled tokens replayed by decode steps, as they ran
+                sequence.replay = deque(sequence.history[:-1])
+                self._hold_slot(sequence, prompt)
+                cached = self._restore_prefix(sequence, prompt)
                 # preempted before its first token (still prefilling): it samples one when done
-                self._prefilling.append(PrefillTask(sequence, history, cached, first_token=not sequence.history))
+                self._prefilling.append(PrefillTask(sequence, prompt, cached, first_token=not sequence.history))
 
     def _reap_aborted(self) -> None:
         for job in {id(s.job): s.job for s in self._running.values() if s.job.aborted}.values():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,10 @@ class SequenceState:
     token_stop: TokenStop
     generated: int = 0
     history: list[int] = field(default_factory=list)
-    """Every token sampled so far (the KV holds all but the last: a resumed sequence prefills them)."""
+    """Every token sampled so far (the KV holds all but the last)."""
+    replay: deque[int] = field(default_factory=deque)
+    """Sampled tokens whose KV a resumed sequence recomputes: fed again by decode steps, as they were the
+    first time (a prefill of them would take other kernels and need not give the same KV)."""
     last_token: int = 0
     last_token_at: float = 0.0
     finished: FinishReason | None = None

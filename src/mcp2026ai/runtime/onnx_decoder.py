@@ -14,6 +14,16 @@ verification (:meth:`OnnxDecoder.verify`) the k+1 it needs.
 A run of several tokens per row (a prompt chunk, a verification) takes one row only: onnxruntime's
 GroupQueryAttention refuses ``batch_size > 1`` when ``sequence_length > 1`` and past context is
 given. So prompt chunks and verifications run one sequence each, beside the batched one-token decode.
+
+Batch invariance: onnxruntime's int4 ``MatMulNBits`` runs a matrix of one row through another kernel
+than a matrix of two or more on some hosts (AVX2 without AVX-512: the logits of a row decoded alone
+differ from the same row decoded beside others by up to 0.4, enough to change a greedy token after a
+dozen or so). From two rows up, each row's result is the same whatever the number of rows and its
+place among them (measured: ``tests/unit/runtime/test_onnx_decoder_invariance.py``).
+:meth:`OnnxDecoder.lone_row_matches_batched` measures which kind of host this is; where it is the
+first kind, :attr:`OnnxDecoder.pad_lone_rows` makes every run have two rows or more: the engine adds
+a throwaway row to a lone decode row (``generation/engine.py``), and a prompt chunk of one token
+after cached context re-runs the token before it too (its keys and values come out the same).
 """
 
 from __future__ import annotations
@@ -75,7 +85,9 @@ class OnnxDecoder:
         self.info = info
         self.num_slots = num_slots
         self.max_len = max_len
-        shape = (num_slots, info.num_kv_heads, max_len, info.head_size)
+        self.pad_lone_rows = False
+        """Run no matrix of one row (see the module's doc): set where lone rows differ from batched ones."""
+        shape = (max(num_slots, 2), info.num_kv_heads, max_len, info.head_size)  # a spare for a lone row's pad
         self._maps: list[mmap.mmap] = []
         self._kv = [
             (name % layer, self._lazy_zeros(shape))
@@ -85,7 +97,7 @@ class OnnxDecoder:
         self._present = {info.past_key % layer: info.present_key % layer for layer in range(info.num_layers)} | {
             info.past_value % layer: info.present_value % layer for layer in range(info.num_layers)
         }
-        self._logits = np.zeros((num_slots, 1, info.vocab_size), np.float32)
+        self._logits = np.zeros((shape[0], 1, info.vocab_size), np.float32)
         self._bindings: dict[tuple[int, int, int, int], ort.IOBinding] = {}
         self._row_logits: dict[int, np.ndarray] = {}
         self.multi_row_logits = NUM_LOGITS in {i.name for i in self.session.get_inputs()}
@@ -145,10 +157,26 @@ class OnnxDecoder:
     def prefill(self, slot: int, token_ids: Sequence[int], cached: int = 0) -> np.ndarray:
         """Run a prompt into a slot whose first ``cached`` positions already hold the prompt's KV (0: an
         empty slot); the logits of its last position, shape ``[vocab]``."""
+        if self.pad_lone_rows and cached > 0 and len(token_ids) - cached == 1:
+            cached -= 1  # one token alone would take the one-row kernels: run the one before it again too
         ids = np.asarray(token_ids[cached:], dtype=np.int64).reshape(1, -1)
         mask = np.ones((1, len(token_ids)), dtype=np.int64)
         logits: np.ndarray = self._run(slot, 1, ids, mask)[0]
         return logits
+
+    def lone_row_matches_batched(self) -> bool:
+        """Whether a row decoded alone gets exactly the logits it gets beside another row on this host.
+        Runs a short prompt into slots 0 and 1 (which must be free), decodes it alone and in two rows,
+        and gives both slots back."""
+        prompt = [1, 2, 3, 4, 5, 6, 7, 8]
+        for slot in (0, 1):
+            self.prefill(slot, prompt)
+        token, length = 9, len(prompt) + 1
+        alone = self.decode([token], [length]).copy()
+        beside = self.decode([token, token], [length, length])
+        for slot in (0, 1):
+            self.release(slot)
+        return bool(np.array_equal(alone[0], beside[0]))
 
     def read_block(self, slot: int, start: int, size: int) -> np.ndarray:
         """A copy of positions ``start .. start+size-1`` of a slot's KV: ``[layers x 2, kv_heads, size, head]``."""
