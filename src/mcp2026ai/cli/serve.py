@@ -22,7 +22,7 @@ from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError, MCPError
-from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
 from mcp2026ai.policy.generation import ensure_generation_plan
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -131,6 +131,13 @@ def serve(
             min=0, help="Language models: memory for cached prompt-prefix KV (shared system prompts); 0: off."
         ),
     ] = 128.0,
+    batch_invariance: Annotated[
+        BatchInvariance,
+        typer.Option(
+            help="Language models: auto: a sequence's tokens never depend on what runs beside it (lone decode rows "
+            "padded where this host's kernels need it, docs/determinism.md); on: padded everywhere; off: never.",
+        ),
+    ] = BatchInvariance.AUTO,
     limit: Annotated[
         list[str] | None,
         typer.Option(
@@ -275,6 +282,7 @@ def serve(
             speculative_tokens=speculative_tokens,
             prefix_cache_mb=prefix_cache_mb,
             stream_buffer_deltas=stream_buffer_tokens,
+            batch_invariance=batch_invariance,
         ),
         generation_limits=parse_limits(list(limit or [])),
         generation_configs=[path.resolve() for path in serving_config or []],

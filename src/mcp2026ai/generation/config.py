@@ -18,8 +18,7 @@ DEFAULT_CHUNK_TOKENS = 64
 
 
 class BatchInvariance(StrEnum):
-    """Whether a sequence's tokens may depend on what else runs in its batch (docs/generation.md,
-    "Determinism")."""
+    """Whether a sequence's tokens may depend on what else runs in its batch (docs/determinism.md)."""
 
     AUTO = "auto"
     """Measure at load whether this host's kernels give a lone row other logits than a batched one, and
