@@ -1,4 +1,4 @@
-"""Turn benchmark rows into the markdown tables of docs/benchmarks.md (medians over rounds)."""
+"""Turn benchmark rows into the markdown tables of docs/notebook/benchmarks.md (medians over rounds)."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def build_model(name: str, directory: Path) -> BenchModel:
     if name == "mlp":
         # The workload is throughput at 32 concurrent requests, and the contract says so: with the
         # default objective (latency) the policy picks batch 1 with no queue delay, the best latency of
-        # a lone request, and over gRPC requests then rarely meet in the queue (docs/benchmarks.md).
+        # a lone request, and over gRPC requests then rarely meet in the queue (docs/notebook/benchmarks.md).
         path = tiny_mlp(directory / "mlp.onnx")
         return BenchModel("mlp", path, "x", (MLP_FEATURES,), outputs=(("probs", (10,)),), objective="throughput")
     if name == "classifier":  # the 224x224 image classifier of issue 23

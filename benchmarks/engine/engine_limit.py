@@ -13,7 +13,7 @@ Each round takes the median of ``--repeats`` runs per measure; the table gives m
 the rounds' figures (tokens/s), the CPU time this process spent per token (onnxruntime's threads
 included: other processes on the machine stretch wall time far more than it; on an idle machine the
 limit is about cores / CPU time per token) and the load average before and after. Every served figure in
-docs/benchmarks.md is given as a fraction of these.
+docs/notebook/benchmarks.md is given as a fraction of these.
 
     .venv/bin/python benchmarks/engine/engine_limit.py [--rounds 3] [--batches 1 8 16 32]
         [--chunks 64 128 256 512] [--context 200] [--threads 0] [--session served|spinning|blocking]

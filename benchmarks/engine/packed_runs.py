@@ -22,7 +22,7 @@ the kernels compute each row alike), then timed in interleaved rounds:
     PYTHONPATH=src:. .venv/bin/python benchmarks/engine/packed_runs.py [--mode chunk|verify] [--rows 8]
         [--chunk 64] [--cached 512] [--draft 4] [--context 200] [--rounds 3]
 
-Measured 2026-12-05 (quiet 2-core EPYC, docs/benchmarks.md "Packed runs"): chunk mode, 8 rows + chunk 64
+Measured 2026-12-05 (quiet 2-core EPYC, docs/notebook/benchmarks.md "Packed runs"): chunk mode, 8 rows + chunk 64
 after 512: two runs 104.4-105.2 ms, packed 101.3-105.5 ms (4-8 % saved at other sizes); verify mode,
 8 sequences x (1 + 4): 8 runs 91-102 ms, packed 66-71 ms, against 20-23 ms for a plain decode step.
 """

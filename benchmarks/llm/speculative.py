@@ -6,7 +6,7 @@ SmolLM2-135M-Instruct int4 (converted once into .cache/llm), the engine alone (n
 ``--tokens`` output tokens; the two engines run the same prompts, interleaved round by round.
 Prints output tokens/s per task and mode (all streams' tokens over the round's wall time, median and
 range), the speed-up, the acceptance rate, and how far the first stream's answers agree (greedy
-int4: identical up to near-ties, see docs/benchmarks.md).
+int4: identical up to near-ties, see docs/notebook/benchmarks.md).
 
     .venv/bin/python benchmarks/llm/speculative.py [--rounds 3] [--tokens 96] [--draft 4]
         [--concurrency 1] [--temperature 0]

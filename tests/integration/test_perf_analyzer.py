@@ -36,7 +36,7 @@ def server(registry: ModelRegistry) -> Iterator[BackgroundServer]:
 def run_perf_analyzer(tool: str, *args: str) -> str:
     """One bounded perf_analyzer measurement: three 1 s windows, no stability loop (this machine is
     too noisy for one). Time windows, not --request-count: perf_analyzer 2.48 sometimes never exits
-    in that mode after every answer has arrived (see docs/benchmarks.md)."""
+    in that mode after every answer has arrived (see docs/notebook/benchmarks.md)."""
     command = [tool, *args, "--measurement-interval", "1000", "--stability-percentage", "999"]
     if "--concurrency-range" not in args:
         command += ["--concurrency-range", "2"]

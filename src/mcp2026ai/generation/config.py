@@ -13,7 +13,7 @@ from mcp2026ai.scheduling.config import DEFAULT_WEIGHTS, ClassPolicy
 DEFAULT_WAITING_PER_CLASS = 256
 DEFAULT_STEP_TOKENS = 256
 DEFAULT_CHUNK_TOKENS = 64
-"""Measured (docs/benchmarks.md, issue 34): beside 8 decoding streams a 1,900-token prompt in chunks of
+"""Measured (docs/notebook/benchmarks.md, issue 34): beside 8 decoding streams a 1,900-token prompt in chunks of
 64 stalls them about half as long as in chunks of 128, at the same time to its first token."""
 
 

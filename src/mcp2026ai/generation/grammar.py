@@ -1,7 +1,7 @@
 """Constrained decoding: grammars compiled once per constraint, one matcher per sequence.
 
 The grammar engine is llguidance, chosen by measurement on SmolLM2's 49,152-token vocabulary
-(docs/benchmarks.md, "Structured outputs"): a 20-property JSON schema compiles in about 10 ms with
+(docs/notebook/benchmarks.md, "Structured outputs"): a 20-property JSON schema compiles in about 10 ms with
 either llguidance or xgrammar, and a token mask costs 9 µs (llguidance) or 3 µs (xgrammar) at the
 median, both negligible beside a decode step. llguidance won on what matters more here: it names
 each JSON-schema keyword it cannot honour (``Unimplemented keys: ["not"]``) where xgrammar drops

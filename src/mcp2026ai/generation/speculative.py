@@ -61,7 +61,7 @@ MISS_PAUSE_LIMIT = 16
 def gate_pause(refusals: int) -> int:
     """Steps to wait after the gate's ``refusals + 1``-th refusal in a row: each one doubles the pause,
     since every retry of a sequence whose drafts miss (free text) costs a verification run of its own
-    (measured: 2.5-7x fewer verifications of free text at batch 8, ``docs/benchmarks.md``)."""
+    (measured: 2.5-7x fewer verifications of free text at batch 8, ``docs/notebook/benchmarks.md``)."""
     return min(GATE_PAUSE << min(refusals, 16), MAX_GATE_PAUSE)
 
 

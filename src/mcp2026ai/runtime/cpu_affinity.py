@@ -11,7 +11,7 @@ to one physical core, spread over every CPU of the machine, whatever the process
   it gets it. So the default count is given explicitly (one thread per physical core, onnxruntime's
   own choice), and onnxruntime then leaves the workers' affinity alone: the operating system
   schedules them over the allowed CPUs. Measured with the co-located overload
-  (``benchmarks/overload/overload.py --connections 8000``, docs/benchmarks.md "Unpinned workers"): in
+  (``benchmarks/overload/overload.py --connections 8000``, docs/notebook/benchmarks.md "Unpinned workers"): in
   a quiet spell the model's wall time per batch under the 4x overload fell from 16.6 to 14.5 ms and
   the answers per second rose 18 % (medians of 8 pairs); in a slower spell, within the noise.
 """

@@ -56,7 +56,7 @@ class OnnxDecoder:
     cores, a spinning worker holds the core its descheduled peer needs to finish its part. So while
     :class:`~mcp2026ai.runtime.cpu_load.LoadProbe` finds the machine contended, runs go to a second
     session whose workers block instead (built on first need; same kernels, same results).
-    Measured with aiperf, alternating pairs (docs/benchmarks.md): idle, spinning gave c=8 327 / 360 /
+    Measured with aiperf, alternating pairs (docs/notebook/benchmarks.md): idle, spinning gave c=8 327 / 360 /
     357 tok/s vs blocking 323 / 294 / 314 and c=1 180 / 169 / 174 vs 136 / 138 / 126; under load
     (load average 3-5), spinning gave c=8 230 / 192 / 147 vs blocking 261 / 249 / 232 and c=1
     55 / 79 / 40 vs 127 / 110 / 111.

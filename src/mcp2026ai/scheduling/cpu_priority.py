@@ -11,7 +11,7 @@ priority, as before.
 
 Under the co-located overload (benchmarks/overload/overload.py: 8,000 connections, three clients on the
 server's two cores) the latency-critical client p99 was lower in 7 of 10 interleaved pairs, 51.1
-against 53.8 ms at the median, goodput unchanged (0.81 against 0.82 x capacity; docs/benchmarks.md,
+against 53.8 ms at the median, goodput unchanged (0.81 against 0.82 x capacity; docs/notebook/benchmarks.md,
 "Bulk batches at a lower CPU priority"). The latency-critical batch's own run is no shorter: its thread
 waits for the event loop and the clients, not for the bulk batch.
 

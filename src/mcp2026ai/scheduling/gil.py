@@ -7,7 +7,7 @@ time, and a thread waiting for it asks the holder to let go only after ``sys.get
 Under the co-located overload (benchmarks/overload/overload.py: 8,000 connections, the load generator
 on the server's two cores) a batch of 16 ms of single-threaded compute took 21 ms of wall time at the
 median and 37 ms at p99; at 0.5 ms, 19 and 30 ms. Ten interleaved pairs: goodput 0.80 -> 0.82 x
-capacity and latency-critical client p99 57.8 -> 54.6 ms at the median (docs/benchmarks.md, "The GIL
+capacity and latency-critical client p99 57.8 -> 54.6 ms at the median (docs/notebook/benchmarks.md, "The GIL
 switch interval").
 
 Short only while a *long* run is in progress (its measured compute, :data:`LONG_RUN_S` or more): where

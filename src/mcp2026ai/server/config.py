@@ -57,7 +57,7 @@ class ServerConfig(BaseModel):
         "auto",
         description="The server's event loop. auto: uvloop when the process serves no gRPC listener (HTTP "
         "answers take less of the loop's CPU there), asyncio's own loop otherwise (grpc.aio degrades on "
-        "uvloop: docs/benchmarks.md, changes tried and not kept).",
+        "uvloop: docs/notebook/benchmarks.md, changes tried and not kept).",
     )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
     gil_switch_interval_ms: float | None = Field(

@@ -38,7 +38,7 @@ def serving_default_plan(runtime: str = DEFAULT_RUNTIME, cores: int | None = Non
     preempted. Under the co-located overload (benchmarks/overload/overload.py, the clients on the same
     two cores) that made a batch of the chained-matmul model cost 20-23 ms of CPU instead of 16-18, and
     goodput 0.57-0.72 x capacity (median 0.66); the instances gave 0.71-0.85 (median 0.78;
-    docs/benchmarks.md, "Single-threaded instances by default"). The price: the model's weights are
+    docs/notebook/benchmarks.md, "Single-threaded instances by default"). The price: the model's weights are
     held twice (two sessions), and under overload a batch takes one core twice as long, so the
     latency-critical tail grows by about a batch (client p99 median 51 -> 62 ms there).
 

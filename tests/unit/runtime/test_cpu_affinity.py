@@ -49,7 +49,7 @@ def test_a_session_of_a_confined_process_keeps_its_threads_on_its_cpus(tmp_path:
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to tell pinned from free")
 def test_onnxruntimes_default_thread_count_comes_without_its_pinning(tmp_path: Path) -> None:
     """Left to itself onnxruntime pins each worker to one core; on a machine shared with other
-    processes a pinned worker then waits for its core while another is free (docs/benchmarks.md,
+    processes a pinned worker then waits for its core while another is free (docs/notebook/benchmarks.md,
     "Unpinned workers"). The default plan gets onnxruntime's count, one per physical core, unpinned."""
     model = mlp_model(tmp_path / "mlp.onnx")
     done = subprocess.run(

@@ -11,7 +11,7 @@ concurrent clients our median stayed low while the p99 reached 3x it.
 call requested and hands what arrives to grpc.aio's own RPC handling (interceptors, cancellation,
 status, message codecs), exactly as the serving coroutine does. MLP at c=32 over gRPC, A/B against
 three whole grpc.aio servers on the port: 1531 vs 915 and 1541 vs 1115 req/s, p99 46 vs 84 and
-40 vs 68 ms, CPU 0.63 vs 0.85-0.92 ms per request (docs/benchmarks.md).
+40 vs 68 ms, CPU 0.63 vs 0.85-0.92 ms per request (docs/notebook/benchmarks.md).
 
 grpc.aio has no public API for this: it takes grpc.aio.Server's core server and five of grpcio's
 Cython internals, checked by name and signature first (:func:`missing_internals`). Where a grpcio
