@@ -14,9 +14,9 @@ import yaml
 from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
+from mcp2026ai.cli.policy_generation import NoFeasibleGenerationPlanError
 from mcp2026ai.cli.serve_config import dump, read_config_files, server_config
 from mcp2026ai.cli.serve_flags import command_signature, given_on_command_line
-from mcp2026ai.cli.policy_generation import NoFeasibleGenerationPlanError
 from mcp2026ai.cli.serve_limits import parse_limits
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.cli.triton import repository_registry
@@ -34,7 +34,6 @@ from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
-
 
 MODELS, DEPLOYMENT, SECURITY, LLM = "Models and plans", "Deployment", "Security", "Language models"
 
@@ -125,7 +124,9 @@ def serve(
     ] = False,
     trusted_key: Annotated[
         list[Path] | None,
-        typer.Option(help="Extra trusted public key file (with --require-signed); repeatable.", rich_help_panel=SECURITY),
+        typer.Option(
+            help="Extra trusted public key file (with --require-signed); repeatable.", rich_help_panel=SECURITY
+        ),
     ] = None,
     auth: Annotated[
         bool,
@@ -137,7 +138,9 @@ def serve(
         Path | None,
         typer.Option(help="PEM certificate chain: serve HTTPS and gRPC over TLS.", rich_help_panel=SECURITY),
     ] = None,
-    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.", rich_help_panel=SECURITY)] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option(help="PEM private key of --tls-cert.", rich_help_panel=SECURITY)
+    ] = None,
     tls_ca: Annotated[
         Path | None,
         typer.Option(help="PEM CA bundle that client certificates must chain to.", rich_help_panel=SECURITY),
@@ -153,7 +156,9 @@ def serve(
     Options from the server's configuration (ServerConfig) are generated from it (cli/serve_flags.py)."""
     given = given_on_command_line(ctx)
     files = read_config_files(list(config_files or []))
-    security = serving_security(require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert)
+    security = serving_security(
+        require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
+    )
     security_given = any(given(flag) for flag in SECURITY_FLAGS)
     generation_configs = [Path(path) for path in files.document.get("generation_configs", [])] + files.language_models
     config = server_config(
@@ -169,9 +174,15 @@ def serve(
     if print_config:
         print(yaml.safe_dump(dump(config), sort_keys=False), end="", flush=True)
         return
-    _serve(config, list(name or []), list(model_path or []), model_repository, workers, RayServeOptions(
-        replicas=replicas, address=ray_address, failover=ray_failover
-    ), ray)
+    _serve(
+        config,
+        list(name or []),
+        list(model_path or []),
+        model_repository,
+        workers,
+        RayServeOptions(replicas=replicas, address=ray_address, failover=ray_failover),
+        ray,
+    )
 
 
 serve.__signature__ = command_signature(serve)  # type: ignore[attr-defined]

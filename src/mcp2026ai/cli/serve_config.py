@@ -49,7 +49,9 @@ def read_config_files(paths: list[Path]) -> ConfigFiles:
         if document is None:
             document = {}
         if not isinstance(document, dict):
-            raise InvalidArgumentError(f"{path}: expected a mapping of ServerConfig keys, got {type(document).__name__}")
+            raise InvalidArgumentError(
+                f"{path}: expected a mapping of ServerConfig keys, got {type(document).__name__}"
+            )
         internal = sorted(set(document) & NO_FLAG)
         if internal:
             key = internal[0]

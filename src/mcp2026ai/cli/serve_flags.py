@@ -59,7 +59,14 @@ class Flag:
         return self.key.replace(".", "__")
 
 
-NETWORK, LIMITS, MODELS, LLM, TRACING, TUNING = "Network", "Limits", "Models and plans", "Language models", "Tracing", "Host tuning"
+NETWORK, LIMITS, MODELS, LLM, TRACING, TUNING = (
+    "Network",
+    "Limits",
+    "Models and plans",
+    "Language models",
+    "Tracing",
+    "Host tuning",
+)
 
 FLAGS: list[Flag] = [
     Flag("host", panel=NETWORK),

@@ -43,7 +43,6 @@ from mcp2026ai.scheduling.admission import (
     DrainRate,
     EstimateSpread,
 )
-from mcp2026ai.scheduling.batch_runs import BatchRuns, RunTimes
 from mcp2026ai.scheduling.assemble import (
     choose_batch,
     merge_inputs,
@@ -53,6 +52,7 @@ from mcp2026ai.scheduling.assemble import (
     split_outputs,
     union_outputs,
 )
+from mcp2026ai.scheduling.batch_runs import BatchRuns, RunTimes
 from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
@@ -117,7 +117,9 @@ class BatchingExecutor:
         self._batch_rows: dict[asyncio.Task[None], int] = {}
         """Rows of each batch dispatched and not yet done."""
         self._loop_task: asyncio.Task[None] | None = None
-        self._runs = BatchRuns(self.config.max_concurrent_batches, self.config.inline_below_ms, self.config.bulk_nice, clock)
+        self._runs = BatchRuns(
+            self.config.max_concurrent_batches, self.config.inline_below_ms, self.config.bulk_nice, clock
+        )
         self._rate = DrainRate(self.config.max_concurrent_batches)
         self._spread = EstimateSpread()
         self._running_since: dict[int, float] = {}

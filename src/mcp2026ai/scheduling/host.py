@@ -109,7 +109,9 @@ class HostTuning(BaseModel):
 
     def changes(self) -> dict[str, object]:
         """The knobs that are on, by name (empty: nothing about the host is changed)."""
-        return {name: value for name, value in self.model_dump(exclude={"preset"}).items() if value not in (None, False)}
+        return {
+            name: value for name, value in self.model_dump(exclude={"preset"}).items() if value not in (None, False)
+        }
 
 
 def apply_host_tuning(tuning: HostTuning) -> None:
