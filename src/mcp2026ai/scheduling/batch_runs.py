@@ -43,7 +43,8 @@ class RunTimes:
 
 
 class BatchRuns:
-    """Runs one executor's batches: ``slots`` at once, placed, pooled and windowed as above."""
+    """Runs one executor's batches (the batcher's; the direct executor's single requests, never inline):
+    ``slots`` at once, placed, pooled and windowed as above."""
 
     def __init__(
         self,

@@ -5,13 +5,17 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.scheduling import BatchingExecutor
 from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
 from mcp2026ai.scheduling.host import FULL_COLLECTION_AFTER, HostTuning, apply_host_tuning, settle_startup_heap
 from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.testing import BackgroundServer
 
 
 @pytest.fixture()
@@ -66,3 +70,17 @@ def test_applied_the_collector_and_the_switch_change_as_asked(interpreter_state:
     assert SWITCH_INTERVAL.short_s == pytest.approx(0.0005)
     settle_startup_heap(tuning)
     assert gc.get_freeze_count() > 0  # modules, models and sessions out of the collector's reach
+
+
+def test_every_entry_point_applies_it_where_it_builds_its_plane(
+    registry: ModelRegistry, mlp_path: Path, interpreter_state: None
+) -> None:
+    """`mcp serve`, its workers, Ray replicas and the test servers all build their plane in app.build_plane,
+    and load in app.load_models: the tuning is applied there, the heap settled once the models are loaded."""
+    registry.register("mlp", mlp_path)
+    config = ServerConfig(http_port=0, grpc_port=0, host_tuning=HostTuning(preset="latency", lone_session_plan=False))
+    with BackgroundServer(registry, ["mlp"], config) as server:
+        assert SWITCH_INTERVAL.short_s == pytest.approx(0.0005)
+        assert gc.get_threshold()[2] == FULL_COLLECTION_AFTER and gc.get_freeze_count() > 0
+        executor = server.plane.models.get("mlp").executor
+        assert isinstance(executor, BatchingExecutor) and executor.config.bulk_nice == 10
