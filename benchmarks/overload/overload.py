@@ -181,6 +181,7 @@ def start_server(
     objective: str | None = None,
     backend: str = "onnxruntime",
     breakdown: Path | None = None,
+    host_tuning: str = "off",
 ) -> subprocess.Popen[str]:
     """``mcp serve`` for the model; with ``accounting`` its event loop's callbacks are timed, and with
     ``server_src`` it runs the package found there (another checkout's ``src``) while the clients keep
@@ -191,6 +192,7 @@ def start_server(
     contract.write_text(CONTRACT + (f"objective: {objective}\n" if objective else ""))
     serve = ["--port", str(port), "--grpc-port", "-1"]
     serve += ([] if backend == "any" else ["--backend", backend]) + ([] if objective else ["--no-policy"])
+    serve += [] if host_tuning == "off" else ["--host-tuning", host_tuning]  # (a tree before issue 49: no such flag)
     saved = dict(os.environ)
     paths = [str(server_src)] if server_src else []
     if breakdown is not None:
@@ -270,6 +272,13 @@ def main() -> None:
         help="Also record where each request's time went in the server's batcher (request_breakdown/) and print "
         "the latency-critical requests' wait, hops and run once the server stopped.",
     )
+    parser.add_argument(
+        "--host-tuning",
+        choices=["off", "latency"],
+        default="off",
+        help="The server's host tuning (docs/serving.md): off, as `mcp serve` ships, or the latency preset, what "
+        "every figure of this benchmark recorded before 2026-12-06 (issue 49) ran with.",
+    )
     args = parser.parse_args()
     server_cpus, client_cpus = split_cpus() if args.split_cores else (None, None)
     with tempfile.TemporaryDirectory(prefix="mcp-overload-") as folder:
@@ -280,7 +289,15 @@ def main() -> None:
         args.accounting = root / "loop.jsonl" if args.loop_accounting else None
         breakdown = root / "requests.jsonl" if args.request_breakdown else None
         server = start_server(
-            root / "home", model, args.port, args.accounting, args.server_src, args.objective, args.backend, breakdown
+            root / "home",
+            model,
+            args.port,
+            args.accounting,
+            args.server_src,
+            args.objective,
+            args.backend,
+            breakdown,
+            args.host_tuning,
         )
         if client_cpus is not None:
             os.sched_setaffinity(0, client_cpus)  # ... and the clients this

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 from collections.abc import Callable, Coroutine
 from functools import partial
@@ -17,7 +16,7 @@ from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion, audit_trail
 from mcp2026ai.registry.leftovers import remove_leftovers
-from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
+from mcp2026ai.scheduling.host import apply_host_tuning, settle_startup_heap
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
@@ -49,12 +48,19 @@ def repair_audit_trail(registry: ModelRegistry) -> None:
 
 def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig) -> DataPlane:
     """The data plane; language models among ``names`` go to generation engines, the rest to ServedModels.
-    Versions the server registers (hot reload, ``file:`` loads) are recorded in the configured audit log."""
+    Versions the server registers (hot reload, ``file:`` loads) are recorded in the configured audit log.
+
+    Every entry point (``mcp serve`` and its workers, Ray replicas, test servers) builds its plane here,
+    so this is where the host tuning is applied (scheduling/host.py), before any model runs; the heap is
+    settled by :func:`load_models`."""
+    apply_host_tuning(config.host_tuning)
     if registry.audit is None:
         registry.audit = config.security.audit()
     planner = PolicyOrchestrator(registry, runtime=config.runtime) if config.plan_with_policy else None
-    backends = ArtifactBackends(registry, config.security.trusted_keys(), planner, config.runtime)
-    executors = partial(batching_executor, bulk_nice=config.bulk_batch_nice)
+    backends = ArtifactBackends(
+        registry, config.security.trusted_keys(), planner, config.runtime, config.host_tuning.lone_session_plan
+    )
+    executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice)
     models = ServedModels(registry, executors, backends, config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
     llms = GenerationModels(registry, config.generation)
@@ -69,13 +75,21 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     )
 
 
-async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
-    loaded = []
-    for name in names:
-        if plane.llms.is_language_model(name):
-            loaded.append(await plane.llms.load(name))
-        else:
-            loaded.append((await plane.models.load(name)).record)
+async def load_models(
+    plane: DataPlane, names: list[str], config: ServerConfig, repository: RepositoryServing | None = None
+) -> list[ModelVersion]:
+    """Load ``names`` (a Triton ``repository``: the versions it selects), then settle the heap as the host
+    tuning asks: every entry point loads here."""
+    if repository is not None:
+        loaded = await load_repository(plane.models, repository)
+    else:
+        loaded = []
+        for name in names:
+            if plane.llms.is_language_model(name):
+                loaded.append(await plane.llms.load(name))
+            else:
+                loaded.append((await plane.models.load(name)).record)
+    settle_startup_heap(config.host_tuning)
     return loaded
 
 
@@ -93,31 +107,6 @@ def serving_sync(
     )
 
 
-FULL_COLLECTION_AFTER = 100
-"""Collections of the middle generation between two full ones (CPython's default: 10)."""
-
-
-def freeze_startup_heap() -> None:
-    """Move everything alive after start-up (modules, models, sessions) out of the garbage collector's
-    reach, so that its full collections stop walking it while requests wait.
-
-    A/B on the tiny MLP over gRPC at concurrency 32 (perf_analyzer, 4 interleaved rounds): every round
-    faster with it, median 898 vs 821 req/s and p99 69 vs 95 ms; raising the collection thresholds
-    as well gained nothing (784 req/s, p99 90 ms).
-
-    Full collections are also made rarer (:data:`FULL_COLLECTION_AFTER` young collections instead of
-    10): what lives long while serving is mostly connections, and with thousands of them open a full
-    collection walks them all, 40-70 ms during which nothing is answered. Under 4x overload with 3,000
-    connections (benchmarks/overload/overload.py) nearly every latency-critical answer over its 50 ms deadline
-    was in flight during one of the two full collections of a run; with this, none ran in a run.
-    Garbage cycles that reach the oldest generation wait longer to be freed.
-    """
-    gc.collect()
-    gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_AFTER)
-
-
 async def run_server(
     registry: ModelRegistry,
     names: list[str],
@@ -131,11 +120,7 @@ async def run_server(
     await asyncio.to_thread(remove_leftovers, registry)  # what a killed registration left, if any
     plane = build_plane(registry, names, config)
     await asyncio.to_thread(repair_audit_trail, registry)
-    if repository is not None:
-        loaded = await load_repository(plane.models, repository)
-    else:
-        loaded = await load_models(plane, names)
-    freeze_startup_heap()
+    loaded = await load_models(plane, names, config, repository)
     replanner = None
     if config.plan_with_policy:
         replanner = ReplanSupervisor(plane.models, PolicyOrchestrator(registry))
@@ -156,7 +141,6 @@ def serve_blocking(
     repository: RepositoryServing | None = None,
 ) -> None:
     stop_trace_export = start_trace_export(config.traces)
-    SWITCH_INTERVAL.short_s = None if config.gil_switch_interval_ms is None else config.gil_switch_interval_ms / 1000
     try:
         run_loop(config)(run_server(registry, names, config, on_ready, watched, repository))
     finally:

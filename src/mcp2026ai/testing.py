@@ -41,7 +41,7 @@ class BackgroundServer:
     def __enter__(self) -> BackgroundServer:
         self._thread.start()
         try:
-            self.call(load_models(self.plane, self.names))
+            self.call(load_models(self.plane, self.names, self.config))
             self.server = InferenceServer(self.plane, self.config, serving_sync(self.plane, self.config))
             self.call(self.server.start())
         except BaseException:

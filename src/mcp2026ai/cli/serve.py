@@ -5,16 +5,18 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import yaml
 
 from mcp2026ai.app import register_paths, serve_blocking
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console
 from mcp2026ai.cli.policy_generation import NoFeasibleGenerationPlanError
+from mcp2026ai.cli.serve_config import dump, read_config_files, server_config
+from mcp2026ai.cli.serve_flags import command_signature, given_on_command_line
 from mcp2026ai.cli.serve_limits import parse_limits
 from mcp2026ai.cli.serve_security import check_signatures, serving_security
 from mcp2026ai.cli.triton import repository_registry
@@ -22,221 +24,187 @@ from mcp2026ai.deploy import ray as ray_deployment
 from mcp2026ai.deploy.ray import RayServeOptions
 from mcp2026ai.deploy.workers import run_workers
 from mcp2026ai.errors import InvalidArgumentError, MCPError
-from mcp2026ai.generation.config import BatchInvariance, EngineConfig
-from mcp2026ai.observability.export import DEFAULT_OTLP_ENDPOINT, TraceExport, check_trace_export
+from mcp2026ai.observability.export import check_trace_export
 from mcp2026ai.policy.generation import ensure_generation_plan
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
-from mcp2026ai.scheduling.cpu_priority import BULK_NICE
-from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
-
-class MetricsCompat(StrEnum):
-    VLLM = "vllm"
-
-
-class EventLoop(StrEnum):
-    AUTO = "auto"
-    ASYNCIO = "asyncio"
-    UVLOOP = "uvloop"
-
-
-class TraceExporter(StrEnum):
-    NONE = "none"
-    CONSOLE = "console"
-    OTLP = "otlp"
+MODELS, DEPLOYMENT, SECURITY, LLM = "Models and plans", "Deployment", "Security", "Language models"
 
 
 def serve(
-    name: Annotated[list[str] | None, typer.Option(help="Registered model to serve; repeatable. Default: all.")] = None,
+    ctx: typer.Context,
+    name: Annotated[
+        list[str] | None,
+        typer.Option(help="Registered model to serve; repeatable. Default: all.", rich_help_panel=MODELS),
+    ] = None,
     model_path: Annotated[
-        list[Path] | None, typer.Option(help="Model file to register (under its file stem) and serve; repeatable.")
+        list[Path] | None,
+        typer.Option(
+            help="Model file to register (under its file stem) and serve; repeatable.", rich_help_panel=MODELS
+        ),
     ] = None,
     model_repository: Annotated[
         Path | None,
         typer.Option(
             help="Serve a Triton model repository as it stands (<name>/config.pbtxt, <name>/<N>/model.onnx); "
-            "alone, in one process."
+            "alone, in one process.",
+            rich_help_panel=MODELS,
         ),
     ] = None,
-    host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port (0 picks a free one).")] = 8080,
-    grpc_port: Annotated[int, typer.Option(help="gRPC port (0 picks a free one, -1 disables).")] = 8081,
-    max_request_mb: Annotated[float, typer.Option(help="Largest request body in MiB (413 above).")] = 64.0,
-    drain_timeout: Annotated[float, typer.Option(help="Seconds to drain in-flight requests on shutdown.")] = 30.0,
-    workers: Annotated[int, typer.Option(min=1, max=64, help="Server processes sharing the ports.")] = 1,
+    config_files: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--config",
+            help="A server configuration (YAML of ServerConfig's keys; flags override it), or a language model's "
+            "mcp-config.yaml (generation defaults, resources: serves the model it names and re-applies the file "
+            "when it changes); repeatable.",
+            rich_help_panel=MODELS,
+        ),
+    ] = None,
+    print_config: Annotated[
+        bool,
+        typer.Option(
+            "--print-config", help="Print the effective server configuration as YAML and exit.", rich_help_panel=MODELS
+        ),
+    ] = False,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="Server processes sharing the ports.", rich_help_panel=DEPLOYMENT)
+    ] = 1,
     replicas: Annotated[
         int | None,
-        typer.Option(min=1, max=1024, help="Ray Serve replicas (extra [ray]); default: the contract's range, if any."),
+        typer.Option(
+            min=1,
+            max=1024,
+            help="Ray Serve replicas (extra [ray]); default: the contract's range, if any.",
+            rich_help_panel=DEPLOYMENT,
+        ),
     ] = None,
     ray: Annotated[
-        bool, typer.Option(help="Serve through Ray Serve even without --replicas (contract scaling).")
+        bool,
+        typer.Option(
+            help="Serve through Ray Serve even without --replicas (contract scaling).", rich_help_panel=DEPLOYMENT
+        ),
     ] = False,
     ray_address: Annotated[
-        str | None, typer.Option(help="Existing Ray cluster for --replicas (e.g. auto, ray://host:10001).")
+        str | None,
+        typer.Option(
+            help="Existing Ray cluster for --replicas (e.g. auto, ray://host:10001).", rich_help_panel=DEPLOYMENT
+        ),
     ] = None,
     ray_failover: Annotated[
         bool,
         typer.Option(
             help="On Ray: a front on the head node sends a request again to another replica when its replica "
-            "dies before answering (--no-ray-failover: Ray's proxy alone, one hop less)."
+            "dies before answering (--no-ray-failover: Ray's proxy alone, one hop less).",
+            rich_help_panel=DEPLOYMENT,
         ),
     ] = True,
-    grpc_acceptors: Annotated[
-        int,
-        typer.Option(min=1, max=64, help="ModelInfer calls the gRPC server accepts at once (grpc.aio alone: 1)."),
-    ] = 5,
-    policy: Annotated[
-        bool, typer.Option(help="Run each model with the plan measured against its contract (stored plans are reused).")
-    ] = True,
-    backend: Annotated[
-        str | None,
-        typer.Option(
-            help="Run every model on this runtime: onnxruntime or openvino (extra [openvino]). Default: "
-            "the policy measures each installed runtime and picks."
-        ),
-    ] = None,
-    sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
-    max_num_seqs: Annotated[
-        int, typer.Option(min=1, max=256, help="Language models: sequences decoded together (KV slots).")
-    ] = 8,
-    max_model_len: Annotated[
-        int, typer.Option(min=16, help="Language models: longest prompt + answer in tokens (capped at the model's).")
-    ] = 2048,
-    kv_cache_mb: Annotated[
-        float | None,
-        typer.Option(
-            min=1,
-            help="Language models: KV cache memory in 16-token blocks (default: the contract's memory budget, "
-            "else max-num-seqs x max-model-len tokens).",
-        ),
-    ] = None,
-    speculative_tokens: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=16,
-            help="Language models: tokens drafted by prompt lookup per step for each running sequence.",
-        ),
-    ] = 0,
-    prefix_cache_mb: Annotated[
-        float,
-        typer.Option(
-            min=0, help="Language models: memory for cached prompt-prefix KV (shared system prompts); 0: off."
-        ),
-    ] = 128.0,
-    batch_invariance: Annotated[
-        BatchInvariance,
-        typer.Option(
-            help="Language models: auto: a sequence's tokens never depend on what runs beside it (lone decode rows "
-            "padded where this host's kernels need it, docs/determinism.md); on: padded everywhere; off: never.",
-        ),
-    ] = BatchInvariance.AUTO,
     limit: Annotated[
         list[str] | None,
         typer.Option(
             help="Language models: a per-request limit as NAME=VALUE (max_messages, max_prompt_chars, max_tokens, "
             "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes); "
             "repeatable. See docs/llm-reliability.md.",
+            rich_help_panel=LLM,
         ),
-    ] = None,
-    stream_buffer_tokens: Annotated[
-        int,
-        typer.Option(
-            min=1, help="Language models: tokens a stream's reader may fall behind before its stream is ended."
-        ),
-    ] = 1024,
-    log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
-    serving_config: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--config",
-            help="mcp-config.yaml of a language model (generation defaults, resources); serves the model it names "
-            "and re-applies the file when it changes; repeatable.",
-        ),
-    ] = None,
-    header_timeout: Annotated[
-        float, typer.Option(min=0.1, help="Seconds a connection has to send a request's line and headers (then 408).")
-    ] = 15.0,
-    keep_alive: Annotated[int, typer.Option(min=1, help="Seconds an idle HTTP keep-alive connection stays open.")] = 30,
-    listen_backlog: Annotated[
-        int,
-        typer.Option(
-            min=1, max=65535, help="Connections the kernel holds for the server to accept (capped by somaxconn)."
-        ),
-    ] = 65535,
-    loop: Annotated[
-        EventLoop,
-        typer.Option(help="Event loop: auto is uvloop without a gRPC listener (--grpc-port -1), else asyncio's."),
-    ] = EventLoop.AUTO,
-    gil_switch_interval_ms: Annotated[
-        float,
-        typer.Option(
-            min=0.01,
-            max=100,
-            help="Python's GIL switch interval while model runs of a millisecond or more are on worker threads "
-            "(Python's own, 5, otherwise).",
-        ),
-    ] = SHORT_INTERVAL_S * 1000,
-    bulk_batch_nice: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=19,
-            help="While latency-critical requests are served, batches without one run at this much higher nice "
-            "value (Linux; 0: all at normal priority).",
-        ),
-    ] = BULK_NICE,
-    max_connections: Annotated[
-        int | None,
-        typer.Option(min=1, help="HTTP connections open at once (503 + Retry-After above); gRPC calls in progress."),
-    ] = None,
-    trusted_proxy: Annotated[
-        list[str] | None,
-        typer.Option(help="Reverse proxy address or CIDR whose X-Forwarded-For is believed; repeatable."),
     ] = None,
     require_signed: Annotated[
-        bool, typer.Option(help="Load only versions signed by a trusted key; refuse unsigned or tampered ones.")
+        bool,
+        typer.Option(
+            help="Load only versions signed by a trusted key; refuse unsigned or tampered ones.",
+            rich_help_panel=SECURITY,
+        ),
     ] = False,
     trusted_key: Annotated[
-        list[Path] | None, typer.Option(help="Extra trusted public key file (with --require-signed); repeatable.")
+        list[Path] | None,
+        typer.Option(
+            help="Extra trusted public key file (with --require-signed); repeatable.", rich_help_panel=SECURITY
+        ),
     ] = None,
     auth: Annotated[
-        bool, typer.Option(help="Require bearer tokens (`mcp token create`) except on health probes.")
+        bool,
+        typer.Option(
+            help="Require bearer tokens (`mcp token create`) except on health probes.", rich_help_panel=SECURITY
+        ),
     ] = False,
-    tls_cert: Annotated[Path | None, typer.Option(help="PEM certificate chain: serve HTTPS and gRPC over TLS.")] = None,
-    tls_key: Annotated[Path | None, typer.Option(help="PEM private key of --tls-cert.")] = None,
-    tls_ca: Annotated[Path | None, typer.Option(help="PEM CA bundle that client certificates must chain to.")] = None,
-    tls_require_client_cert: Annotated[
-        bool, typer.Option(help="Mutual TLS: refuse clients without a certificate from --tls-ca.")
-    ] = False,
-    trace: Annotated[
-        TraceExporter,
-        typer.Option(help="Export request spans (OpenTelemetry): to the console or an OTLP/HTTP collector."),
-    ] = TraceExporter.NONE,
-    trace_endpoint: Annotated[str, typer.Option(help="OTLP/HTTP traces URL for --trace otlp.")] = DEFAULT_OTLP_ENDPOINT,
-    trace_sample_ratio: Annotated[
-        float,
-        typer.Option(min=0.0, max=1.0, help="Share of new traces recorded (a sampled caller's traceparent is kept)."),
-    ] = 1.0,
-    metrics_compat: Annotated[
-        MetricsCompat | None,
-        typer.Option(help="Also expose vLLM's metric names (vllm:*) on /metrics, as aliases of mcp_generation_*."),
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(help="PEM certificate chain: serve HTTPS and gRPC over TLS.", rich_help_panel=SECURITY),
     ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option(help="PEM private key of --tls-cert.", rich_help_panel=SECURITY)
+    ] = None,
+    tls_ca: Annotated[
+        Path | None,
+        typer.Option(help="PEM CA bundle that client certificates must chain to.", rich_help_panel=SECURITY),
+    ] = None,
+    tls_require_client_cert: Annotated[
+        bool,
+        typer.Option(help="Mutual TLS: refuse clients without a certificate from --tls-ca.", rich_help_panel=SECURITY),
+    ] = False,
+    **options: Any,
 ) -> None:
-    """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if backend is not None:
-        backend_class(backend)  # unknown or not installed: one line naming the extra to install
+    """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads.
+
+    Options from the server's configuration (ServerConfig) are generated from it (cli/serve_flags.py)."""
+    given = given_on_command_line(ctx)
+    files = read_config_files(list(config_files or []))
+    security = serving_security(
+        require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
+    )
+    security_given = any(given(flag) for flag in SECURITY_FLAGS)
+    generation_configs = [Path(path) for path in files.document.get("generation_configs", [])] + files.language_models
+    config = server_config(
+        options,
+        given,
+        files,
+        {
+            "security": (security, security_given),
+            "generation_limits": (parse_limits(list(limit or [])), given("limit")),
+            "generation_configs": (generation_configs, bool(files.language_models)),
+        },
+    )
+    if print_config:
+        print(yaml.safe_dump(dump(config), sort_keys=False), end="", flush=True)
+        return
+    _serve(
+        config,
+        list(name or []),
+        list(model_path or []),
+        model_repository,
+        workers,
+        RayServeOptions(replicas=replicas, address=ray_address, failover=ray_failover),
+        ray,
+    )
+
+
+serve.__signature__ = command_signature(serve)  # type: ignore[attr-defined]
+SECURITY_FLAGS = ("require_signed", "trusted_key", "auth", "tls_cert", "tls_key", "tls_ca", "tls_require_client_cert")
+
+
+def _serve(
+    config: ServerConfig,
+    name: list[str],
+    model_path: list[Path],
+    model_repository: Path | None,
+    workers: int,
+    ray_options: RayServeOptions,
+    ray: bool,
+) -> None:
+    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if config.runtime is not None:
+        backend_class(config.runtime)  # unknown or not installed: one line naming the extra to install
+    replicas, serving_config = ray_options.replicas, config.generation_configs
     repository = None
     if model_repository is not None:
-        if name or model_path or serving_config or workers > 1 or replicas or ray or ray_address:
+        if name or model_path or serving_config or workers > 1 or replicas or ray or ray_options.address:
             raise InvalidArgumentError(
                 "--model-repository: serve it alone, in one process (no --name, --model-path, --config, "
                 "--workers, --replicas or Ray)"
@@ -244,61 +212,23 @@ def serve(
         registry, repository = repository_registry(model_repository)
     else:
         registry = context.registry()
-    names = list(name or []) + (repository.names if repository else [])
-    watched = register_paths(registry, list(model_path or []))
+    names = list(name) + (repository.names if repository else [])
+    watched = register_paths(registry, model_path)
     names += list(watched)
-    names += serving_config_models(registry, list(serving_config or []), served_on_ray=replicas is not None or ray)
+    names += serving_config_models(registry, serving_config, served_on_ray=replicas is not None or ray)
     if not names:
         names = registry.model_names()
     if not names:
         raise InvalidArgumentError("nothing to serve: register a model first or pass --model-path")
-    config = ServerConfig(
-        host=host,
-        http_port=port,
-        grpc_port=None if grpc_port < 0 else grpc_port,
-        grpc_acceptors=grpc_acceptors,
-        max_request_bytes=int(max_request_mb * (1 << 20)),
-        max_connections=max_connections,
-        header_timeout_s=header_timeout,
-        keep_alive_s=keep_alive,
-        listen_backlog=listen_backlog,
-        event_loop=loop.value,
-        gil_switch_interval_ms=gil_switch_interval_ms,
-        bulk_batch_nice=bulk_batch_nice or None,
-        drain_timeout_s=drain_timeout,
-        log_level=log_level,
-        trusted_proxies=list(trusted_proxy or []),
-        plan_with_policy=policy,
-        runtime=backend,
-        sync_interval_s=sync_interval,
-        security=serving_security(
-            require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
-        ),
-        traces=TraceExport(exporter=trace.value, endpoint=trace_endpoint, sample_ratio=trace_sample_ratio),
-        generation=EngineConfig(
-            max_num_seqs=max_num_seqs,
-            max_model_len=max_model_len,
-            kv_cache_mb=kv_cache_mb,
-            speculative_tokens=speculative_tokens,
-            prefix_cache_mb=prefix_cache_mb,
-            stream_buffer_deltas=stream_buffer_tokens,
-            batch_invariance=batch_invariance,
-        ),
-        generation_limits=parse_limits(list(limit or [])),
-        generation_configs=[path.resolve() for path in serving_config or []],
-        metrics_compat=metrics_compat.value if metrics_compat else None,
-    )
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)
-    on_ray = replicas is not None or ray or ray_address is not None
+    on_ray = replicas is not None or ray or ray_options.address is not None
     ensure_ports_free(config)  # before the policy's measurements: a taken port fails in a second, not a minute
-    if policy:  # measured in a child: this process loads only the runtimes it serves with
-        _plan_in_child(names, backend, registry.home)
+    if config.plan_with_policy:  # measured in a child: this process loads only the runtimes it serves with
+        _plan_in_child(names, config.runtime, registry.home)
     if on_ray:
-        _serve_on_ray(
-            registry, names, config, RayServeOptions(replicas=replicas, address=ray_address, failover=ray_failover)
-        )
+        _serve_on_ray(registry, names, config, ray_options)
     elif workers == 1:
         serve_blocking(registry, names, config, on_ready=_announce, watched=watched, repository=repository)
     else:

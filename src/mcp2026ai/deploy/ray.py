@@ -151,7 +151,7 @@ class DataPlaneReplica:
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        await load_models(self.plane, self.names)
+        await load_models(self.plane, self.names, self.config)
         configs = GenerationConfigWatcher(self.plane.llms, self.config.generation_configs)
         configs.start()
         sync = serving_sync(self.plane, self.config)

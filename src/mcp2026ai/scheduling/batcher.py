@@ -52,10 +52,8 @@ from mcp2026ai.scheduling.assemble import (
     split_outputs,
     union_outputs,
 )
+from mcp2026ai.scheduling.batch_runs import BatchRuns, RunTimes
 from mcp2026ai.scheduling.config import BatchingConfig
-from mcp2026ai.scheduling.cpu_priority import BatchThreads
-from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
-from mcp2026ai.scheduling.placement import ExecutionPlacement
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 from mcp2026ai.scheduling.window import FillingBatch, dispatch_due
@@ -119,10 +117,9 @@ class BatchingExecutor:
         self._batch_rows: dict[asyncio.Task[None], int] = {}
         """Rows of each batch dispatched and not yet done."""
         self._loop_task: asyncio.Task[None] | None = None
-        self._threads: BatchThreads | None = None
-        # Inline batches run one at a time on the loop: with several batch slots they all go to threads.
-        single = self.config.max_concurrent_batches == 1
-        self._placement = ExecutionPlacement(self.config.inline_below_ms if single else 0.0)
+        self._runs = BatchRuns(
+            self.config.max_concurrent_batches, self.config.inline_below_ms, self.config.bulk_nice, clock
+        )
         self._rate = DrainRate(self.config.max_concurrent_batches)
         self._spread = EstimateSpread()
         self._running_since: dict[int, float] = {}
@@ -137,7 +134,7 @@ class BatchingExecutor:
     async def start(self) -> None:
         if self._loop_task is not None:
             return
-        self._threads = BatchThreads(self.config.max_concurrent_batches, self.config.bulk_nice, self._clock)
+        self._runs.start()
         self._loop_task = asyncio.create_task(self._run(), name="mcp-batcher")
         self._accepting = True
         self._telemetry.window(self.window_ms)
@@ -296,6 +293,7 @@ class BatchingExecutor:
             self._telemetry.rejected(SHEDDABLE, "overloaded")
             victims.append(victim)
         self._telemetry.queue_depth(self._queues, SHEDDABLE)
+        self._telemetry.shed(victims, self._clock())
         retry_after_s = self.config.retry_after_s
         answer_in_slices(victims, lambda: OverloadedError(SHED_QUEUED_MESSAGE, retry_after_s))
 
@@ -321,8 +319,7 @@ class BatchingExecutor:
         remaining = end - loop.time()
         if self._batches and remaining > 0:
             await asyncio.wait(set(self._batches), timeout=remaining)
-        if self._threads is not None:
-            self._threads.shutdown()
+        self._runs.shutdown()
 
     async def _run(self) -> None:
         try:
@@ -437,13 +434,14 @@ class BatchingExecutor:
         batch_id = next_batch_id()
         for pending in batch:
             pending.batch_id, pending.batch_size = batch_id, len(batch)
+        run: RunTimes | None = None
+        now = self._clock()
         try:
-            now = self._clock()
             self._running_since[batch_id] = now
             self._telemetry.dispatched(batch, now)
             if self.stats is not None:
                 self.stats.record_queue(len(batch), int(sum(now - p.enqueued_at for p in batch) * 1e9))
-            results = await self._infer(batch)
+            results, run = await self._infer(batch)
         except MCPError as exc:
             shared: MCPError = exc
             self._fail(batch, lambda: shared)
@@ -458,6 +456,7 @@ class BatchingExecutor:
             self._observe_spread(batch)
         finally:
             self._running_since.pop(batch_id, None)
+            self._telemetry.batch_done(batch, now, run, self._clock())
             self._observe_latency(batch)
             self._slots.release()
             self._wakeup.set()
@@ -469,45 +468,25 @@ class BatchingExecutor:
             if pending.expected_s is not None:
                 self._spread.observe(pending.sla_class, now, now - pending.enqueued_at - pending.expected_s)
 
-    async def _infer(self, batch: list[Pending]) -> list[dict[str, np.ndarray]]:
+    async def _infer(self, batch: list[Pending]) -> tuple[list[dict[str, np.ndarray]], RunTimes]:
+        """Each request's outputs, and the run's times; the batch runs as :class:`BatchRuns` decides (of
+        normal priority when it holds a latency-critical request)."""
         wanted = [pending.outputs for pending in batch]
         urgent = any(pending.sla_class is SLAClass.LATENCY_CRITICAL for pending in batch)
         started = time.perf_counter_ns()
         if len(batch) == 1:
-            outputs = await self._run_backend(batch[0].inputs, batch[0].outputs, urgent)
+            outputs, run = await self._runs.run(self.backend.infer, batch[0].inputs, batch[0].outputs, urgent)
             self._record_execution(batch, started, started, time.perf_counter_ns())
             self._rate.observe(batch[0].rows, (time.perf_counter_ns() - started) / 1e9)
-            return [select_outputs(outputs, batch[0].outputs)]
+            return [select_outputs(outputs, batch[0].outputs)], run
         inputs, offsets = merge_inputs([pending.inputs for pending in batch])
         merged = time.perf_counter_ns()
-        outputs = await self._run_backend(inputs, union_outputs(wanted), urgent)
+        outputs, run = await self._runs.run(self.backend.infer, inputs, union_outputs(wanted), urgent)
         ran = time.perf_counter_ns()
         results = split_outputs(outputs, offsets, wanted)
         self._record_execution(batch, started, merged, ran)
         self._rate.observe(sum(pending.rows for pending in batch), (time.perf_counter_ns() - started) / 1e9)
-        return results
-
-    async def _run_backend(
-        self, inputs: Tensors, outputs: Sequence[str] | None, urgent: bool = False
-    ) -> dict[str, np.ndarray]:
-        """The backend's outputs, computed inline or on a worker thread (of normal priority when
-        ``urgent``: the batch holds a latency-critical request; scheduling/cpu_priority.py)."""
-        if self._placement.inline:
-            results, compute_s = self._timed_infer(inputs, outputs)
-        else:
-            loop = asyncio.get_running_loop()
-            threads = self._threads.for_batch(urgent) if self._threads is not None else None
-            with SWITCH_INTERVAL.run(self._placement.average_s):
-                results, compute_s = await loop.run_in_executor(threads, self._timed_infer, inputs, outputs)
-        self._placement.observe(compute_s)
-        return results
-
-    def _timed_infer(self, inputs: Tensors, outputs: Sequence[str] | None) -> tuple[dict[str, np.ndarray], float]:
-        """The backend's outputs and the CPU time of the calling thread: its compute, without the thread hop
-        or any wait for the GIL (on a busy server a wall-clock figure would include both)."""
-        started = time.thread_time()
-        results = self.backend.infer(inputs, outputs)
-        return results, time.thread_time() - started
+        return results, run
 
     def _record_execution(self, batch: list[Pending], started: int, merged: int, ran: int) -> None:
         self._telemetry.executed((ran - merged) / 1e9)

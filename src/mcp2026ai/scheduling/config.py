@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp2026ai.contract import BatchingSpec, InferenceContract, SLAClass
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 
 DEFAULT_WEIGHTS: dict[SLAClass, float] = {
     SLAClass.LATENCY_CRITICAL: 5.0,
@@ -119,12 +118,12 @@ class BatchingConfig(_Config):
     max_concurrent_batches: int = Field(default=1, ge=1, le=64, description="Batches running on the backend at once.")
     retry_after_s: float = Field(default=1.0, gt=0, description="Retry-After hint sent with an overload rejection.")
     bulk_nice: int | None = Field(
-        default=BULK_NICE,
+        default=None,
         ge=1,
         le=19,
         description="While latency-critical requests are being served, batches without one run on worker threads "
         "whose nice value is this much higher (Linux; scheduling/cpu_priority.py). None: every batch at normal "
-        "priority.",
+        "priority (host tuning: off by default, scheduling/host.py).",
     )
     inline_below_ms: float = Field(
         default=0.5,

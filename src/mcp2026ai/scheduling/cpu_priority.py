@@ -5,9 +5,9 @@ operating system decides which gets the CPU, and on a machine whose cores are sh
 event loop, other processes) a batch's run is preempted whatever it holds. So a batch holding a
 latency-critical request runs on a thread of normal priority, and while latency-critical requests are
 being served (one was in a batch within :data:`URGENT_HOLD_S`) every other batch runs on a thread whose
-nice value is raised by ``bulk_nice`` (10 by default: such a thread gets about a tenth of a normal
-one's share of a core both want). Without latency-critical traffic every batch runs at normal
-priority, as before.
+nice value is raised by ``bulk_nice`` (host tuning, off by default; 10 in its latency preset: such a
+thread gets about a tenth of a normal one's share of a core both want). Without latency-critical
+traffic every batch runs at normal priority, as before.
 
 Under the co-located overload (benchmarks/overload/overload.py: 8,000 connections, three clients on the
 server's two cores) the latency-critical client p99 was lower in 7 of 10 interleaved pairs, 51.1

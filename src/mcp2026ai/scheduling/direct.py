@@ -16,7 +16,7 @@ from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.assemble import request_rows
-from mcp2026ai.scheduling.gil import SWITCH_INTERVAL
+from mcp2026ai.scheduling.batch_runs import BatchRuns
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 
 
@@ -34,17 +34,18 @@ class DirectExecutor:
         self.stats = stats
         self._telemetry = SchedulerTelemetry(model or "-", version or "-")
         self._slots = asyncio.Semaphore(max_concurrency)
+        self._runs = BatchRuns(max_concurrency, inline_below_ms=0.0, bulk_nice=None, clock=time.monotonic)
+        """Always on a worker thread, each at normal priority, under the process's GIL window."""
         self._accepting = False
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._run_s: float | None = None
-        """How long the latest run took (wall time: concurrent runs' CPU is not the caller's to measure)."""
 
     def check_admission(self, sla_class: SLAClass) -> None:
         """Nothing to refuse: no queue to be full."""
 
     async def start(self) -> None:
+        self._runs.start()
         self._accepting = True
 
     async def submit(
@@ -73,10 +74,8 @@ class DirectExecutor:
                     self._telemetry.rejected(sla_class, "deadline")
                     raise DeadlineExceededError("request timeout expired")
                 tracing.annotate_batch(next_batch_id(), 1)
-                with SWITCH_INTERVAL.run(self._run_s):
-                    result = await asyncio.to_thread(self.backend.infer, inputs, outputs)
+                result, _ = await self._runs.run(self.backend.infer, inputs, outputs, urgent=True)
                 ran_ns = time.perf_counter_ns() - started
-                self._run_s = ran_ns / 1e9
                 self._telemetry.executed(ran_ns / 1e9)
                 if self.stats is not None:
                     self.stats.record_execution(ran_ns, rows=self._rows(inputs))
@@ -90,6 +89,7 @@ class DirectExecutor:
         self._accepting = False
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), drain_timeout_s)
+        self._runs.shutdown()
 
     def _rows(self, inputs: Tensors) -> int:
         """The request's rows when the model has a batch dimension (its batch size), else 1."""

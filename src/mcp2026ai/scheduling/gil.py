@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 SHORT_INTERVAL_S = 0.0005
-"""The switch interval while a long run is in progress (ServerConfig.gil_switch_interval_ms)."""
+"""The switch interval the latency preset holds while a long run is in progress (scheduling/host.py)."""
 LONG_RUN_S = 0.001
 """Runs measured to take at least this much compute count as long."""
 
@@ -32,7 +32,7 @@ LONG_RUN_S = 0.001
 class SwitchInterval:
     """Holds the interpreter's switch interval at ``short_s`` while any long run is in progress."""
 
-    def __init__(self, short_s: float | None = SHORT_INTERVAL_S) -> None:
+    def __init__(self, short_s: float | None = None) -> None:
         self.short_s = short_s
         """None: never change the interval."""
         self._lock = threading.Lock()
@@ -72,4 +72,5 @@ class SwitchInterval:
 
 
 SWITCH_INTERVAL = SwitchInterval()
-"""The process's one instance: every executor's worker-thread runs go through it."""
+"""The process's one instance: every executor's worker-thread runs go through it. Off (never changes the
+interval) until host tuning (scheduling/host.py) sets ``short_s``."""

@@ -3,13 +3,52 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.observability import metrics
+from mcp2026ai.scheduling.batch_runs import RunTimes
 from mcp2026ai.scheduling.queues import ClassQueues, Pending
 
 _BATCH_IDS = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class BatchTimes:
+    """One batch's requests and timestamps, on the executor's clock (``time.monotonic()`` unless a test
+    injects another): what a benchmark reads to see where each request's time went."""
+
+    model: str
+    version: str
+    requests: tuple[tuple[SLAClass, float], ...]
+    """Each request's class and when it was queued."""
+    started: float
+    """When the batch's task began on the event loop."""
+    run: RunTimes | None
+    """The backend's run (None: the batch failed before it ran)."""
+    ended: float
+    """When the batch's task saw the run end."""
+
+
+BatchObserver = Callable[[BatchTimes], None]
+ShedObserver = Callable[[float, int], None]
+"""``(when, how many)`` queued best-effort requests were shed at once."""
+_BATCH_OBSERVERS: list[BatchObserver] = []
+_SHED_OBSERVERS: list[ShedObserver] = []
+
+
+def observe_batches(observer: BatchObserver) -> Callable[[], None]:
+    """Call ``observer`` on the event loop after every batch of every batching executor of this process;
+    returns the function that stops it. For benchmarks and probes: nothing is kept when none observes."""
+    _BATCH_OBSERVERS.append(observer)
+    return lambda: _BATCH_OBSERVERS.remove(observer)
+
+
+def observe_sheds(observer: ShedObserver) -> Callable[[], None]:
+    """Call ``observer`` at every shed of queued best-effort requests; returns the function that stops it."""
+    _SHED_OBSERVERS.append(observer)
+    return lambda: _SHED_OBSERVERS.remove(observer)
 
 
 def next_batch_id() -> int:
@@ -59,6 +98,19 @@ class SchedulerTelemetry:
     def executed(self, seconds: float) -> None:
         """One backend run (a whole batch) took ``seconds``."""
         self._compute.observe(seconds)
+
+    def batch_done(self, batch: Sequence[Pending], started: float, run: RunTimes | None, ended: float) -> None:
+        """A batch's task ended (answered or failed): its times, to whoever observes batches."""
+        if _BATCH_OBSERVERS:
+            requests = tuple((pending.sla_class, pending.enqueued_at) for pending in batch)
+            record = BatchTimes(*self._labels, requests, started, run, ended)
+            for observer in list(_BATCH_OBSERVERS):
+                observer(record)
+
+    def shed(self, victims: Sequence[Pending], now: float) -> None:
+        if victims:
+            for observer in list(_SHED_OBSERVERS):
+                observer(now, len(victims))
 
     def window(self, delay_ms: float) -> None:
         metrics.SCHEDULER_QUEUE_DELAY.labels(*self._labels).set(delay_ms / 1000.0)

@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.observability.export import TraceExport
-from mcp2026ai.scheduling.cpu_priority import BULK_NICE
-from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S
+from mcp2026ai.scheduling.host import HostTuning
 from mcp2026ai.security.serving import ServingSecurity
 from mcp2026ai.serving.limits import GenerationLimits
 
@@ -60,21 +59,10 @@ class ServerConfig(BaseModel):
         "uvloop: docs/notebook/benchmarks.md, changes tried and not kept).",
     )
     drain_timeout_s: float = Field(30.0, ge=0, description="How long shutdown waits for in-flight requests.")
-    gil_switch_interval_ms: float | None = Field(
-        SHORT_INTERVAL_S * 1000,
-        gt=0,
-        le=100,
-        description="Python's GIL switch interval while a model run of a millisecond or more is on a worker thread "
-        "(Python's default, 5 ms, otherwise): how long that thread waits for the busy event loop to hand over the "
-        "interpreter before and after its run (scheduling/gil.py). None: Python's always.",
-    )
-    bulk_batch_nice: int | None = Field(
-        BULK_NICE,
-        ge=1,
-        le=19,
-        description="While latency-critical requests are being served, model batches without one run on worker "
-        "threads whose nice value is this much higher, so that on shared cores the latency-critical batches get "
-        "the CPU first (Linux; scheduling/cpu_priority.py). None: every batch at normal priority.",
+    host_tuning: HostTuning = Field(
+        default_factory=HostTuning,
+        description="Process-wide and OS-wide settings (GIL switch interval, bulk batches' niceness, the heap, the "
+        "lone-session plan), all off by default; a preset name (latency) or the knobs (scheduling/host.py).",
     )
     grpc_acceptors: int = Field(
         5,

@@ -26,27 +26,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def serving_default_plan(runtime: str = DEFAULT_RUNTIME, cores: int | None = None) -> Plan:
+def serving_default_plan(runtime: str = DEFAULT_RUNTIME, cores: int | None = None, lone_session: bool = False) -> Plan:
     """The plan a model is served with when none was measured for it (``mcp serve --no-policy``, an
-    encrypted artifact with no stored plan).
+    encrypted artifact with no stored plan): the runtime's own default, one session, so the model's
+    weights are held once.
 
-    onnxruntime on several cores: one single-threaded instance per physical core, and a lone batch on
-    a session of all of them (``Plan.lone_threads``, runtime/lone.py). A lone request runs as fast as
-    on onnxruntime's own default (one thread per core), and concurrent batches run side by side
-    without the synchronisation of one multi-threaded run: its threads meet at a barrier after every
-    parallel section, and each waits there, spinning, for any partner the machine's other processes
-    preempted. Under the co-located overload (benchmarks/overload/overload.py, the clients on the same
-    two cores) that made a batch of the chained-matmul model cost 20-23 ms of CPU instead of 16-18, and
-    goodput 0.57-0.72 x capacity (median 0.66); the instances gave 0.71-0.85 (median 0.78;
-    docs/notebook/benchmarks.md, "Single-threaded instances by default"). The price: the model's weights are
-    held twice (two sessions), and under overload a batch takes one core twice as long, so the
-    latency-critical tail grows by about a batch (client p99 median 51 -> 62 ms there).
+    With ``lone_session`` (host tuning's ``lone_session_plan``, part of the latency preset: opt-in,
+    scheduling/host.py), onnxruntime on several cores instead runs one single-threaded instance per
+    physical core, and a lone batch on a second session of all of them (``Plan.lone_threads``,
+    runtime/lone.py): concurrent batches run side by side without the barrier of one multi-threaded
+    run, at which each thread spins for any partner the machine's other processes preempted. Under
+    the co-located overload (benchmarks/overload/overload.py, the clients on the same two cores)
+    goodput was 0.71-0.85 x capacity (median 0.78) against 0.57-0.72 (0.66) with one session
+    (docs/notebook/benchmarks.md, "Single-threaded instances by default"). The price: the weights are held
+    twice (two sessions), and under overload a batch takes one core twice as long, so the
+    latency-critical tail grows by about a batch (client p99 median 51 -> 62 ms there). The policy
+    may choose such a plan too, within the contract's ``resources.memory_mb`` (it measures each
+    plan's memory).
 
-    Other runtimes keep their default (OpenVINO's threads sleep when they wait, and its default plan
-    degraded less beside the clients), as does a process confined to one core.
+    Other runtimes keep their default (OpenVINO's threads sleep when they wait), as does a process
+    confined to one core.
     """
     cores = cores if cores is not None else usable_physical_cores()
-    if runtime != DEFAULT_RUNTIME or cores < 2:
+    if not lone_session or runtime != DEFAULT_RUNTIME or cores < 2:
         return DEFAULT_PLAN.model_copy(update={"runtime": runtime})
     return Plan(runtime=runtime, intra_op_threads=1, instances=cores, lone_threads=cores, measured=False)
 
@@ -60,11 +62,12 @@ class ArtifactBackends:
         trusted_keys: TrustedKeys | None = None,
         planner: PolicyOrchestrator | None = None,
         runtime: str | None = None,
+        lone_session: bool = False,
     ) -> None:
         self.registry = registry
         self.trusted_keys = trusted_keys
         self.planner = planner
-        self.default_plan = serving_default_plan(runtime or DEFAULT_RUNTIME)
+        self.default_plan = serving_default_plan(runtime or DEFAULT_RUNTIME, lone_session=lone_session)
 
     def __call__(self, record: ModelVersion) -> Backend:
         encrypted = self.registry.store.is_encrypted(record.digest)

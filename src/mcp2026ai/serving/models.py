@@ -34,7 +34,6 @@ from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
-from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
@@ -75,7 +74,7 @@ def batching_executor(
     stats: ModelStats,
     override: ConfigOverride | None = None,
     *,
-    bulk_nice: int | None = BULK_NICE,
+    bulk_nice: int | None = None,
 ) -> Executor:
     """Dynamic batching with SLA-class queues.
 

@@ -13,6 +13,7 @@ from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.scheduling import AdaptiveConfig, BatchingConfig, BatchingExecutor
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S, SWITCH_INTERVAL, SwitchInterval
+from mcp2026ai.scheduling.host import HostTuning, apply_host_tuning
 
 from .conftest import MLP_IN
 from .support import RecordingBackend, no_deadlines, run
@@ -20,10 +21,21 @@ from .support import RecordingBackend, no_deadlines, run
 
 @pytest.fixture(autouse=True)
 def python_default_interval() -> Iterator[float]:
-    """Every test starts and ends at the interval the process had (5 ms unless something changed it)."""
+    """Every test starts and ends at the interval the process had (5 ms unless something changed it),
+    with the process's switch set as host tuning sets it (the latency preset's interval), then off again."""
     before = sys.getswitchinterval()
-    yield before
+    apply_host_tuning(HostTuning(gil_switch_interval_ms=SHORT_INTERVAL_S * 1000))
+    try:
+        yield before
+    finally:
+        apply_host_tuning(HostTuning())
+    assert SWITCH_INTERVAL.short_s is None, "off: the interval is never changed"
     assert sys.getswitchinterval() == before, "the interval was not restored"
+
+
+def test_off_by_default_and_the_latency_presets_interval() -> None:
+    assert SwitchInterval().short_s is None and HostTuning().gil_switch_interval_ms is None
+    assert HostTuning(preset="latency").switch_interval_s == pytest.approx(SHORT_INTERVAL_S)
 
 
 def test_short_only_inside_a_long_run_and_restored_after_the_last(python_default_interval: float) -> None:

@@ -13,7 +13,6 @@ from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
-from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 from mcp2026ai.serving.artifacts import serving_default_plan
 from mcp2026ai.serving.models import batching_executor
 from mcp2026ai.serving.overrides import ConfigOverride
@@ -83,25 +82,29 @@ def test_the_serving_default_runs_instances_under_the_contracts_own_window(
 ) -> None:
     """Not measured, the serving default says nothing of batching: the contract's window and limit
     stand, and only its instances are added (batches run side by side)."""
-    default = serving_default_plan(cores=2)
+    default = serving_default_plan(cores=2, lone_session=True)
     assert (default.intra_op_threads, default.instances, default.lone_threads, default.measured) == (1, 2, 2, False)
     config = executor(registry, tmp_path, default)
     assert (config.max_batch_size, config.merge_rows, config.max_queue_delay_ms) == (16, 16, 3)
     assert config.max_concurrent_batches == 2
 
 
-def test_the_serving_default_is_onnxruntimes_own_where_instances_do_not_pay() -> None:
-    assert serving_default_plan(cores=1) == DEFAULT_PLAN  # one core: nothing to run side by side
-    openvino = serving_default_plan("openvino", cores=2)  # its threads sleep when they wait
+def test_the_serving_default_is_onnxruntimes_own_unless_host_tuning_asks_for_instances() -> None:
+    """One session by default (the weights held once: tests/integration/test_serving_memory.py); the
+    lone-session plan (host tuning, opt-in) only where instances pay."""
+    assert serving_default_plan(cores=4) == DEFAULT_PLAN and not DEFAULT_PLAN.lone_threads
+    assert serving_default_plan(cores=1, lone_session=True) == DEFAULT_PLAN  # one core: nothing side by side
+    openvino = serving_default_plan("openvino", cores=2, lone_session=True)  # its threads sleep when they wait
     assert openvino == DEFAULT_PLAN.model_copy(update={"runtime": "openvino"}) and not openvino.measured
-    assert "threads=1 instances=4 lone=4" in serving_default_plan(cores=4).describe()
+    assert "threads=1 instances=4 lone=4" in serving_default_plan(cores=4, lone_session=True).describe()
 
 
 def test_the_servers_bulk_nice_reaches_every_executor(registry: ModelRegistry, tmp_path: Path) -> None:
-    """ServerConfig.bulk_batch_nice (app.py hands it to the factory): None keeps every batch at normal priority."""
+    """HostTuning.bulk_batch_nice (app.py hands it to the factory): None, the default, keeps every batch at
+    normal priority."""
     record = registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=CONTRACT)
     backend = create_backend(registry.artifact_path(record), record.signature, DEFAULT_PLAN)
     for bulk_nice in (None, 5):
         made = batching_executor(record, backend, ModelStats("mlp", "1"), bulk_nice=bulk_nice)
         assert isinstance(made, BatchingExecutor) and made.config.bulk_nice == bulk_nice
-    assert executor(registry, tmp_path, DEFAULT_PLAN).bulk_nice == BULK_NICE
+    assert executor(registry, tmp_path, DEFAULT_PLAN).bulk_nice is None
