@@ -2,7 +2,8 @@
 
 Which scope a path needs (as Triton/KServe deployments expect):
 
-- open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz`` and ``/metrics``
+- open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz``, ``/metrics`` and the
+  aliases ``/health`` and ``/ping`` (server/http/probes.py)
   (Kubernetes probes and Prometheus scrapers carry no tokens);
 - ``manage``: everything under ``/v2/repository/models/`` (load, unload);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
@@ -25,8 +26,9 @@ from mcp2026ai.errors import MCPError
 from mcp2026ai.security import ANONYMOUS, Authenticator, Principal
 from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.http.errors import error_response
+from mcp2026ai.server.http.probes import OPEN_PROBE_PATHS
 
-OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics"})
+OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics", *OPEN_PROBE_PATHS})
 MANAGE_PREFIX = "/v2/repository/models/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
 PULL_SUFFIXES = ("/package", "/artifact")
