@@ -3,7 +3,8 @@
 Which scope a path needs (as Triton/KServe deployments expect):
 
 - open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz``, ``/metrics`` and the
-  aliases ``/health`` and ``/ping`` (server/http/probes.py)
+  aliases ``/health`` and ``/ping`` (server/http/probes.py); the API description ``/openapi.json``
+  and its Swagger UI ``/docs``, ``/docs/static/`` (no data: server/http/openapi/routes.py)
   (Kubernetes probes and Prometheus scrapers carry no tokens);
 - ``manage``: everything under ``/v2/repository/models/`` (load, unload);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
@@ -28,7 +29,10 @@ from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.http.errors import error_response
 from mcp2026ai.server.http.probes import OPEN_PROBE_PATHS
 
-OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics", *OPEN_PROBE_PATHS})
+OPEN_PATHS = frozenset(
+    {"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics", *OPEN_PROBE_PATHS, "/openapi.json", "/docs"}
+)
+OPEN_PREFIXES = ("/docs/static/",)
 MANAGE_PREFIX = "/v2/repository/models/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
 PULL_SUFFIXES = ("/package", "/artifact")
@@ -41,7 +45,7 @@ CONSOLE_AUDIT_PREFIXES = ("/ui/fragments/audit", "/ui/api/audit")
 def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     """The scope a request path needs; None for the open health and metrics endpoints. Changing the
     trace or log settings (POST) is management too."""
-    if path in OPEN_PATHS:
+    if path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
         return None
     if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
         return console_scope(path, method)
