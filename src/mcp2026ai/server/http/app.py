@@ -18,6 +18,7 @@ from mcp2026ai.server.http.auth import BearerAuthMiddleware
 from mcp2026ai.server.http.direct import DirectInfer
 from mcp2026ai.server.http.errors import error_response, plain_error, unexpected_error
 from mcp2026ai.server.http.generate import generate_routes
+from mcp2026ai.server.http.manage import management_routes
 from mcp2026ai.server.http.openai import openai_routes
 from mcp2026ai.server.http.openapi import openapi_routes
 from mcp2026ai.server.http.probes import probe_routes
@@ -74,6 +75,7 @@ def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerCon
             *ui_routes(plane, config),
             *probe_routes(plane),
             *openapi_routes(),
+            *management_routes(plane, config, endpoints.bodies),
         ],
         middleware=_middleware(config),
         exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},

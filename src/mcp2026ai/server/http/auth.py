@@ -6,7 +6,8 @@ Which scope a path needs (as Triton/KServe deployments expect):
   aliases ``/health`` and ``/ping`` (server/http/probes.py); the API description ``/openapi.json``
   and its Swagger UI ``/docs``, ``/docs/static/`` (no data: server/http/openapi/routes.py)
   (Kubernetes probes and Prometheus scrapers carry no tokens);
-- ``manage``: everything under ``/v2/repository/models/`` (load, unload);
+- ``manage``: everything under ``/v2/repository/models/`` (load, unload) and the management API
+  ``/v2/manage/`` (server/http/manage.py);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
 - the web console (``/ui``): its page shells and static files are open (they hold no data and ask
   for a token); its data (``/ui/api/``, ``/ui/fragments/``) needs ``infer``, its rollout actions and
@@ -34,6 +35,7 @@ OPEN_PATHS = frozenset(
 )
 OPEN_PREFIXES = ("/docs/static/",)
 MANAGE_PREFIX = "/v2/repository/models/"
+MANAGE_API_PREFIX = "/v2/manage/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
 PULL_SUFFIXES = ("/package", "/artifact")
 CONSOLE_PREFIX = "/ui"
@@ -50,7 +52,7 @@ def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
         return console_scope(path, method)
     settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
-    if path.startswith(MANAGE_PREFIX) or (settings and method == "POST"):
+    if path.startswith((MANAGE_PREFIX, MANAGE_API_PREFIX)) or (settings and method == "POST"):
         return TokenScope.MANAGE
     if path.startswith("/v2/models/") and path.endswith(PULL_SUFFIXES):
         return TokenScope.PULL

@@ -94,6 +94,9 @@ def _operation(
     if operation.request is not None:
         content = {operation.request_media: {"schema": ref_of[operation.request]}}
         described["requestBody"] = {"required": True, "content": content}
+    elif operation.request_media != JSON:
+        content = {operation.request_media: {"schema": {"type": "string", "format": "binary"}}}
+        described["requestBody"] = {"required": True, "content": content}
     return described
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from mcp2026ai.registry import ModelVersion
+from mcp2026ai.server.http.manage import Promotion, RegisterFromUrl, RolloutChanges
 from mcp2026ai.server.http.openai.codec import ChatCompletionRequest, CompletionRequest
 from mcp2026ai.server.http.openai.embeddings import EmbeddingsBody
 from mcp2026ai.server.http.openai.responses_request import ResponsesRequest
@@ -35,6 +37,7 @@ class Operation:
     streams: bool = False
     """Also answers ``text/event-stream`` (``"stream": true``)."""
     request_media: str = JSON
+    """A body's media type; other than JSON and with no ``request`` model: the raw bytes (an upload)."""
 
 
 V2 = "KServe v2"
@@ -42,6 +45,7 @@ OPENAI = "OpenAI"
 PROBES = "Health"
 CONSOLE = "Console"
 DOCS = "API description"
+MANAGE = "Management"
 MODEL_PREFIXES = ("/v2/models/{model}", "/v2/models/{model}/versions/{version}")
 
 _PER_MODEL: dict[tuple[str, str], Operation] = {
@@ -143,6 +147,32 @@ def _console_and_probes() -> dict[tuple[str, str], Operation]:
     }
 
 
+def _management() -> dict[tuple[str, str], Operation]:
+    model = "/v2/manage/models/{model}"
+    rollout = "/v2/manage/rollouts/{model}"
+    record = ModelVersion  # the registry's record, as the management API answers it
+    return {
+        ("/v2/manage/models", "GET"): Operation("Registered versions (?name=)", MANAGE),
+        (model, "GET"): Operation("One version (?version=; the default)", MANAGE, response=record),
+        (f"{model}/upload", "POST"): Operation(
+            "Register an uploaded model file (?filename=, version=, stage=, tag=k=v, contract=JSON)",
+            MANAGE,
+            response=record,
+            request_media="application/octet-stream",
+        ),
+        (f"{model}/register", "POST"): Operation("Register a model file from a URL", MANAGE, RegisterFromUrl, record),
+        (f"{model}/versions/{{version}}/promote", "POST"): Operation("Move to a stage", MANAGE, Promotion, record),
+        (f"{model}/versions/{{version}}/archive", "POST"): Operation("Archive a version", MANAGE, response=record),
+        (f"{model}/signature", "GET"): Operation("Check the trusted signature (?version=)", MANAGE),
+        (rollout, "GET"): Operation("The rollout and its rollbacks", MANAGE),
+        (rollout, "PUT"): Operation("Change the named rollout fields", MANAGE, RolloutChanges),
+        (rollout, "DELETE"): Operation("Clear the rollout", MANAGE, response=wire.Empty),
+        ("/v2/manage/plans/{model}/explain", "GET"): Operation("Why the current plan (?version=)", MANAGE),
+        ("/v2/manage/plans/{model}/trace", "GET"): Operation("Planning decisions (?last=, version=)", MANAGE),
+        ("/v2/manage/audit", "GET"): Operation("The last entries of the audit log (?last=; 0: all)", MANAGE),
+    }
+
+
 def operations() -> dict[tuple[str, str], Operation]:
     """Every described (path, method)."""
-    return _v2() | _openai() | _console_and_probes()
+    return _v2() | _openai() | _console_and_probes() | _management()
