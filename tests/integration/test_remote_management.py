@@ -110,12 +110,16 @@ def test_cli_against_the_server_answers_as_the_local_cli(setup: Setup, run: Run)
         ["rollout", "show", "--name", "mlp", "--json"],
         ["audit", "show", "--last", "3", "--json"],
         ["policy", "trace", "--model", "mlp", "--json"],
+        ["policy", "explain", "--model", "mlp"],  # no stored plan: the same one-line error either way
+        ["model", "verify", "--name", "mlp"],  # unsigned: the same refusal either way
     ]
     for args in reads:
         there = call(setup.client_home, *remote(setup), *args)
         here = call(setup.home, *args)
         assert there == here, args
-        assert there[0] == 0, there
+        refused = args[1] in ("explain", "verify")
+        assert there[0] == (2 if refused else 0), there
+        assert (there[2] != "") == refused, there
     entries = json.loads(call(setup.client_home, *remote(setup), "audit", "show", "--last", "3", "--json")[1])
     assert [(e["action"], e["actor"], e["target"]) for e in entries] == [
         ("model.register", "token:ops", "mlp:1.1.0"),
