@@ -95,9 +95,16 @@ def _operation(
         content = {operation.request_media: {"schema": ref_of[operation.request]}}
         described["requestBody"] = {"required": True, "content": content}
     elif operation.request_media != JSON:
-        content = {operation.request_media: {"schema": {"type": "string", "format": "binary"}}}
+        raw = {"type": "string", "format": "binary"}
+        schema = raw if operation.request_media != "multipart/form-data" else _multipart_file()
+        content = {operation.request_media: {"schema": schema}}
         described["requestBody"] = {"required": True, "content": content}
     return described
+
+
+def _multipart_file() -> dict[str, Any]:
+    properties = {"file": {"type": "string", "format": "binary"}, "purpose": {"type": "string", "enum": ["batch"]}}
+    return {"type": "object", "properties": properties, "required": ["file", "purpose"]}
 
 
 def _responses(operation: Operation, ref_of: dict[type[BaseModel], dict[str, Any]], secured: bool) -> dict[str, Any]:

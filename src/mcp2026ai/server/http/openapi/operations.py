@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.server.http.manage import Promotion, RegisterFromUrl, RolloutChanges
+from mcp2026ai.server.http.openai.batch.routes import BatchCreate
 from mcp2026ai.server.http.openai.codec import ChatCompletionRequest, CompletionRequest
 from mcp2026ai.server.http.openai.embeddings import EmbeddingsBody
 from mcp2026ai.server.http.openai.responses_request import ResponsesRequest
@@ -119,6 +120,20 @@ def _openai() -> dict[tuple[str, str], Operation]:
         ("/v1/embeddings", "POST"): Operation("Embeddings", OPENAI, EmbeddingsBody, error=error),
         ("/tokenize", "POST"): Operation("Text to token ids (vLLM's)", OPENAI, TokenizeRequest, error=error),
         ("/detokenize", "POST"): Operation("Token ids to text (vLLM's)", OPENAI, DetokenizeRequest, error=error),
+        ("/v1/files", "POST"): Operation(
+            "Upload a batch input file (multipart: file, purpose=batch)",
+            OPENAI,
+            error=error,
+            request_media="multipart/form-data",
+        ),
+        ("/v1/files/{file_id}", "GET"): Operation("A file's record", OPENAI, error=error),
+        ("/v1/files/{file_id}/content", "GET"): Operation(
+            "A file's bytes (JSONL)", OPENAI, error=error, media="application/jsonl"
+        ),
+        ("/v1/batches", "POST"): Operation("Create a batch (best-effort class)", OPENAI, BatchCreate, error=error),
+        ("/v1/batches", "GET"): Operation("Your batches, newest first (?limit=, after=)", OPENAI, error=error),
+        ("/v1/batches/{batch_id}", "GET"): Operation("A batch and its request counts", OPENAI, error=error),
+        ("/v1/batches/{batch_id}/cancel", "POST"): Operation("Cancel a batch", OPENAI, error=error),
     }
 
 
