@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import audit, context, contract, deploy, keys, model, policy, registry, rollout, tokens
+from mcp2026ai.cli import audit, batch, context, contract, deploy, keys, model, policy, registry, rollout, tokens
 from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.generate import generate
@@ -51,6 +51,7 @@ app.add_typer(tokens.app, name="token")
 app.add_typer(audit.app, name="audit")
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(registry.app, name="registry")
+app.add_typer(batch.app, name="batch")
 app.command()(predict)
 app.command()(serve)
 app.command()(quantize)
