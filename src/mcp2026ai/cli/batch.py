@@ -23,7 +23,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.body import BodyBudget
 from mcp2026ai.server.http.openai import openai_routes
 from mcp2026ai.server.http.openai.batch.lines import BatchLine, parse_lines
-from mcp2026ai.server.http.openai.batch.runner import LINES_IN_FLIGHT, line_answerer
+from mcp2026ai.server.http.openai.batch.runner import OFFLINE_LINES_IN_FLIGHT, line_answerer
 
 app = typer.Typer(help="OpenAI batch files (JSONL), answered offline on the local registry.", no_args_is_help=True)
 
@@ -32,7 +32,7 @@ app = typer.Typer(help="OpenAI batch files (JSONL), answered offline on the loca
 def run(
     source: Annotated[Path, typer.Argument(help="Input JSONL: one {custom_id, method, url, body} a line.")],
     out: Annotated[Path, typer.Option(help="Output JSONL (written when every line is answered).")],
-    concurrency: Annotated[int, typer.Option(help="Lines answered at once.", min=1, max=256)] = LINES_IN_FLIGHT,
+    concurrency: Annotated[int, typer.Option(help="Lines answered at once.", min=1, max=256)] = OFFLINE_LINES_IN_FLIGHT,
 ) -> None:
     """Answer every line of an OpenAI batch file with the registry's models."""
     lines = _read(source)

@@ -76,6 +76,13 @@ class ServerConfig(BaseModel):
         "threads whose nice value is this much higher, so that on shared cores the latency-critical batches get "
         "the CPU first (Linux; scheduling/cpu_priority.py). None: every batch at normal priority.",
     )
+    batch_lines_in_flight: int = Field(
+        2,
+        ge=1,
+        le=256,
+        description="Lines of one OpenAI batch (/v1/batches) answered at once, in the best-effort class: few, so "
+        "that latency-critical requests find engine slots and CPU (benchmarks/llm/batch_ttft.py).",
+    )
     grpc_acceptors: int = Field(
         5,
         ge=1,

@@ -74,7 +74,7 @@ class BatchEndpoints:
         self.config = config
         self.bodies = bodies
         self.store = BatchStore(plane.models.registry)
-        self.runner = BatchRunner(self.store, plane)
+        self.runner = BatchRunner(self.store, plane, config.batch_lines_in_flight)
 
     def attach(self, app: ASGIApp) -> None:
         self.runner.attach(app)

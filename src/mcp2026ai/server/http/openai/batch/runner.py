@@ -23,9 +23,9 @@ from mcp2026ai.server.http.openai.batch.lines import BatchLine, parse_lines
 from mcp2026ai.server.http.openai.batch.store import ACTIVE, BatchStore
 
 log = logging.getLogger(__name__)
-LINES_IN_FLIGHT = 8
-"""Lines of one batch answered at once: enough for the engine to batch them, few enough to leave the
-best-effort queue to other work."""
+OFFLINE_LINES_IN_FLIGHT = 8
+"""Lines answered at once by ``mcp batch run`` (no other traffic to leave room for); a server answers
+``ServerConfig.batch_lines_in_flight`` of a batch at once."""
 CLASS_FIELDS = ("priority", "service_tier")
 """Body fields that would pick another SLA class: a batch line runs best-effort whatever it asks."""
 
@@ -56,9 +56,10 @@ def line_answerer(app: ASGIApp) -> Answer:
 
 
 class BatchRunner:
-    def __init__(self, store: BatchStore, plane: DataPlane) -> None:
+    def __init__(self, store: BatchStore, plane: DataPlane, lines_in_flight: int) -> None:
         self.store = store
         self.plane = plane
+        self.lines_in_flight = lines_in_flight
         self._answer: Answer | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._cancelled: set[str] = set()
@@ -117,7 +118,7 @@ class BatchRunner:
             await self._finalize(batch_id, len(lines))
 
     async def _answer_pending(self, batch_id: str, pending: list[BatchLine]) -> None:
-        slots = asyncio.Semaphore(LINES_IN_FLIGHT)
+        slots = asyncio.Semaphore(self.lines_in_flight)
         in_flight = self._in_flight.setdefault(batch_id, set())
         for line in pending:
             await slots.acquire()
