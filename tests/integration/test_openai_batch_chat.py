@@ -105,3 +105,42 @@ def test_mcp_batch_run_names_the_bad_line(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert f"{source}: line 5: not valid JSON" in err.replace("\n", "") and "Traceback" not in err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_cancel_aborts_the_lines_in_flight(tmp_path: Path, smollm2_gguf: Path, smollm2_int4: Path) -> None:
+    """Lines of 256 forced tokens take seconds each; a cancel ends the batch at once, their generations
+    aborted (the engine holds no sequence afterwards), none of them recorded."""
+    registry = register_smollm2(tmp_path / "home", smollm2_gguf)
+    config = ServerConfig(
+        http_port=0, grpc_port=None, drain_timeout_s=5, generation=EngineConfig(max_num_seqs=4, max_model_len=512)
+    )
+    rows = [
+        {
+            "custom_id": f"long{i}",
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": {"model": "smollm2", "messages": [{"role": "user", "content": f"Story {i}"}],
+                     "max_tokens": 256, "ignore_eos": True},
+        }
+        for i in range(6)
+    ]  # fmt: skip
+    content = b"".join(orjson.dumps(row) + b"\n" for row in rows)
+    with BackgroundServer(registry, ["smollm2"], config) as server:
+        client = openai.OpenAI(base_url=f"http://{server.http_url}/v1", api_key="unused", max_retries=0)
+        uploaded = client.files.create(file=("long.jsonl", io.BytesIO(content)), purpose="batch")
+        batch = client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
+        engine = server.plane.llms.get("smollm2").engine
+        deadline = time.monotonic() + 60
+        while not engine.busy:
+            assert time.monotonic() < deadline, "the batch's lines never reached the engine"
+            time.sleep(0.02)
+        cancelled_at = time.monotonic()
+        client.batches.cancel(batch.id)
+        while (batch := client.batches.retrieve(batch.id)).status != "cancelled":
+            assert time.monotonic() - cancelled_at < 10, batch.status
+            time.sleep(0.05)
+        assert not engine.busy, "the aborted generations left the engine"
+    assert time.monotonic() - cancelled_at < 10
+    assert batch.request_counts is not None and batch.request_counts.completed == 0

@@ -64,14 +64,14 @@ async def _answer_all(lines: list[BatchLine], models: list[str], concurrency: in
     try:
         await load_models(plane, models)
         router = Starlette(routes=openai_routes(plane, config, BodyBudget(config.max_inflight_body_bytes))).router
-        answer, slots = line_answerer(router), asyncio.Semaphore(concurrency)
+        answer, slots, never = line_answerer(router), asyncio.Semaphore(concurrency), asyncio.Event()
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=error_console, disable=not error_console.is_terminal) as progress:
             task = progress.add_task(f"batch of {len(lines)}", total=len(lines))
 
             async def one(line: BatchLine) -> dict[str, Any]:
                 async with slots:
-                    result = await answer(line)
+                    result = await answer(line, never)
                 progress.advance(task)
                 return result
 

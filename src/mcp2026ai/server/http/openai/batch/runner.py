@@ -10,10 +10,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import httpx
 import orjson
 from starlette.types import ASGIApp
 
@@ -29,26 +28,62 @@ OFFLINE_LINES_IN_FLIGHT = 8
 CLASS_FIELDS = ("priority", "service_tier")
 """Body fields that would pick another SLA class: a batch line runs best-effort whatever it asks."""
 
-Answer = Callable[[BatchLine], Awaitable[dict[str, Any]]]
+Answer = Callable[[BatchLine, asyncio.Event], Awaitable[dict[str, Any]]]
+
+
+async def call_app(app: ASGIApp, path: str, body: bytes, gone: asyncio.Event) -> tuple[int, bytes]:
+    """POST ``body`` to ``path`` of ``app`` as one HTTP request whose client disconnects when ``gone``
+    is set (the handler then aborts its generation, as for a client that hangs up)."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers.append((b"x-sla-class", SLAClass.BEST_EFFORT.value.encode()))
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 0),
+        "server": ("batch", 0),
+        "state": {},
+    }
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+    answer: dict[str, Any] = {"status": 500, "body": []}
+
+    async def receive() -> dict[str, Any]:
+        if pending:
+            return pending.pop()
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        elif message["type"] == "http.response.body":
+            answer["body"].append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return int(answer["status"]), b"".join(answer["body"])
 
 
 def line_answerer(app: ASGIApp) -> Answer:
-    """``answer(line)``: the line's result document (OpenAI's batch output line)."""
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://batch", timeout=None)
-    headers = {"x-sla-class": SLAClass.BEST_EFFORT.value, "content-type": "application/json"}
+    """``answer(line, gone)``: the line's result document (OpenAI's batch output line)."""
 
-    async def answer(line: BatchLine) -> dict[str, Any]:
+    async def answer(line: BatchLine, gone: asyncio.Event) -> dict[str, Any]:
         body = {key: value for key, value in line.body.items() if key not in CLASS_FIELDS}
-        response = await client.post(line.url, content=orjson.dumps(body), headers=headers)
+        status, content = await call_app(app, line.url, orjson.dumps(body), gone)
         try:
-            document = orjson.loads(response.content)
+            document = orjson.loads(content)
         except orjson.JSONDecodeError:
-            document = {"error": {"message": response.text[:500], "type": "server_error"}}
-        request_id = f"req_{uuid.uuid4().hex}"
+            document = {"error": {"message": content[:500].decode("utf-8", "replace"), "type": "server_error"}}
         return {
             "id": f"batch_req_{uuid.uuid4().hex}",
             "custom_id": line.custom_id,
-            "response": {"status_code": response.status_code, "request_id": request_id, "body": document},
+            "response": {"status_code": status, "request_id": f"req_{uuid.uuid4().hex}", "body": document},
             "error": None,
         }
 
@@ -63,7 +98,8 @@ class BatchRunner:
         self._answer: Answer | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._cancelled: set[str] = set()
-        self._in_flight: dict[str, set[asyncio.Task[None]]] = {}
+        self._gone: dict[str, asyncio.Event] = {}
+        """Per running batch: set by a cancel, its lines in flight see their client disconnect."""
 
     def attach(self, app: ASGIApp) -> None:
         """The router lines are sent to; the batches left active by a previous run resume now."""
@@ -85,8 +121,7 @@ class BatchRunner:
 
     async def cancel(self, batch_id: str) -> None:
         self._cancelled.add(batch_id)
-        for task in self._in_flight.get(batch_id, set()):
-            task.cancel()
+        self._gone.setdefault(batch_id, asyncio.Event()).set()
         if batch_id not in self._running:
             self.start(batch_id)  # finalizes what was answered
 
@@ -119,22 +154,25 @@ class BatchRunner:
 
     async def _answer_pending(self, batch_id: str, pending: list[BatchLine]) -> None:
         slots = asyncio.Semaphore(self.lines_in_flight)
-        in_flight = self._in_flight.setdefault(batch_id, set())
+        gone = self._gone.setdefault(batch_id, asyncio.Event())
+        in_flight: set[asyncio.Task[None]] = set()
         for line in pending:
             await slots.acquire()
             if batch_id in self._cancelled or not self.plane.gate.open:
                 slots.release()
                 break
-            task = asyncio.get_running_loop().create_task(self._answer_one(batch_id, line))
+            task = asyncio.get_running_loop().create_task(self._answer_one(batch_id, line, gone))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
             task.add_done_callback(lambda _: slots.release())
         await asyncio.gather(*list(in_flight), return_exceptions=True)
-        self._in_flight.pop(batch_id, None)
+        self._gone.pop(batch_id, None)
 
-    async def _answer_one(self, batch_id: str, line: BatchLine) -> None:
+    async def _answer_one(self, batch_id: str, line: BatchLine, gone: asyncio.Event) -> None:
         assert self._answer is not None
-        result = await self._answer(line)
+        result = await self._answer(line, gone)
+        if gone.is_set():
+            return  # cancelled while in flight: not answered
         if result["response"]["status_code"] == 503 and not self.plane.gate.open:
             return  # refused by the drain, not answered: left for the next start
         await asyncio.to_thread(self.store.add_result, batch_id, result)
