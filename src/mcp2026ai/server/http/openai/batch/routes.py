@@ -80,6 +80,7 @@ class BatchEndpoints:
         self.runner.attach(app)
 
     async def create_file(self, request: Request) -> Response:
+        self.runner.ensure_resumed()
         try:
             async with read_body(request, self.config.max_request_bytes, self.bodies) as body:
                 form = await _replayed_form(request, body)
@@ -114,6 +115,7 @@ class BatchEndpoints:
         return Response(data, media_type="application/jsonl")
 
     async def create_batch(self, request: Request) -> Response:
+        self.runner.ensure_resumed()
         owner = principal_of(request).actor
         try:
             async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
@@ -152,6 +154,7 @@ class BatchEndpoints:
         }
 
     async def batch(self, request: Request) -> Response:
+        self.runner.ensure_resumed()
         try:
             batch = await self._thread(self.store.batch, request.path_params["batch_id"], principal_of(request).actor)
         except MCPError as exc:
@@ -168,6 +171,7 @@ class BatchEndpoints:
         return _public(batch)
 
     async def batches(self, request: Request) -> Response:
+        self.runner.ensure_resumed()
         limit = request.query_params.get("limit", "20")
         found = await self._thread(self.store.batches, principal_of(request).actor)
         after = request.query_params.get("after")
@@ -181,6 +185,7 @@ class BatchEndpoints:
         return _json({"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
 
     async def cancel(self, request: Request) -> Response:
+        self.runner.ensure_resumed()
         try:
             batch = await self._thread(self.store.batch, request.path_params["batch_id"], principal_of(request).actor)
         except MCPError as exc:

@@ -98,13 +98,21 @@ class BatchRunner:
         self._answer: Answer | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._cancelled: set[str] = set()
+        self._resumed = False
         self._gone: dict[str, asyncio.Event] = {}
         """Per running batch: set by a cancel, its lines in flight see their client disconnect."""
 
     def attach(self, app: ASGIApp) -> None:
         """The router lines are sent to; the batches left active by a previous run resume now."""
         self._answer = line_answerer(app)
-        with contextlib.suppress(RuntimeError):  # no running loop: resumed on the first batch request
+        with contextlib.suppress(RuntimeError):  # no running loop yet: resumed on the first batch request
+            asyncio.get_running_loop()
+            self.ensure_resumed()
+
+    def ensure_resumed(self) -> None:
+        """Resume the batches a previous run left active, once (on the running loop)."""
+        if not self._resumed:
+            self._resumed = True
             asyncio.get_running_loop().create_task(self.resume())
 
     async def resume(self) -> None:
