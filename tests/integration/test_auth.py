@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 from tritonclient.utils import InferenceServerException
@@ -81,7 +83,7 @@ def _inputs(module: Any) -> list[Any]:
 # HTTP -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/v2/health/live", "/v2/health/ready", "/healthz", "/metrics"])
+@pytest.mark.parametrize("path", ["/v2/health/live", "/v2/health/ready", "/healthz", "/metrics", "/health", "/ping"])
 def test_health_probes_and_metrics_stay_open(secured: Secured, path: str) -> None:
     assert httpx.get(secured.url(path)).status_code == 200
 
@@ -95,6 +97,7 @@ def test_health_probes_and_metrics_stay_open(secured: Secured, path: str) -> Non
         ("GET", "/v2/models/add_sub/ready"),
         ("GET", "/v2/models/add_sub/stats"),
         ("GET", "/v2"),
+        ("GET", "/version"),
         ("POST", "/v2/repository/index"),
         ("POST", "/v2/repository/models/mlp/load"),
         ("POST", "/v1/infer"),
@@ -162,6 +165,10 @@ def test_grpc_health_is_open_and_the_rest_needs_a_token(secured: Secured) -> Non
         stub = pb_grpc.GRPCInferenceServiceStub(channel)
         assert stub.ServerLive(pb.ServerLiveRequest()).live
         assert stub.ServerReady(pb.ServerReadyRequest()).ready
+        health = health_pb2_grpc.HealthStub(channel)
+        assert health.Check(health_pb2.HealthCheckRequest()).status == health_pb2.HealthCheckResponse.SERVING
+        reflection = ProtoReflectionDescriptorDatabase(channel)
+        assert _grpc_code(lambda: list(reflection.get_services())) is grpc.StatusCode.UNAUTHENTICATED
         calls = [
             lambda: stub.ServerMetadata(pb.ServerMetadataRequest()),
             lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="add_sub")),

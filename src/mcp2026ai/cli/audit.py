@@ -80,8 +80,11 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show the most recent entries."""
-    entries = _log(path).entries()
-    entries = entries[-last:] if last else entries
+    if path is None:  # the registry's log, or the server's under --server
+        entries = context.management().audit_entries(last)
+    else:
+        entries = _log(path).entries()
+        entries = entries[-last:] if last else entries
     if as_json:
         print_json(entries)
         return

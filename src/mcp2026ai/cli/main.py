@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import audit, contract, deploy, keys, model, policy, registry, rollout, tokens
+from mcp2026ai.cli import audit, batch, context, contract, deploy, keys, model, policy, registry, rollout, tokens
 from mcp2026ai.cli.bench import bench
 from mcp2026ai.cli.convert import convert
 from mcp2026ai.cli.generate import generate
@@ -22,6 +22,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+@app.callback()
+def remote_server(
+    server: str | None = typer.Option(
+        None,
+        "--server",
+        help="Run model, rollout, policy explain|trace and audit show on this server's management API "
+        "(http://host:port) instead of the local stores.",
+    ),
+    token: str | None = typer.Option(
+        None, "--token", envvar="MCP_TOKEN", help="Bearer token (manage scope) for --server; MCP_TOKEN by default."
+    ),
+) -> None:
+    """mcp2026ai: contract-driven model inference."""
+    context.use_server(server, token)
+
+
 app.add_typer(model.app, name="model")
 app.add_typer(contract.app, name="contract")
 app.add_typer(rollout.app, name="rollout")
@@ -33,6 +51,7 @@ app.add_typer(tokens.app, name="token")
 app.add_typer(audit.app, name="audit")
 app.add_typer(deploy.app, name="deploy")
 app.add_typer(registry.app, name="registry")
+app.add_typer(batch.app, name="batch")
 app.command()(predict)
 app.command()(serve)
 app.command()(quantize)

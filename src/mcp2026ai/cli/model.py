@@ -14,14 +14,15 @@ from mcp2026ai.cli import context, triton
 from mcp2026ai.cli.downloads import register_remote
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.contract import load_contract
+from mcp2026ai.dataplane.management import Registration
 from mcp2026ai.errors import InvalidArgumentError, MCPError
-from mcp2026ai.ir.llm_info import LLMPrecision
+from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.remote_sources import is_remote
-from mcp2026ai.registry.signing import sign_version, verify_artifact
-from mcp2026ai.security import KeyRing, TrustedKeys
+from mcp2026ai.registry.signing import sign_version
+from mcp2026ai.security import KeyRing
 from mcp2026ai.serving.llm_config import (
     ServingConfig,
     config_notes,
@@ -89,6 +90,9 @@ def register(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Import a model file, store it content-addressed and record its metadata."""
+    if context.remote():
+        _register_on_server(name, path, contract, version, stage, tag, as_json, config or preprocessing or precision)
+        return
     registry = context.registry()
     serving = load_serving_config(config) if config else None
     if serving is not None and path is None:
@@ -112,10 +116,36 @@ def register(
         _plan_or_withdraw(registry, record)
     if serving is not None:
         _store_serving_config(registry, record, serving, config)  # type: ignore[arg-type]
+    _print_registered(record, as_json)
+
+
+def _print_registered(record: ModelVersion, as_json: bool) -> None:
     if as_json:
         print_json(record.model_dump(mode="json"))
         return
     console.print(f"registered [bold]{record.ref}[/] ({record.stage.value}, sha256 {record.digest[:12]})")
+
+
+def _register_on_server(
+    name: str | None,
+    path: str | None,
+    contract: Path | None,
+    version: str | None,
+    stage: Stage,
+    tag: list[str] | None,
+    as_json: bool,
+    local_option: object,
+) -> None:
+    """``mcp --server URL model register``: the file uploaded (or the URL fetched by the server)."""
+    if local_option:
+        raise InvalidArgumentError("--config, --preprocessing and --precision: not available with --server")
+    if name is None or path is None:
+        raise InvalidArgumentError("--name and --path are required")
+    asked = Registration(version, stage, parse_tags(tag or []), load_contract(contract) if contract else None)
+    source = path if is_remote(path) else Path(path)
+    if isinstance(source, Path) and not source.is_file():
+        raise InvalidArgumentError(f"--path {path}: not a file (with --server, one model file or a URL)")
+    _print_registered(context.management().register(name, source, asked), as_json)
 
 
 def _model_name(name: str | None, serving: ServingConfig | None, config: Path | None) -> str:
@@ -152,7 +182,7 @@ def list_models(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List registered model versions."""
-    records = context.registry().versions(name)
+    records = context.management().versions(name)
     if as_json:
         print_json([record.model_dump(mode="json") for record in records])
         return
@@ -166,15 +196,12 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show one version: signature, contract, tags."""
-    registry = context.registry()
-    record = registry.resolve(name, version)
-    llm = registry.llm_info(record) if is_llm_format(record.format) else None
+    document = context.management().show(name, version)
     if as_json:
-        document = record.model_dump(mode="json")
-        if llm is not None:
-            document["llm"] = llm.model_dump(mode="json")
         print_json(document)
         return
+    record = ModelVersion.model_validate(document)
+    llm = LLMInfo.model_validate(document["llm"]) if "llm" in document else None
     _print_record(record)
     if llm is not None:
         rows = [{"field": field, "value": str(value)} for field, value in llm.describe().items()]
@@ -188,8 +215,17 @@ def promote(
     stage: Annotated[Stage, typer.Option(help="Target stage.")],
 ) -> None:
     """Move a version to another stage (dev, staging, production, archived)."""
-    record = context.registry().promote(name, version, stage)
-    context.audit("model.promote", record.ref, {"stage": record.stage.value})
+    record = context.management().promote(name, version, stage)
+    console.print(f"{record.ref} is now {record.stage.value}")
+
+
+@app.command()
+def archive(
+    name: Annotated[str, typer.Option(help="Model name.")],
+    version: Annotated[str, typer.Option(help="Version to archive.")],
+) -> None:
+    """Archive a version: kept, never the default again (``promote --stage archived``)."""
+    record = context.management().archive(name, version)
     console.print(f"{record.ref} is now {record.stage.value}")
 
 
@@ -226,12 +262,9 @@ def verify(
     version: Annotated[str | None, typer.Option(help="Version; the default version if omitted.")] = None,
 ) -> None:
     """Re-hash the artifact on disk and check a trusted signature; exits 2 with the reason if not."""
-    registry = context.registry()
-    record = registry.resolve(name, version)
-    trusted = TrustedKeys.from_config(context.security_paths().trust_config())
-    signature = verify_artifact(registry, record, trusted)
-    who = f"key {signature.signer} {signature.key_id}"
-    console.print(f"{record.ref}: signature ok ({who}, sha256 {record.digest[:12]})", highlight=False)
+    status = context.management().signature(name, version)
+    who = f"key {status['signer']} {status['key_id']}"
+    console.print(f"{status['model']}: signature ok ({who}, sha256 {status['digest'][:12]})", highlight=False)
 
 
 def key_passphrase() -> bytes | None:

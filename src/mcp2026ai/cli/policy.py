@@ -92,13 +92,14 @@ def trace(
     as_json: JsonOption = False,
 ) -> None:
     """List planning decisions: time, trigger, candidates with figures, chosen plan, reason."""
-    since = datetime.now(UTC) - parse_duration(last) if last else None
-    registry = context.registry()
-    registry.versions(model)  # NotFoundError for an unknown model
-    if is_llm_format(registry.resolve(model).format):
-        policy_generation.trace(registry, model, version, as_json, since)
-        return
-    decisions = PolicyOrchestrator(registry).decisions(model, since=since, version=version)
+    if not context.remote():
+        registry = context.registry()
+        registry.versions(model)  # NotFoundError for an unknown model
+        if is_llm_format(registry.resolve(model).format):
+            since = datetime.now(UTC) - parse_duration(last) if last else None
+            policy_generation.trace(registry, model, version, as_json, since)
+            return
+    decisions = context.management().trace(model, last, version)
     if as_json:
         print_json([decision.model_dump(mode="json") for decision in decisions])
         return
@@ -115,20 +116,19 @@ def trace(
 def explain(model: ModelOption, version: VersionOption = None, as_json: JsonOption = False) -> None:
     """Why the current plan: each contract constraint against the plan's measured figures, the Pareto
     front (latency, throughput, memory) of the measured plans, and the rounds the plan was measured in."""
-    registry = context.registry()
-    record = registry.resolve(model, version)
-    if is_llm_format(record.format):
-        policy_generation.explain(registry, record, as_json)
-        return
-    orchestrator = PolicyOrchestrator(registry)
-    stored = orchestrator.stored(record)
-    decisions = orchestrator.decisions(record.name, version=record.version)
+    if not context.remote():
+        registry = context.registry()
+        record = registry.resolve(model, version)
+        if is_llm_format(record.format):
+            policy_generation.explain(registry, record, as_json)
+            return
+    explained = context.management().explanation(model, version)
+    record, stored, contract, decisions = explained.record, explained.stored, explained.contract, explained.decisions
     made = [d for d in decisions if stored is not None and d.id == stored.decision_id]
     last = made[-1] if made else (decisions[-1] if decisions else None)
     if stored is None:
         detail = f": the last decision ({when(last.time)}) found none: {last.reason}" if last else ""
         raise NotFoundError(f"{record.ref} has no stored plan{detail}; run `mcp policy plan --model {record.name}`")
-    contract = orchestrator.contract_for(record)
     rows = constraint_rows(contract, stored)
     points = pareto_points(contract.objective, last.evaluations, last.chosen) if last else []
     if as_json:

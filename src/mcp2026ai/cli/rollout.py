@@ -11,11 +11,9 @@ import yaml
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.routing.config import RolloutConfig, parse_rollout
+from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.config import load_rollouts as load_rollout_file
-from mcp2026ai.routing.manager import ROLLBACK_TRIGGER
 from mcp2026ai.routing.report import shadow_report
-from mcp2026ai.routing.store import RolloutStore
 
 app = typer.Typer(help="Version rollouts: canary weight, shadow traffic, breaker and analysis.", no_args_is_help=True)
 shadow_app = typer.Typer(help="Shadow traffic diffs.", no_args_is_help=True)
@@ -25,10 +23,6 @@ _JSON = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 _REPORT_COLUMNS = ["primary", "shadow", "requests", "dropped", "status_match_rate", "shadow_error_rate",
                    "max_abs_diff", "rel_l2_mean", "rel_l2_max", "top1_agreement", "primary_latency_ms_mean",
                    "shadow_latency_ms_mean"]  # fmt: skip
-
-
-def _store() -> RolloutStore:
-    return RolloutStore(context.registry())
 
 
 @app.command("set")
@@ -45,16 +39,15 @@ def set_rollout(
     as_json: _JSON = False,
 ) -> None:
     """Create or change a rollout; options change only what they name (``clear`` starts over)."""
-    store = _store()
+    management = context.management()
     if file is not None:
-        configs = [store.put(config, f"set from {file}") for config in load_rollout_file(file, name)]
+        configs = management.put_rollouts(load_rollout_file(file, name), str(file))
     else:
         if name is None:
             raise InvalidArgumentError("--name: required unless --file is given")
         changes = {"stable": stable, "canary": canary, "weight": weight, "shadow": shadow,
                    "shadow_percent": shadow_percent, "fallback_model": fallback_model}  # fmt: skip
-        config = _updated(store.get(name), name, {k: v for k, v in changes.items() if v is not None}, interval)
-        configs = [store.put(config, "set")]
+        configs = [management.set_rollout(name, {k: v for k, v in changes.items() if v is not None}, interval)]
     if as_json:
         print_json([config.model_dump(mode="json") for config in configs])
         return
@@ -65,14 +58,12 @@ def set_rollout(
 @app.command()
 def show(name: _NAME, as_json: _JSON = False) -> None:
     """Show a model's rollout and its rollbacks."""
-    store = _store()
-    store.registry.versions(name)
-    config = store.get(name)
-    rollbacks = store.decisions(name, ROLLBACK_TRIGGER)
+    document = context.management().rollout(name)
     if as_json:
-        document = config.model_dump(mode="json") if config else None
-        print_json({"name": name, "rollout": document, "rollbacks": rollbacks})
+        print_json(document)
         return
+    config = RolloutConfig.model_validate(document["rollout"]) if document["rollout"] else None
+    rollbacks = document["rollbacks"]
     if config is None:
         console.print(f"{name}: no rollout (every request goes to the default version)")
     else:
@@ -87,7 +78,7 @@ def show(name: _NAME, as_json: _JSON = False) -> None:
 @app.command()
 def clear(name: _NAME) -> None:
     """Remove a model's rollout: all traffic goes to its default version."""
-    _store().clear(name)
+    context.management().clear_rollout(name)
     console.print(f"rollout of [bold]{name}[/] cleared")
 
 
@@ -115,16 +106,6 @@ def describe(config: RolloutConfig) -> str:
     if config.fallback_model:
         parts.append(f"fallback {config.fallback_model}")
     return ", ".join(parts)
-
-
-def _updated(
-    current: RolloutConfig | None, name: str, changes: dict[str, Any], interval: float | None
-) -> RolloutConfig:
-    document: dict[str, Any] = current.model_dump(mode="json") if current else {"name": name}
-    document.update(changes)
-    if interval is not None:
-        document["analysis"] = {**document.get("analysis", {}), "interval_s": interval}
-    return parse_rollout(document, f"rollout of {name}")
 
 
 def _formatted(row: dict[str, Any]) -> dict[str, Any]:

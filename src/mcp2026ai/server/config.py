@@ -64,6 +64,13 @@ class ServerConfig(BaseModel):
         description="Process-wide and OS-wide settings (GIL switch interval, bulk batches' niceness, the heap, the "
         "lone-session plan), all off by default; a preset name (latency) or the knobs (scheduling/host.py).",
     )
+    batch_lines_in_flight: int = Field(
+        2,
+        ge=1,
+        le=256,
+        description="Lines of one OpenAI batch (/v1/batches) answered at once, in the best-effort class: few, so "
+        "that latency-critical requests find engine slots and CPU (benchmarks/llm/batch_ttft.py).",
+    )
     grpc_acceptors: int = Field(
         5,
         ge=1,

@@ -26,6 +26,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.acceptors import InferAcceptors, missing_internals
 from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
+from mcp2026ai.server.grpc.health import PlaneHealth, add_health_and_reflection
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_server_app
 from mcp2026ai.server.http.connection.early import EarlyRefusal
@@ -119,6 +120,7 @@ class InferenceServer:
         self._http_task: asyncio.Task[None] | None = None
         self._grpc: grpc.aio.Server | None = None
         self.infer_acceptors: InferAcceptors | None = None
+        self.grpc_health: PlaneHealth | None = None
         self._stopped = asyncio.Event()
         self.statistics = ServerStatistics(plane, config.peer_dir)
         self.ports = BoundPorts(http=0, grpc=None)
@@ -185,8 +187,10 @@ class InferenceServer:
         server = self._grpc_server(interceptors)
         servicer = InferenceServicer(self.plane, self.config.max_request_bytes, self.statistics)
         handlers = add_inference_servicer(servicer, server)
+        self.grpc_health = add_health_and_reflection(self.plane, server)
         port = bind_grpc(server, self.config, self.config.grpc_port)
         await server.start()
+        self.grpc_health.start()
         self._grpc = server
         self.infer_acceptors = self._start_acceptors(server, handlers["ModelInfer"], interceptors)
         return port
@@ -227,6 +231,8 @@ class InferenceServer:
         if self._stopped.is_set():
             return
         self.plane.stop_accepting()
+        if self.grpc_health is not None:
+            await self.grpc_health.drain()  # probes read NOT_SERVING before the listeners close
         generations = asyncio.create_task(self.plane.generation.drain(streams_deadline_s(self.config.drain_timeout_s)))
         await self.sync.stop()
         await self.generation_configs.stop()

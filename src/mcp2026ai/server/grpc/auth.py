@@ -1,6 +1,7 @@
 """Bearer-token authentication for the gRPC server: a grpc.aio interceptor reading ``authorization``.
 
-Scopes mirror the HTTP server: ServerLive and ServerReady are open (health probes);
+Scopes mirror the HTTP server: ServerLive, ServerReady and the standard ``grpc.health.v1.Health``
+service are open (health probes); server reflection needs ``infer``;
 RepositoryModelLoad and RepositoryModelUnload need ``manage``; every other RPC needs ``infer``.
 A refused call ends with UNAUTHENTICATED or PERMISSION_DENIED before the servicer runs; an accepted
 management call finds its :class:`Principal` in :data:`PRINCIPAL` (for the audit log).
@@ -19,6 +20,7 @@ from mcp2026ai.security import ANONYMOUS, Authenticator, Principal, Scope
 from mcp2026ai.server.grpc.errors import grpc_status
 
 OPEN_METHODS = frozenset({"ServerLive", "ServerReady"})
+OPEN_SERVICE_PREFIXES = ("/grpc.health.v1.Health/",)
 MANAGE_METHODS = frozenset({"RepositoryModelLoad", "RepositoryModelUnload", "TraceSetting", "LogSettings"})
 PRINCIPAL: ContextVar[Principal] = ContextVar("mcp_grpc_principal", default=ANONYMOUS)
 
@@ -28,7 +30,7 @@ Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandl
 def required_scope(method: str) -> Scope | None:
     """The scope a full method name (``/inference.GRPCInferenceService/ModelInfer``) needs."""
     name = method.rsplit("/", 1)[-1]
-    if name in OPEN_METHODS:
+    if name in OPEN_METHODS or method.startswith(OPEN_SERVICE_PREFIXES):
         return None
     return Scope.MANAGE if name in MANAGE_METHODS else Scope.INFER
 

@@ -18,7 +18,11 @@ from mcp2026ai.server.http.auth import BearerAuthMiddleware
 from mcp2026ai.server.http.direct import DirectInfer
 from mcp2026ai.server.http.errors import error_response, plain_error, unexpected_error
 from mcp2026ai.server.http.generate import generate_routes
+from mcp2026ai.server.http.manage import management_routes
 from mcp2026ai.server.http.openai import openai_routes
+from mcp2026ai.server.http.openai.batch.routes import BatchEndpoints, batch_routes
+from mcp2026ai.server.http.openapi import openapi_routes
+from mcp2026ai.server.http.probes import probe_routes
 from mcp2026ai.server.http.ui import ui_routes
 from mcp2026ai.server.http.v2 import HttpEndpoints, v2_routes
 from mcp2026ai.server.statistics import ServerStatistics
@@ -64,15 +68,21 @@ def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: Se
 
 
 def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
+    batches = BatchEndpoints(plane, config, endpoints.bodies)
     app = Starlette(
         routes=[
             *v2_routes(endpoints),
             *openai_routes(plane, config, endpoints.bodies),
             *generate_routes(plane, config, endpoints.bodies),
             *ui_routes(plane, config),
+            *probe_routes(plane),
+            *openapi_routes(),
+            *management_routes(plane, config, endpoints.bodies),
+            *batch_routes(batches),
         ],
         middleware=_middleware(config),
         exception_handlers={MCPError: _domain_error, HTTPException: _http_error, Exception: _unexpected_error},
     )
     app.router.redirect_slashes = False  # '/v2/models/m/' is an unknown path (JSON 404), not a redirect
+    batches.attach(app.router)  # batch lines reach the route handlers synchronous calls reach
     return app

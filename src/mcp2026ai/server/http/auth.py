@@ -2,9 +2,12 @@
 
 Which scope a path needs (as Triton/KServe deployments expect):
 
-- open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz`` and ``/metrics``
+- open: the health probes ``/v2/health/live``, ``/v2/health/ready``, ``/healthz``, ``/metrics`` and the
+  aliases ``/health`` and ``/ping`` (server/http/probes.py); the API description ``/openapi.json``
+  and its Swagger UI ``/docs``, ``/docs/static/`` (no data: server/http/openapi/routes.py)
   (Kubernetes probes and Prometheus scrapers carry no tokens);
-- ``manage``: everything under ``/v2/repository/models/`` (load, unload);
+- ``manage``: everything under ``/v2/repository/models/`` (load, unload) and the management API
+  ``/v2/manage/`` (server/http/manage.py);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
 - the web console (``/ui``): its page shells and static files are open (they hold no data and ask
   for a token); its data (``/ui/api/``, ``/ui/fragments/``) needs ``infer``, its rollout actions and
@@ -25,9 +28,14 @@ from mcp2026ai.errors import MCPError
 from mcp2026ai.security import ANONYMOUS, Authenticator, Principal
 from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.http.errors import error_response
+from mcp2026ai.server.http.probes import OPEN_PROBE_PATHS
 
-OPEN_PATHS = frozenset({"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics"})
+OPEN_PATHS = frozenset(
+    {"/v2/health/live", "/v2/health/ready", "/healthz", "/metrics", *OPEN_PROBE_PATHS, "/openapi.json", "/docs"}
+)
+OPEN_PREFIXES = ("/docs/static/",)
 MANAGE_PREFIX = "/v2/repository/models/"
+MANAGE_API_PREFIX = "/v2/manage/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
 PULL_SUFFIXES = ("/package", "/artifact")
 CONSOLE_PREFIX = "/ui"
@@ -39,12 +47,12 @@ CONSOLE_AUDIT_PREFIXES = ("/ui/fragments/audit", "/ui/api/audit")
 def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     """The scope a request path needs; None for the open health and metrics endpoints. Changing the
     trace or log settings (POST) is management too."""
-    if path in OPEN_PATHS:
+    if path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
         return None
     if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
         return console_scope(path, method)
     settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
-    if path.startswith(MANAGE_PREFIX) or (settings and method == "POST"):
+    if path.startswith((MANAGE_PREFIX, MANAGE_API_PREFIX)) or (settings and method == "POST"):
         return TokenScope.MANAGE
     if path.startswith("/v2/models/") and path.endswith(PULL_SUFFIXES):
         return TokenScope.PULL
