@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from mcp2026ai.registry.artifacts.s3_client import S3Location, s3_call, s3_client
 from mcp2026ai.registry.redaction import redacted_url
+from mcp2026ai.security.paths import confined_path
 
 Progress = Callable[[int, int | None], None]
 """``progress(bytes_so_far, total_or_None)``."""
@@ -96,8 +97,8 @@ def _s3_folder(client: object, where: S3Location, folder: Path, report: Progress
         keys = [str(item["Key"]) for page in pages for item in page.get("Contents", [])]
     if not keys:
         raise NotFoundError(f"{where.url}/: no objects under this prefix")
-    for key in keys:
-        target = folder / key.removeprefix(where.prefix)
+    targets = {key: confined_path(folder, key.removeprefix(where.prefix), f"{where.url}/: object key") for key in keys}
+    for key, target in targets.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         _s3_object(client, where, key, target, report)
     return folder
