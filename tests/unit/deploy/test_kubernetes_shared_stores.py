@@ -43,7 +43,9 @@ def shared(shared_stores: Backend) -> ModelRegistry:
 
 @pytest.fixture
 def rendered(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> Rendered:  # noqa: F811
-    options = KubernetesOptions(name="ocr-cls", out=tmp_path / "out", wheel=wheel, stores_secret=SECRET)
+    options = KubernetesOptions(
+        name="ocr-cls", out=tmp_path / "out", wheel=wheel, stores_secret=SECRET, auth_secret="t"
+    )
     return render(shared, options)
 
 
@@ -73,7 +75,7 @@ def test_pods_take_the_stores_from_the_secret_and_nothing_is_baked(rendered: Ren
 
 def test_the_manifests_validate_as_in_the_baked_mode(rendered: Rendered) -> None:
     lines = validate_rendered(rendered.out, rendered.manifests)
-    assert sum(line.startswith("valid ") for line in lines) == 6, lines
+    assert sum(line.startswith("valid ") for line in lines) == 7, lines  # with the NetworkPolicy
     runtime = load(rendered.out / "kserve/servingruntime.yaml")
     assert errors(kserve_validator(runtime), runtime) == []
     (container,) = runtime["spec"]["containers"]
@@ -84,7 +86,10 @@ def test_the_manifests_validate_as_in_the_baked_mode(rendered: Rendered) -> None
 
 def test_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path, shared_stores: Backend) -> None:  # noqa: F811
     def deploy(**options: object) -> Rendered:
-        return render(shared, KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **options))
+        return render(
+            shared,
+            KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **{"auth_secret": "t", **options}),
+        )
 
     with pytest.raises(InvalidArgumentError, match=r"--stores-secret: 'Bad_Name' is not a valid Secret name"):
         deploy(stores_secret="Bad_Name")
@@ -115,7 +120,9 @@ def test_kserve_downloads_the_model_from_its_storage_uri(
     (storageUri) under a ServiceAccount carrying the Secret and KServe's S3 annotations, and the runtime
     serves what KServe's storage initializer downloads into /mnt/models."""
     uri = f"s3://{shared_stores.bucket}/kserve/ocr-cls"
-    options = KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, stores_secret=SECRET, storage_uri=uri)
+    options = KubernetesOptions(
+        name="ocr-cls", out=tmp_path / "o", wheel=wheel, stores_secret=SECRET, storage_uri=uri, auth_secret="t"
+    )
     rendered = render(shared, options)
     out = rendered.out
     predictor = load(out / "kserve/inferenceservice.yaml")["spec"]["predictor"]
@@ -181,7 +188,10 @@ def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, lis
 
 def test_storage_uri_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> None:  # noqa: F811
     def deploy(**options: object) -> Rendered:
-        return render(shared, KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **options))
+        return render(
+            shared,
+            KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **{"auth_secret": "t", **options}),
+        )
 
     with pytest.raises(InvalidArgumentError, match=r"^--storage-uri: needs --stores-secret"):
         deploy(storage_uri="s3://models/ocr-cls")
