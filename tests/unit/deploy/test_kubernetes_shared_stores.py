@@ -25,6 +25,7 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.registry.triton_repository import read_config
 from mcp2026ai.registry.versioning import triton_number
+from mcp2026ai.security import Scope, TokenStore
 from tests.integration.conftest import listening_line, mcp_command
 from tests.support.cli import CONTRACT, run_console_script
 from tests.support.stores import Backend
@@ -67,8 +68,9 @@ def test_pods_take_the_stores_from_the_secret_and_nothing_is_baked(rendered: Ren
     refs = secret_refs(container)
     assert set(refs) == set(SECRET_KEYS) and {ref["name"] for ref in refs.values()} == {SECRET}
     assert {key for key, ref in refs.items() if not ref.get("optional")} == {k for k, req in SECRET_KEYS.items() if req}
-    assert container["volumeMounts"] == [{"name": "scratch", "mountPath": SCRATCH_HOME}]
-    assert pod["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+    assert container["volumeMounts"][0] == {"name": "scratch", "mountPath": SCRATCH_HOME}
+    assert pod["volumes"][0] == {"name": "scratch", "emptyDir": {}}
+    assert "initContainers" not in pod  # nothing baked to copy
     text = "".join(path.read_text() for path in out.rglob("*.yaml")) + dockerfile
     assert "postgresql://" not in text and "AKIA" not in text  # no store URL or key in any file
 
@@ -171,6 +173,7 @@ def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, lis
     args = [str(repository) if arg == "/mnt/models" else arg for arg in args]
     args[args.index("--port") + 1], args[args.index("--grpc-port") + 1] = "0", "-1"
     env = {key: value for key, value in os.environ.items() if key not in SECRET_KEYS} | {"MCP_HOME": str(home)}
+    token = TokenStore(home / "tokens.json").create("reader", frozenset({Scope.INFER})).token  # the runtime runs --auth
     command = [*mcp_command(), "serve", *args]  # the container's command is `mcp serve`
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -179,7 +182,9 @@ def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, lis
         if port is None:
             process.kill()
             raise AssertionError(f"{line!r}: {process.communicate(timeout=30)[1]}")
-        index = httpx.post(f"http://127.0.0.1:{port.group(1)}/v2/repository/index", json={"ready": True}).json()
+        url = f"http://127.0.0.1:{port.group(1)}/v2/repository/index"
+        assert httpx.post(url, json={"ready": True}).status_code == 401
+        index = httpx.post(url, json={"ready": True}, headers={"Authorization": f"Bearer {token}"}).json()
         return {entry["name"]: [entry["version"]] for entry in index}
     finally:
         process.send_signal(signal.SIGTERM)
