@@ -34,9 +34,19 @@ def download(source: str, folder: Path, progress: Progress | None = None) -> Pat
     if source.startswith("s3://"):
         return _from_s3(source, folder, report)
     parts = urlsplit(source)
-    if parts.scheme == "http" and parts.hostname not in _LOOPBACK:
-        raise InvalidArgumentError(f"{redacted_url(source)}: use https:// (plain http is for loopback hosts only)")
+    _check_scheme(parts.scheme, parts.hostname, source)
     return _from_http(source, folder / _file_name(parts.path, source), report)
+
+
+def _check_scheme(scheme: str, host: str | None, url: str) -> None:
+    """https://, or plain http:// to a loopback host; checked for the URL and for every redirect."""
+    if scheme == "http" and host not in _LOOPBACK:
+        raise InvalidArgumentError(f"{redacted_url(url)}: use https:// (plain http is for loopback hosts only)")
+
+
+def _check_hop(request: object) -> None:
+    url = request.url  # type: ignore[attr-defined]
+    _check_scheme(url.scheme, url.host, str(url))
 
 
 def _file_name(path: str, source: str) -> str:
@@ -51,7 +61,10 @@ def _from_http(source: str, target: Path, report: Progress) -> Path:
 
     shown = redacted_url(source)
     try:
-        with httpx.stream("GET", source, timeout=30, follow_redirects=True) as response:
+        with (
+            httpx.Client(timeout=30, follow_redirects=True, event_hooks={"request": [_check_hop]}) as client,
+            client.stream("GET", source) as response,
+        ):
             if response.status_code == httpx.codes.NOT_FOUND:
                 raise NotFoundError(f"{shown}: not found (HTTP 404)")
             if response.status_code != httpx.codes.OK:
