@@ -80,9 +80,10 @@ def deploy_security(options: KubernetesOptions) -> DeploySecurity:
             "--trusted-keys: a --storage-uri runtime serves a Triton repository, which carries no signatures; "
             "drop --storage-uri to serve signed versions from the stores"
         )
-    for namespace in [*options.client_namespaces, options.prometheus_namespace]:
+    named = [("--client-namespace", name) for name in options.client_namespaces]
+    for flag, namespace in [*named, ("--prometheus-namespace", options.prometheus_namespace)]:
         if not RFC1123_LABEL.match(namespace):
-            raise InvalidArgumentError(f"--client-namespace: {namespace!r} is not a valid namespace name (RFC 1123)")
+            raise InvalidArgumentError(f"{flag}: {namespace!r} is not a valid namespace name (RFC 1123)")
     security = DeploySecurity(
         auth_secret=options.auth_secret,
         trusted_keys=trust,
