@@ -19,8 +19,13 @@ class Settings(BaseSettings):
     log_level: str = Field("info", description="Logging level (MCP_LOG_LEVEL).")
     trusted_keys: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
-        description="Extra trusted Ed25519 public key files, comma-separated (MCP_TRUSTED_KEYS); "
-        "MCP_HOME/trusted/*.pub are always trusted.",
+        description="Extra trusted Ed25519 public key files or folders of *.pub, comma-separated "
+        "(MCP_TRUSTED_KEYS); MCP_HOME/trusted/*.pub are always trusted.",
+    )
+    tokens_file: Path | None = Field(
+        default=None,
+        description="Bearer tokens file (MCP_TOKENS_FILE), e.g. a mounted Kubernetes Secret; MCP_HOME/tokens.json "
+        "if unset.",
     )
     audit_log: Path | None = Field(
         default=None, description="Audit log file (MCP_AUDIT_LOG); MCP_HOME/audit.jsonl if unset."

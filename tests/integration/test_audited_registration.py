@@ -1,22 +1,19 @@
-"""Every way the running server adds a servable version is in the audit log as a model.register:
-a Triton ``file:`` load over HTTP and the hot reload of a watched model file."""
+"""Every way the running server adds a registry version is in the audit log as a model.register: the
+hot reload of a watched model file. (A Triton ``file:`` load registers nothing: tests/integration/
+test_uploads.py.)"""
 
 from __future__ import annotations
 
-import base64
-import json
 import shutil
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from mcp2026ai.registry import ModelRegistry, audit_trail
 from mcp2026ai.security import AuditLog, ServingSecurity
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.serving.sync import HOT_RELOAD_ACTOR
 from mcp2026ai.testing import BackgroundServer
-from tests.support.models import add_sub_model, mlp_model
+from tests.support.models import mlp_model
 
 
 def _config(log: Path) -> ServerConfig:
@@ -25,23 +22,6 @@ def _config(log: Path) -> ServerConfig:
 
 def _registrations(log: AuditLog) -> list[dict[str, Any]]:
     return [entry for entry in log.entries() if entry["action"] == "model.register"]
-
-
-def test_a_file_load_over_http_is_audited_as_a_registration(tmp_path: Path) -> None:
-    registry = ModelRegistry(tmp_path / "home")
-    registry.register("mlp", mlp_model(tmp_path / "mlp.onnx"))
-    log = AuditLog(tmp_path / "audit.jsonl")
-    uploaded = base64.b64encode(add_sub_model(tmp_path / "model.onnx", width=2).read_bytes()).decode()
-    body = {"parameters": {"config": json.dumps({"max_batch_size": 4}), "file:1/model.onnx": uploaded}}
-    with BackgroundServer(registry, ["mlp"], _config(log.path)) as server:
-        answer = httpx.post(f"http://{server.http_url}/v2/repository/models/uploaded/load", json=body, timeout=30)
-        assert answer.status_code == 200, answer.text
-    [registered] = _registrations(log)
-    assert registered["target"] == "uploaded:1.0.0" and registered["actor"] == "anonymous"
-    assert registered["details"]["source"] == "load request file: parameter"
-    loads = [entry["target"] for entry in log.entries() if entry["action"] == "model.load"]
-    assert loads == ["uploaded:1.0.0"]
-    assert log.verify().ok and registry.catalog.pending_audits() == []
 
 
 def test_a_hot_reloaded_model_file_is_audited_as_a_registration(tmp_path: Path) -> None:

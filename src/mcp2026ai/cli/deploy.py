@@ -12,6 +12,7 @@ from mcp2026ai.cli.output import console
 from mcp2026ai.deploy.kubernetes import KubernetesOptions, render
 from mcp2026ai.deploy.kubernetes.apply import Flavour, apply
 from mcp2026ai.deploy.kubernetes.validate import validate_rendered
+from mcp2026ai.deploy.kubernetes.workloads import security_summary
 from mcp2026ai.errors import InvalidArgumentError
 
 app = typer.Typer(help="Deploy registered models beyond one machine.", no_args_is_help=True)
@@ -43,6 +44,33 @@ def kubernetes(
             "to the KServe InferenceService as its storageUri (KServe downloads it into /mnt/models)."
         ),
     ] = None,
+    auth_secret: Annotated[
+        str | None,
+        typer.Option(
+            help="Secret whose tokens.json (from `mcp token create`) the pods read: the server runs --auth. "
+            "Needed unless --insecure."
+        ),
+    ] = None,
+    trusted_keys: Annotated[
+        str | None,
+        typer.Option(
+            help="configmap/NAME or secret/NAME holding the trusted *.pub keys: the server runs --require-signed."
+        ),
+    ] = None,
+    tls_secret: Annotated[
+        str | None, typer.Option(help="kubernetes.io/tls Secret (tls.crt, tls.key): serve HTTPS and gRPC over TLS.")
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(help="Render without --auth-secret: anyone who reaches the pods may call every route."),
+    ] = False,
+    client_namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Namespace whose pods the NetworkPolicy admits; repeatable (default: --namespace)."),
+    ] = None,
+    prometheus_namespace: Annotated[
+        str, typer.Option(help="Namespace of the Prometheus scraper the NetworkPolicy admits to /metrics.")
+    ] = "monitoring",
     validate: Annotated[
         bool, typer.Option(help="Check the manifests against the Kubernetes 1.37 schemas (extra \\[kubernetes]).")
     ] = False,
@@ -59,6 +87,8 @@ def kubernetes(
     options = KubernetesOptions(
         name=name, version=version, replicas=replicas, namespace=namespace, out=out, image=image,
         base_image=base_image, wheel=wheel, stores_secret=stores_secret, storage_uri=storage_uri,
+        auth_secret=auth_secret, trusted_keys=trusted_keys, tls_secret=tls_secret, insecure=insecure,
+        client_namespaces=client_namespace or [], prometheus_namespace=prometheus_namespace,
     )  # fmt: skip
     rendered = render(context.registry(), options)
     target = rendered.target
@@ -68,6 +98,7 @@ def kubernetes(
         f"cpu {target.cpu} ({target.cpu_source}); memory {target.memory} ({target.memory_source})",
         highlight=False,
     )
+    console.print(f"  security: {security_summary(target)}", highlight=False)
     if target.stores_secret is not None:
         console.print(f"  registry: the shared stores, settings from Secret {target.stores_secret}", highlight=False)
     if target.storage_uri is not None:

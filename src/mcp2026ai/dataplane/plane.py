@@ -45,7 +45,8 @@ class DataPlane:
         generation_limits: GenerationLimits | None = None,
     ) -> None:
         self.models = models
-        self.llms = llms or GenerationModels(models.registry)
+        trusted = getattr(models.backend_factory, "trusted_keys", None)  # --require-signed covers both kinds
+        self.llms = llms or GenerationModels(models.registry, trusted_keys=trusted)
         """Language models (text generation engines), served beside the tensor models."""
         self.default_models = default_models or []
         self.traffic = traffic or TrafficController(models.registry)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import tempfile
-from pathlib import Path
+import hashlib
 from typing import Any
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, PermissionDeniedError
@@ -15,6 +14,7 @@ from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
+from mcp2026ai.serving.uploads import Upload, file_number, resolve_upload
 
 SYSTEM_ACTOR = "system"
 ROLLBACK_ACTOR = "system:canary-analysis"
@@ -38,20 +38,30 @@ class RepositoryHandlers:
     ) -> None:
         """Load a model's default version, with Triton's ``config`` override among ``parameters`` if
         given; recorded in the audit log, refusals and failures included."""
+        details = dict(details or {})
         try:
             override = _load_override(name, parameters or {})
-            version = await self._register_files(name, parameters or {}, actor)
-            served = await self.models.load(name, version, override=override)
+            upload = await self._upload(name, parameters or {}, details)
+            if upload is not None:
+                details["ephemeral"] = upload.ephemeral
+            if upload is not None and upload.ephemeral:
+                served = await self.models.load_upload(upload.record, upload.backend, override)
+            else:
+                version = upload.record.version if upload is not None else None
+                served = await self.models.load(name, version, override=override)
         except MCPError as exc:
-            await self._record("model.load", actor, name, {**(details or {}), **_refusal(exc)})
+            await self._record("model.load", actor, name, {**details, **_refusal(exc)})
+            raise
+        except Exception as exc:  # still audited: every attempt is in the log
+            await self._record("model.load", actor, name, {**details, "result": "failed", "error": type(exc).__name__})
             raise
         outcome = {"result": "ok", "digest": served.record.digest}
-        await self._record("model.load", actor, served.record.ref, {**(details or {}), **outcome})
+        await self._record("model.load", actor, served.record.ref, {**details, **outcome})
 
-    async def _register_files(self, name: str, parameters: dict[str, Any], actor: str) -> str | None:
+    async def _upload(self, name: str, parameters: dict[str, Any], details: dict[str, Any]) -> Upload | None:
         """A model file sent with ``load`` (Triton's ``file:<version>/model.onnx`` parameter, base64 over
-        HTTP, bytes over gRPC) is registered like any model file (the same content is the same version)
-        and that version is loaded; None when the load names no file."""
+        HTTP, bytes over gRPC): served as Triton does, never registered (serving/uploads.py); None when
+        the load names no file."""
         files = {key: value for key, value in parameters.items() if key.startswith("file:")}
         if not files:
             return None
@@ -62,16 +72,11 @@ class RepositoryHandlers:
             raise InvalidArgumentError(
                 f"load {name!r}: expected one 'file:<version>/<name>.onnx' parameter, got {listed}"
             )
-        data = _file_bytes(next(iter(files.values())))
-        folder = self.models.registry.home / "tmp"
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".load-", suffix=".onnx") as handle:
-            handle.write(data)
-            handle.flush()
-            register = self.models.registry.register_or_reuse
-            source = {"source": "load request file: parameter"}
-            record = await asyncio.to_thread(register, name, Path(handle.name), actor, source)
-        return record.version
+        key, value = next(iter(files.items()))
+        number, data = file_number(key, name), _file_bytes(value)
+        details["upload"] = hashlib.sha256(data).hexdigest()  # the attempt is audited with what was sent
+        signed_only = self.models.requires_signatures
+        return await asyncio.to_thread(resolve_upload, self.models.registry, name, data, number, signed_only)
 
     async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
         try:

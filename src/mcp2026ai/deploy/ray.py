@@ -40,9 +40,11 @@ from mcp2026ai.deploy.ray_front import HttpFront, front_options
 from mcp2026ai.deploy.ray_relay import RelayedRequest, relay, relay_whole
 from mcp2026ai.deploy.ray_replica import (
     ReplicaHeader,
+    ReplicaSecrets,
     forwarded_env,
     node_audit_log,
     replica_identity,
+    replica_secrets,
     scratch_home,
 )
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
@@ -121,7 +123,11 @@ class DataPlaneReplica:
     loads the models and starts the registry sync (and drains and unloads on shutdown).
     """
 
-    def __init__(self, home: str | None, names: list[str], config_json: str) -> None:
+    def __init__(
+        self, home: str | None, names: list[str], config_json: str, secrets: ReplicaSecrets | None = None
+    ) -> None:
+        if secrets is not None:  # shared stores: the secret settings, never in the runtime environment
+            secrets.apply(os.environ)
         self.config = ServerConfig.model_validate_json(config_json)
         self.names = names
         self.scratch: Path | None = None
@@ -203,7 +209,8 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
     deployment = serve.deployment(name=DEPLOYMENT_NAME, **{**chosen, "ray_actor_options": actor_options})(
         serve.ingress()(DataPlaneReplica)
     )
-    app = deployment.bind(home, names, replica_config.model_dump_json())
+    secrets = replica_secrets(os.environ) if home is None else None
+    app = deployment.bind(home, names, replica_config.model_dump_json(), secrets)
     if options.failover:
         front = serve.deployment(**front_options(chosen["max_ongoing_requests"] * max_replicas(chosen)))(HttpFront)
         app = front.bind(app)
@@ -218,7 +225,8 @@ def max_replicas(chosen: dict[str, Any]) -> int:
 
 def replica_placement(actor_options: dict[str, Any], registry: ModelRegistry) -> tuple[str | None, dict[str, Any]]:
     """The registry directory replicas open (None on shared stores: each its own scratch directory) and
-    their actor options (on shared stores, a runtime environment with the stores' settings)."""
+    their actor options (on shared stores, a runtime environment with the stores' plain settings and the
+    names of the secret ones: their values go to the replicas' constructor, see ``ReplicaSecrets``)."""
     if not shares_every_store(load_settings()):
         return str(registry.home), actor_options
     return None, {**actor_options, "runtime_env": {"env_vars": forwarded_env(os.environ)}}

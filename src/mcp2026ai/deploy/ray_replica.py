@@ -3,9 +3,16 @@
 On the local stores a replica opens ``MCP_HOME`` at the driver's path, which must be the same on every
 node (one machine, a shared volume, or the image). On shared stores (a PostgreSQL catalog and S3
 artifacts: docs/registry-backends.md) nothing is shared on disk: the driver forwards the stores'
-settings to the replicas in their Ray runtime environment, and each replica works in a scratch
+settings to the replicas, and each replica works in a scratch
 directory of its own on its node (the cache of fetched artifacts, imports, the audit log of what it
 loads), removed when the replica stops.
+
+Secrets never go in the runtime environment: Ray keeps ``runtime_env`` in its GCS and shows it in the
+dashboard and state API. The runtime environment carries the plain settings (bucket URL, endpoint,
+region, sizes) and the *names* of the secret ones (``MCP_REPLICA_SECRETS``); the values travel as the
+replica's constructor argument (:class:`ReplicaSecrets`, whose repr names no value) and are set in the
+replica's own process environment, unless its node already provides them (a Kubernetes Secret on the
+Ray pods wins over the driver's copy).
 
 Every answer carries ``x-mcp-replica: <replica id>@<node id>``, so that a client (or a test) can tell
 which replica on which Ray node answered through Ray's proxy.
@@ -15,7 +22,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -40,10 +48,40 @@ FORWARDED_ENV = (
 )
 """The variables that select and open the shared stores; the driver's values go to every replica."""
 
+SECRET_ENV = frozenset(
+    {"MCP_CATALOG_URL", "MCP_ARTIFACT_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+)
+"""Forwarded variables whose values are secrets (the catalog URL may hold the database password)."""
+
+SECRET_NAMES_VAR = "MCP_REPLICA_SECRETS"
+
+
+@dataclass(frozen=True)
+class ReplicaSecrets:
+    """Secret settings handed to a replica's constructor: never in ``runtime_env``, never in a repr."""
+
+    values: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"ReplicaSecrets({sorted(self.values)})"
+
+    def apply(self, environ: MutableMapping[str, str]) -> None:
+        """Set each secret the node does not already provide."""
+        for name, value in self.values.items():
+            environ.setdefault(name, value)
+
 
 def forwarded_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The shared stores' settings from ``environ``, for the replicas' runtime environment."""
-    return {name: environ[name] for name in FORWARDED_ENV if environ.get(name)}
+    """The shared stores' plain settings from ``environ`` for the replicas' runtime environment, with
+    the names (never the values) of the secret ones."""
+    plain = {name: environ[name] for name in FORWARDED_ENV if environ.get(name) and name not in SECRET_ENV}
+    secrets = sorted(name for name in SECRET_ENV if environ.get(name))
+    return {**plain, SECRET_NAMES_VAR: ",".join(secrets)} if secrets else plain
+
+
+def replica_secrets(environ: Mapping[str, str]) -> ReplicaSecrets:
+    """The driver's values of the secret settings, for the replicas' constructor."""
+    return ReplicaSecrets({name: environ[name] for name in sorted(SECRET_ENV) if environ.get(name)})
 
 
 def scratch_home() -> Path:

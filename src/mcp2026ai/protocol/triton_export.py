@@ -26,6 +26,7 @@ from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.triton_repository import CONFIG_FILE, DEFAULT_MODEL_FILE, read_config, write_config
 from mcp2026ai.registry.versioning import triton_number
+from mcp2026ai.security.paths import confined_path
 
 ONNX_PLATFORM = "onnxruntime_onnx"
 
@@ -65,7 +66,8 @@ def write_export(registry: ModelRegistry, exported: ExportedModel, out: Path) ->
     labelled = next((output for output in exported.config.output if output.label_filename), None)
     default = registry.resolve(exported.name)
     if labelled is not None and default.preprocessing is not None:
-        (directory / labelled.label_filename).write_text("\n".join(default.preprocessing.labels) + "\n")
+        target = confined_path(directory, labelled.label_filename, f"{exported.name}: stored config: label_filename")
+        target.write_text("\n".join(default.preprocessing.labels) + "\n")
     read_config(write_config(directory / CONFIG_FILE, exported.config))
     return directory
 

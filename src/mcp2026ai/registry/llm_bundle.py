@@ -8,7 +8,9 @@ the same way and its digest is the version's digest. Identical files are shared 
 
 :func:`materialize` lays the files out under their names (hard links to the stored objects, or
 decrypted copies when the store encrypts at rest) for onnxruntime, which finds the decoder's
-external weights beside it.
+external weights beside it. Every name is confined to the model's folder, the folders are 0700, a
+decrypted copy is written 0600 and its digest checked again at every load (a swapped plaintext file is
+rewritten, never served).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from mcp2026ai.errors import ModelImportError
 from mcp2026ai.ir.llm_convert import convert_llm, source_digest, source_format
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision, load_llm_info
 from mcp2026ai.ir.signature import Signature, TensorSpec
-from mcp2026ai.registry.store import ArtifactStore
+from mcp2026ai.registry.store import ArtifactStore, sha256_of
+from mcp2026ai.security.files import private_dir
+from mcp2026ai.security.paths import confined_path
 
 MANIFEST_SUFFIX = ".llm.json"
 MEMBER_SUFFIX = ".blob"
@@ -93,17 +97,20 @@ def read_manifest(store: ArtifactStore, digest: str) -> LLMManifest:
         raise ModelImportError(f"LLM manifest {digest[:12]} is unreadable ({exc})".replace("\n", " ")) from None
 
 
-def materialize(store: ArtifactStore, digest: str, root: Path) -> Path:
-    """A folder holding the model's files under their names, each checked against its digest."""
-    manifest = read_manifest(store, digest)
-    folder = root / digest[:24]
-    folder.mkdir(parents=True, exist_ok=True)
+def materialize(store: ArtifactStore, digest: str, root: Path, manifest: LLMManifest | None = None) -> Path:
+    """A folder holding the model's files under their names, each checked against its digest.
+
+    ``manifest``: the one already read and verified (``registry/signing.py``: the version's signature
+    covers the manifest's digest, the manifest every file's), so exactly the checked files are laid out.
+    """
+    manifest = manifest or read_manifest(store, digest)
+    folder = private_dir(root / digest[:24])
     for name, member in manifest.files.items():
-        target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = confined_path(folder, name, f"LLM manifest {digest[:12]}: file")
+        private_dir(target.parent)
         if store.is_encrypted(member, MEMBER_SUFFIX):
-            if not target.exists():
-                _write_atomic(target, store.read(member, MEMBER_SUFFIX))
+            if not _holds(target, member):
+                _write_private(target, store.read(member, MEMBER_SUFFIX))
             continue
         stored = store.verified_path(member, MEMBER_SUFFIX)
         if target.exists() and os.path.samefile(target, stored):
@@ -122,9 +129,20 @@ def _link_atomic(stored: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
+def _holds(target: Path, digest: str) -> bool:
+    """``target`` is a regular file (not a link) whose content has ``digest``."""
+    if target.is_symlink() or not target.is_file():
+        return False
+    return sha256_of(target) == digest
+
+
+def _write_private(target: Path, data: bytes) -> None:
+    """A decrypted member: owner-only from its first byte, swapped in whole."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}")
-    tmp.write_bytes(data)
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
     os.replace(tmp, target)
 
 

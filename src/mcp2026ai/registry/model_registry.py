@@ -31,6 +31,7 @@ from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.text_encoder import store_tokenizer
 from mcp2026ai.registry.versioning import SemVer, integer_alias, next_version
 from mcp2026ai.security.audit import AuditChain
+from mcp2026ai.security.files import private_dir
 
 if TYPE_CHECKING:
     from mcp2026ai.security.encryption import ArtifactCipher
@@ -68,7 +69,7 @@ class ModelRegistry:
         store: ArtifactStore | None = None,
         catalog: Catalog | None = None,
     ) -> None:
-        self.home = home
+        self.home = private_dir(home)
         self.store = store if store is not None else ArtifactStore(home / "artifacts", cipher)
         self.catalog = catalog if catalog is not None else catalog_for(None, home)
         self.audit = audit

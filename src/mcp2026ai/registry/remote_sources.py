@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from mcp2026ai.registry.artifacts.s3_client import S3Location, s3_call, s3_client
 from mcp2026ai.registry.redaction import redacted_url
+from mcp2026ai.security.paths import confined_path
 
 Progress = Callable[[int, int | None], None]
 """``progress(bytes_so_far, total_or_None)``."""
@@ -33,9 +34,19 @@ def download(source: str, folder: Path, progress: Progress | None = None) -> Pat
     if source.startswith("s3://"):
         return _from_s3(source, folder, report)
     parts = urlsplit(source)
-    if parts.scheme == "http" and parts.hostname not in _LOOPBACK:
-        raise InvalidArgumentError(f"{redacted_url(source)}: use https:// (plain http is for loopback hosts only)")
+    _check_scheme(parts.scheme, parts.hostname, source)
     return _from_http(source, folder / _file_name(parts.path, source), report)
+
+
+def _check_scheme(scheme: str, host: str | None, url: str) -> None:
+    """https://, or plain http:// to a loopback host; checked for the URL and for every redirect."""
+    if scheme == "http" and host not in _LOOPBACK:
+        raise InvalidArgumentError(f"{redacted_url(url)}: use https:// (plain http is for loopback hosts only)")
+
+
+def _check_hop(request: object) -> None:
+    url = request.url  # type: ignore[attr-defined]
+    _check_scheme(url.scheme, url.host, str(url))
 
 
 def _file_name(path: str, source: str) -> str:
@@ -50,7 +61,10 @@ def _from_http(source: str, target: Path, report: Progress) -> Path:
 
     shown = redacted_url(source)
     try:
-        with httpx.stream("GET", source, timeout=30, follow_redirects=True) as response:
+        with (
+            httpx.Client(timeout=30, follow_redirects=True, event_hooks={"request": [_check_hop]}) as client,
+            client.stream("GET", source) as response,
+        ):
             if response.status_code == httpx.codes.NOT_FOUND:
                 raise NotFoundError(f"{shown}: not found (HTTP 404)")
             if response.status_code != httpx.codes.OK:
@@ -96,8 +110,8 @@ def _s3_folder(client: object, where: S3Location, folder: Path, report: Progress
         keys = [str(item["Key"]) for page in pages for item in page.get("Contents", [])]
     if not keys:
         raise NotFoundError(f"{where.url}/: no objects under this prefix")
-    for key in keys:
-        target = folder / key.removeprefix(where.prefix)
+    targets = {key: confined_path(folder, key.removeprefix(where.prefix), f"{where.url}/: object key") for key in keys}
+    for key, target in targets.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         _s3_object(client, where, key, target, report)
     return folder

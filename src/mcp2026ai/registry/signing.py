@@ -13,11 +13,13 @@ import base64
 import binascii
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mcp2026ai.errors import IntegrityError, NotFoundError, SignatureError
+from mcp2026ai.registry.llm_bundle import LLMManifest, materialize
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion
 from mcp2026ai.security.keys import SigningKey
@@ -94,10 +96,26 @@ def verify_artifact(registry: ModelRegistry, record: ModelVersion, trusted_keys:
 
 
 def read_verified_artifact(registry: ModelRegistry, record: ModelVersion, trusted_keys: TrustedKeys) -> bytes:
-    """The artifact's bytes, read once and verified: load these (no window to swap the file after the check)."""
+    """The artifact's bytes, read once and verified: load these (no window to swap the file after the check).
+
+    The one function through which every engine and runtime opens an artifact under --require-signed:
+    a tensor model's bytes (serving/artifacts.py: the version asked for and the stored plan's variant),
+    a language model's manifest (:func:`verified_llm_folder`: the default version and the import its
+    generation plan names)."""
     data, digest = _read_checked(registry, record)
     verify_digest(registry, record, digest, trusted_keys)
     return data
+
+
+def verified_llm_folder(registry: ModelRegistry, record: ModelVersion, trusted_keys: TrustedKeys) -> Path:
+    """A language model's files laid out from the manifest that was verified: the signature covers the
+    manifest's digest, the manifest each file's digest, and :func:`materialize` checks every file."""
+    data = read_verified_artifact(registry, record, trusted_keys)
+    try:
+        manifest = LLMManifest.model_validate_json(data)
+    except ValueError:
+        raise SignatureError(f"{record.ref}: its signed manifest is unreadable") from None
+    return materialize(registry.store, record.digest, registry.home / "llm", manifest)
 
 
 def verify_digest(

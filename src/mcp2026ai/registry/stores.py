@@ -15,6 +15,7 @@ from mcp2026ai.registry.catalogs import POSTGRES_SCHEMES, catalog_for
 from mcp2026ai.registry.model_registry import REGISTRY_ACTOR, ModelRegistry
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.security.audit import AuditChain, AuditLog
+from mcp2026ai.security.files import private_dir
 from mcp2026ai.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def open_stores(
     """A registry on explicit store URLs (None: the local default under ``home``); cache and upload
     sizes from ``settings``."""
     settings = settings or load_settings()
+    private_dir(home)
     blobs = blob_store_for(
         artifacts, home / "artifacts", settings.artifact_cache_bytes, settings.artifact_multipart_bytes
     )

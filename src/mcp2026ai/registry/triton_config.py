@@ -26,6 +26,7 @@ from mcp2026ai.ir.reshape import Reshape
 from mcp2026ai.ir.signature import Signature, TensorSpec
 from mcp2026ai.registry.records import Preprocessing
 from mcp2026ai.registry.triton_repository import TritonConfigError
+from mcp2026ai.security.paths import confined_path
 
 APPLIED_FIELDS = {
     "name",
@@ -245,7 +246,8 @@ def preprocessing_from_config(config: mc.ModelConfig, directory: Path) -> Prepro
         fields.update(layout=layout, height=max(height, 1), width=max(width, 1))
     labelled = next((t for t in config.output if t.label_filename), None)
     if labelled is not None:
-        path = directory / labelled.label_filename
+        source = f"{directory / 'config.pbtxt'}: output {labelled.name!r}: label_filename"
+        path = confined_path(directory, labelled.label_filename, source)
         try:
             fields["labels"] = [line.strip() for line in path.read_text().splitlines() if line.strip()]
         except (OSError, UnicodeDecodeError) as exc:

@@ -16,6 +16,7 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2 as mc
 
 from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.security.paths import confined_path
 
 CONFIG_FILE = "config.pbtxt"
 DEFAULT_MODEL_FILE = "model.onnx"
@@ -96,13 +97,25 @@ def read_model(directory: Path) -> RepositoryModel:
     ):
         if value not in served:
             raise TritonConfigError(f"{path}: {field}: {value!r} is not served here (ONNX models: onnxruntime)")
-    filename = config.default_model_filename or DEFAULT_MODEL_FILE
-    available = {int(p.name): p / filename for p in directory.iterdir() if p.is_dir() and p.name.isdigit()}
+    filename = model_filename(config, path)
+    field = f"{path}: default_model_filename"
+    available = {
+        int(p.name): confined_path(p, filename, field) for p in directory.iterdir() if p.is_dir() and p.name.isdigit()
+    }
     selected = selected_versions(config, sorted(available), path)
     missing = [number for number in selected if not available[number].is_file()]
     if missing:
         raise TritonConfigError(f"{directory / str(missing[0]) / filename}: missing (version {missing[0]})")
     return RepositoryModel(directory.name, directory, config, {number: available[number] for number in selected})
+
+
+def model_filename(config: mc.ModelConfig, path: Path) -> str:
+    """The version file's name: ``model.onnx`` unless ``default_model_filename`` says otherwise, which
+    must then be an ``.onnx`` file (the platform check admits ONNX only; the suffix picks the importer)."""
+    filename = config.default_model_filename or DEFAULT_MODEL_FILE
+    if not filename.endswith(".onnx"):
+        raise TritonConfigError(f"{path}: default_model_filename: {filename!r} is not an .onnx file (ONNX models only)")
+    return filename
 
 
 def selected_versions(config: mc.ModelConfig, available: list[int], source: Path) -> list[int]:

@@ -28,7 +28,7 @@ class SecurityPaths(BaseModel):
         return cls(
             keys_dir=home / "keys",
             trusted_dir=home / "trusted",
-            tokens_file=home / "tokens.json",
+            tokens_file=settings.tokens_file or home / "tokens.json",
             audit_log=settings.audit_log or home / "audit.jsonl",
             extra_trusted_keys=list(settings.trusted_keys),
         )

@@ -8,6 +8,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+PRIVATE_DIR_MODE = 0o700
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` and any missing parents as 0700 folders (owner only); an existing folder keeps
+    its mode (the operator chose it). Model stores live under such folders: other local users cannot
+    list or copy the models, the catalog or the laid-out language models."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:  # created meanwhile by another process
+            continue
+    return path
+
 
 @contextmanager
 def locked(path: Path) -> Iterator[None]:

@@ -29,11 +29,15 @@ class TrustedKeys:
 
     @classmethod
     def from_config(cls, config: TrustConfig) -> TrustedKeys:
-        """Load the directory's keys and each listed file; an unreadable listed file is an error."""
+        """Load the directory's keys and each listed file (a listed folder: its ``*.pub``, e.g. a mounted
+        ConfigMap); a listed path that is missing is an error."""
         keys: list[PublicKey] = []
         if config.trusted_dir is not None and config.trusted_dir.is_dir():
             keys += [load_public_key(path) for path in sorted(config.trusted_dir.glob(f"*{PUBLIC_SUFFIX}"))]
         for path in config.trusted_keys:
+            if path.is_dir():
+                keys += [load_public_key(key) for key in sorted(path.glob(f"*{PUBLIC_SUFFIX}"))]
+                continue
             if not path.is_file():
                 raise InvalidArgumentError(f"{path}: trusted public key file not found")
             keys.append(load_public_key(path))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mcp2026ai.errors import SignatureError
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.signing import read_verified_artifact
 from mcp2026ai.runtime.base import Backend
@@ -102,4 +103,24 @@ class ArtifactBackends:
         variant = stored.variant
         if variant.digest == record.digest:
             return stored.plan, record
-        return stored.plan, self.registry.resolve(variant.name or record.name, variant.version)
+        return stored.plan, self._own_variant(
+            record, self.registry.resolve(variant.name or record.name, variant.version)
+        )
+
+    def _own_variant(self, record: ModelVersion, source: ModelVersion) -> ModelVersion:
+        """The plan's variant, refused when it is another model's artifact.
+
+        A plan is a catalog annotation outside every signature: a plan of model B naming model A would
+        run A's (validly signed) artifact under B's name. A variant must be a version of this model
+        (signed under its name) or, without ``--require-signed``, a child that names this version as
+        its parent; under ``--require-signed`` the parent link (also unsigned) is not enough.
+        """
+        if source.name == record.name:
+            return source
+        declared_child = source.parent in {record.ref, record.digest}
+        if self.trusted_keys is not None or not declared_child:
+            raise SignatureError(
+                f"{record.ref}: its stored plan runs {source.ref}, another model's artifact; refused "
+                f"(a model runs only its own versions: plan it again with `mcp policy plan --model {record.name}`)"
+            )
+        return source

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp2026ai.errors import ContractError, NotFoundError
+from mcp2026ai.errors import ContractError, NotFoundError, SignatureError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
@@ -15,8 +16,12 @@ from mcp2026ai.inference import ModelDescription
 from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.signing import read_verified_artifact, verified_llm_folder
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
+from mcp2026ai.security.trust import TrustedKeys
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
+
+log = logging.getLogger(__name__)
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
@@ -70,9 +75,13 @@ class ServedLLM:
 class GenerationModels:
     """Engines by model name; the edges reach them through the data plane."""
 
-    def __init__(self, registry: ModelRegistry, config: EngineConfig | None = None) -> None:
+    def __init__(
+        self, registry: ModelRegistry, config: EngineConfig | None = None, trusted_keys: TrustedKeys | None = None
+    ) -> None:
         self.registry = registry
         self.config = config or EngineConfig()
+        self.trusted_keys = trusted_keys
+        """``--require-signed``: every version an engine opens is verified as it is opened."""
         self._served: dict[str, ServedLLM] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
 
@@ -85,8 +94,7 @@ class GenerationModels:
 
     async def load(self, name: str) -> ModelVersion:
         record = self.registry.resolve(name)
-        plan, artifact = self.planned_artifact(record)
-        folder = await asyncio.to_thread(self.registry.llm_folder, artifact)  # the plan's precision
+        plan, _artifact, folder = await asyncio.to_thread(self.open_planned, record)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         engine = await asyncio.to_thread(build_engine, name, folder, config)
         self._served[name] = ServedLLM(record, engine, time.time())
@@ -96,6 +104,22 @@ class GenerationModels:
         else:
             self._defaults[name] = GenerationDefaults()
         return record
+
+    def open_planned(self, record: ModelVersion) -> tuple[GenerationPlan | None, ModelVersion, Path]:
+        """The plan, the import it runs and that import's files, opened through the one verification
+        function under --require-signed: ``record`` (its contract and config drive the engine) and the
+        plan's import both verify; a plan whose import does not is not used (logged), ``record`` runs."""
+        plan, artifact = self.planned_artifact(record)
+        if self.trusted_keys is None:
+            return plan, artifact, self.registry.llm_folder(artifact)
+        if artifact.digest == record.digest and artifact.version == record.version:
+            return plan, record, verified_llm_folder(self.registry, record, self.trusted_keys)
+        read_verified_artifact(self.registry, record, self.trusted_keys)
+        try:
+            return plan, artifact, verified_llm_folder(self.registry, artifact, self.trusted_keys)
+        except SignatureError as exc:
+            log.warning("%s: not running its generation plan's import (%s); running %s", record.ref, exc, record.ref)
+            return None, record, verified_llm_folder(self.registry, record, self.trusted_keys)
 
     def planned_artifact(self, record: ModelVersion) -> tuple[GenerationPlan | None, ModelVersion]:
         """The stored plan and the import it runs (another precision's version of the same source, or

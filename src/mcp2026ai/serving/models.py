@@ -156,6 +156,8 @@ class ServedModels:
         self.drain_timeout_s = drain_timeout_s
         self._models: dict[str, _ModelEntry] = {}
         self._overrides: dict[str, ConfigOverride] = {}
+        self._uploads: set[str] = set()
+        """Models serving a ``file:`` upload (serving/uploads.py): the registry sync leaves them alone."""
         self._lock = asyncio.Lock()
 
     async def load(
@@ -178,11 +180,41 @@ class ServedModels:
             except Exception as exc:  # a broken artifact must not take the server down  # noqa: BLE001
                 self.record_failure(name, f"failed to load {record.ref}: {exc}")
                 raise ModelNotReadyError(f"failed to load {record.ref}: {exc}") from None
-            retired = self._install(served, make_default)
+            replaced = name in self._uploads  # a registry version replaces an upload entirely
+            retired = self._install(served, make_default or replaced, replace=replaced)
+            self._uploads.discard(name)
             if override is not None:
                 self._overrides[name] = override
         await self._retire(retired)
         return served
+
+    async def load_upload(
+        self, record: ModelVersion, backend: Callable[[], Backend], override: ConfigOverride | None
+    ) -> ServedModel:
+        """Serve an uploaded model (not in the registry) as the model's only version, until it is
+        loaded again or unloaded; the registry sync leaves it alone meanwhile."""
+        name = record.name
+        async with self._lock:
+            try:
+                served = await self._build(record, override or self._overrides.get(name), lambda _: backend())
+            except MCPError:
+                raise
+            except Exception as exc:  # noqa: BLE001  (a broken upload must not take the server down)
+                raise ModelNotReadyError(f"failed to load {record.ref}: {type(exc).__name__}") from None
+            retired = self._install(served, make_default=True, replace=True)
+            self._uploads.add(name)
+            if override is not None:
+                self._overrides[name] = override
+        await self._retire(retired)
+        return served
+
+    def serves_upload(self, name: str) -> bool:
+        return name in self._uploads
+
+    @property
+    def requires_signatures(self) -> bool:
+        """``--require-signed``: the backend factory verifies every version against trusted keys."""
+        return getattr(self.backend_factory, "trusted_keys", None) is not None
 
     def _resolve(self, name: str, version: str | None) -> ModelVersion:
         """The registry version to load; an unknown or refused model in Triton's words ("failed to load")."""
@@ -229,6 +261,7 @@ class ServedModels:
             models = dict(self._models)
             del models[name]
             self._overrides.pop(name, None)
+            self._uploads.discard(name)
             self._swap(models)
         await self._retire(list(entry.versions.values()))
 
@@ -276,7 +309,7 @@ class ServedModels:
         """Every registered model with its state, as in Triton's repository index."""
         rows = []
         failed = {name for name, entry in self._models.items() if entry.failure and not entry.versions}
-        for name in sorted(set(self.registry.model_names()) | failed):
+        for name in sorted(set(self.registry.model_names()) | failed | (self._uploads & set(self._models))):
             entry = self._models.get(name)
             if entry and entry.versions:
                 rows += [{"name": name, "version": v, "state": "READY", "reason": ""} for v in entry.versions]
@@ -285,9 +318,11 @@ class ServedModels:
                 rows.append({"name": name, "version": "", "state": "UNAVAILABLE", "reason": reason})
         return rows
 
-    async def _build(self, record: ModelVersion, override: ConfigOverride | None) -> ServedModel:
+    async def _build(
+        self, record: ModelVersion, override: ConfigOverride | None, factory: BackendFactory | None = None
+    ) -> ServedModel:
         started = time.perf_counter()
-        backend = await asyncio.to_thread(self.backend_factory, record)
+        backend = await asyncio.to_thread(factory or self.backend_factory, record)
         await asyncio.to_thread(backend.load)
         stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
         executor = (
@@ -303,11 +338,15 @@ class ServedModels:
         sequences = SequenceTable(record.name, spec, backend.signature) if spec is not None else None
         return ServedModel(record, backend, executor, stats, seconds, sequences)
 
-    def _install(self, served: ServedModel, make_default: bool) -> list[ServedModel]:
+    def _install(self, served: ServedModel, make_default: bool, replace: bool = False) -> list[ServedModel]:
+        """Add ``served`` (``replace``: as the model's only version, retiring the others)."""
         name, version = served.record.name, served.record.version
         old = self._models.get(name, _ModelEntry())
-        retired = [old.versions[version]] if version in old.versions else []
-        versions = {**old.versions, version: served}
+        if replace:
+            retired, versions = list(old.versions.values()), {version: served}
+        else:
+            retired = [old.versions[version]] if version in old.versions else []
+            versions = {**old.versions, version: served}
         models = dict(self._models)
         default = version if make_default or old.default is None else old.default
         models[name] = _ModelEntry(versions=versions, default=default)

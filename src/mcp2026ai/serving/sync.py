@@ -114,6 +114,8 @@ class ServingSync:
 
     async def _reconcile(self, name: str, registry_default: str | MCPError) -> None:
         models = self.models
+        if models.serves_upload(name):  # a file: load overrides the registry here until loaded or unloaded again
+            return
         rollout = self.traffic.rollout(name)
         if rollout and rollout.stable:
             default = rollout.stable

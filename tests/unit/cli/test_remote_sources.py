@@ -87,3 +87,30 @@ def test_register_from_s3(
         and "source s3://" in absent.err
         and "no object sources/none.onnx" in absent.err
     )
+
+
+class _RedirectHandler(_QuietHandler):
+    """Every GET answers 302 to a plain-http host that is not loopback (a downgrade)."""
+
+    def do_GET(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", "http://mirror.example.invalid/mlp.onnx")
+        self.end_headers()
+
+
+def test_a_redirect_to_plain_http_elsewhere_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loopback-only rule for http:// holds for every redirect, not only the URL given."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_RedirectHandler, directory=str(tmp_path)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mlp.onnx"
+        refused = mcp(capsys, monkeypatch, "model", "register", "--name", "mlp", "--path", url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert refused.code == 2 and refused.err.count("\n") == 1, refused.err
+    assert "http://mirror.example.invalid/mlp.onnx: use https://" in refused.err
+    assert json.loads(mcp(capsys, monkeypatch, "model", "list", "--json").out) == []

@@ -35,7 +35,7 @@ from tests.support.cli import CONTRACT
 from tests.unit.deploy.k8s_checks import crd_schema, errors, kserve_validator, load, openapi_validator, validate_builtin
 
 BUILTIN = ["kubernetes/deployment.yaml", "kubernetes/service.yaml", "kubernetes/hpa.yaml", "kubernetes/pdb.yaml",
-           "crd/modelservice-crd.yaml"]  # fmt: skip
+           "kubernetes/networkpolicy.yaml", "crd/modelservice-crd.yaml"]  # fmt: skip
 KSERVE = ["kserve/servingruntime.yaml", "kserve/inferenceservice.yaml"]
 SCALING = {"replicas": {"min": 2, "max": 5}, "memory_mb": 300,
            "autoscale": {"target_ongoing_requests": 1.5, "upscale_delay_s": 5, "downscale_delay_s": 60}}  # fmt: skip
@@ -55,6 +55,7 @@ def register_ocr(registry: ModelRegistry, contract: InferenceContract | None, ve
 
 
 def deploy(registry: ModelRegistry, out: Path, wheel: Path, **options: Any) -> Rendered:
+    options = {"auth_secret": "mcp-tokens", **options}
     return render(registry, KubernetesOptions(name="ocr-cls", out=out, wheel=wheel, **options))
 
 
@@ -168,7 +169,10 @@ def test_the_kserve_runtime_and_inference_service(rendered: Rendered) -> None:
     assert runtime["spec"]["protocolVersions"] == ["v2", "grpc-v2"]
     assert [f["name"] for f in runtime["spec"]["supportedModelFormats"]] == ["onnx"]
     (container,) = runtime["spec"]["containers"]
-    assert container["command"] + container["args"] == serve_command(rendered.target, 8080, 9000)
+    # the baked registry is copied into the writable scratch MCP_HOME, then `mcp serve` replaces the shell
+    command = container["command"] + container["args"]
+    assert command[:2] == ["/bin/sh", "-c"] and command[2].endswith('&& exec "$@"')
+    assert command[4:] == serve_command(rendered.target, 8080, 9000)
     isvc = load(rendered.out / "kserve/inferenceservice.yaml")
     model = isvc["spec"]["predictor"]["model"]
     assert model["modelFormat"]["name"] == "onnx" and model["runtime"] == runtime["metadata"]["name"]
@@ -257,7 +261,7 @@ def test_bad_requests_are_named(registry: ModelRegistry, tmp_path: Path, wheel: 
 
 def test_validate_names_the_file_and_field_of_a_broken_manifest(rendered: Rendered) -> None:
     lines = validate_rendered(rendered.out, rendered.manifests)
-    assert sum(line.startswith("valid ") for line in lines) == 6
+    assert sum(line.startswith("valid ") for line in lines) == 7  # six kinds and the NetworkPolicy
     path = rendered.out / "kubernetes/deployment.yaml"
     deployment = load(path)
     deployment["spec"]["replicas"] = "two"

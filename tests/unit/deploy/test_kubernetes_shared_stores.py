@@ -25,6 +25,7 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.registry.triton_repository import read_config
 from mcp2026ai.registry.versioning import triton_number
+from mcp2026ai.security import Scope, TokenStore
 from tests.integration.conftest import listening_line, mcp_command
 from tests.support.cli import CONTRACT, run_console_script
 from tests.support.stores import Backend
@@ -43,7 +44,9 @@ def shared(shared_stores: Backend) -> ModelRegistry:
 
 @pytest.fixture
 def rendered(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> Rendered:  # noqa: F811
-    options = KubernetesOptions(name="ocr-cls", out=tmp_path / "out", wheel=wheel, stores_secret=SECRET)
+    options = KubernetesOptions(
+        name="ocr-cls", out=tmp_path / "out", wheel=wheel, stores_secret=SECRET, auth_secret="t"
+    )
     return render(shared, options)
 
 
@@ -65,15 +68,16 @@ def test_pods_take_the_stores_from_the_secret_and_nothing_is_baked(rendered: Ren
     refs = secret_refs(container)
     assert set(refs) == set(SECRET_KEYS) and {ref["name"] for ref in refs.values()} == {SECRET}
     assert {key for key, ref in refs.items() if not ref.get("optional")} == {k for k, req in SECRET_KEYS.items() if req}
-    assert container["volumeMounts"] == [{"name": "scratch", "mountPath": SCRATCH_HOME}]
-    assert pod["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+    assert container["volumeMounts"][0] == {"name": "scratch", "mountPath": SCRATCH_HOME}
+    assert pod["volumes"][0] == {"name": "scratch", "emptyDir": {}}
+    assert "initContainers" not in pod  # nothing baked to copy
     text = "".join(path.read_text() for path in out.rglob("*.yaml")) + dockerfile
     assert "postgresql://" not in text and "AKIA" not in text  # no store URL or key in any file
 
 
 def test_the_manifests_validate_as_in_the_baked_mode(rendered: Rendered) -> None:
     lines = validate_rendered(rendered.out, rendered.manifests)
-    assert sum(line.startswith("valid ") for line in lines) == 6, lines
+    assert sum(line.startswith("valid ") for line in lines) == 7, lines  # with the NetworkPolicy
     runtime = load(rendered.out / "kserve/servingruntime.yaml")
     assert errors(kserve_validator(runtime), runtime) == []
     (container,) = runtime["spec"]["containers"]
@@ -84,7 +88,10 @@ def test_the_manifests_validate_as_in_the_baked_mode(rendered: Rendered) -> None
 
 def test_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path, shared_stores: Backend) -> None:  # noqa: F811
     def deploy(**options: object) -> Rendered:
-        return render(shared, KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **options))
+        return render(
+            shared,
+            KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **{"auth_secret": "t", **options}),
+        )
 
     with pytest.raises(InvalidArgumentError, match=r"--stores-secret: 'Bad_Name' is not a valid Secret name"):
         deploy(stores_secret="Bad_Name")
@@ -115,7 +122,9 @@ def test_kserve_downloads_the_model_from_its_storage_uri(
     (storageUri) under a ServiceAccount carrying the Secret and KServe's S3 annotations, and the runtime
     serves what KServe's storage initializer downloads into /mnt/models."""
     uri = f"s3://{shared_stores.bucket}/kserve/ocr-cls"
-    options = KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, stores_secret=SECRET, storage_uri=uri)
+    options = KubernetesOptions(
+        name="ocr-cls", out=tmp_path / "o", wheel=wheel, stores_secret=SECRET, storage_uri=uri, auth_secret="t"
+    )
     rendered = render(shared, options)
     out = rendered.out
     predictor = load(out / "kserve/inferenceservice.yaml")["spec"]["predictor"]
@@ -164,6 +173,7 @@ def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, lis
     args = [str(repository) if arg == "/mnt/models" else arg for arg in args]
     args[args.index("--port") + 1], args[args.index("--grpc-port") + 1] = "0", "-1"
     env = {key: value for key, value in os.environ.items() if key not in SECRET_KEYS} | {"MCP_HOME": str(home)}
+    token = TokenStore(home / "tokens.json").create("reader", frozenset({Scope.INFER})).token  # the runtime runs --auth
     command = [*mcp_command(), "serve", *args]  # the container's command is `mcp serve`
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -172,7 +182,9 @@ def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, lis
         if port is None:
             process.kill()
             raise AssertionError(f"{line!r}: {process.communicate(timeout=30)[1]}")
-        index = httpx.post(f"http://127.0.0.1:{port.group(1)}/v2/repository/index", json={"ready": True}).json()
+        url = f"http://127.0.0.1:{port.group(1)}/v2/repository/index"
+        assert httpx.post(url, json={"ready": True}).status_code == 401
+        index = httpx.post(url, json={"ready": True}, headers={"Authorization": f"Bearer {token}"}).json()
         return {entry["name"]: [entry["version"]] for entry in index}
     finally:
         process.send_signal(signal.SIGTERM)
@@ -181,7 +193,10 @@ def serves_ready(repository: Path, home: Path, args: list[str]) -> dict[str, lis
 
 def test_storage_uri_mistakes_are_named(shared: ModelRegistry, tmp_path: Path, wheel: Path) -> None:  # noqa: F811
     def deploy(**options: object) -> Rendered:
-        return render(shared, KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **options))
+        return render(
+            shared,
+            KubernetesOptions(name="ocr-cls", out=tmp_path / "o", wheel=wheel, **{"auth_secret": "t", **options}),
+        )
 
     with pytest.raises(InvalidArgumentError, match=r"^--storage-uri: needs --stores-secret"):
         deploy(storage_uri="s3://models/ocr-cls")

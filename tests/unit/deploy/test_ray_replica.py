@@ -3,13 +3,15 @@ stores; on shared stores a scratch directory of their own, with the stores' sett
 
 from __future__ import annotations
 
+import json
+import os
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from mcp2026ai.deploy.ray import replica_placement
-from mcp2026ai.deploy.ray_replica import forwarded_env, node_audit_log, scratch_home
+from mcp2026ai.deploy.ray_replica import ReplicaSecrets, forwarded_env, node_audit_log, replica_secrets, scratch_home
 from mcp2026ai.registry import ModelRegistry
 
 SHARED = {
@@ -43,10 +45,38 @@ def test_on_shared_stores_replicas_get_the_settings_and_no_home(
     monkeypatch.setenv("MCP_HOME", "/driver/only")
     home, options = replica_placement(OPTIONS, registry)
     assert home is None
-    assert options == {**OPTIONS, "runtime_env": {"env_vars": SHARED}}  # MCP_HOME is not forwarded
+    plain = {"MCP_ARTIFACT_URL": "s3://models/registry", "AWS_ENDPOINT_URL": "http://s3:9000"}
+    names = "AWS_ACCESS_KEY_ID,AWS_SECRET_ACCESS_KEY,MCP_CATALOG_URL"
+    # MCP_HOME is not forwarded; the secrets are named, never given (finding 13)
+    assert options == {**OPTIONS, "runtime_env": {"env_vars": {**plain, "MCP_REPLICA_SECRETS": names}}}
+
+
+def test_the_runtime_environment_carries_no_secret(registry: ModelRegistry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray shows ``runtime_env`` in its dashboard and state API: no store secret may be in it."""
+    secrets = {
+        "AWS_SECRET_ACCESS_KEY": "aws-secret-value",
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLEKEYID",
+        "AWS_SESSION_TOKEN": "session-token-value",
+        "MCP_ARTIFACT_KEY": "artifact-key-value",
+        "MCP_CATALOG_URL": "postgresql://mcp:db-password@db:5432/registry",
+    }
+    for key, value in {**SHARED, **secrets}.items():
+        monkeypatch.setenv(key, value)
+    rendered = json.dumps(replica_placement(OPTIONS, registry)[1]["runtime_env"])
+    leaked = [name for name, value in secrets.items() if value in rendered or "db-password" in rendered]
+    assert leaked == [], rendered
+    handed = replica_secrets(os.environ)
+    assert handed.values == secrets and not any(value in repr(handed) for value in secrets.values())
+
+
+def test_a_replica_takes_the_drivers_secrets_unless_its_node_has_them() -> None:
+    node = {"AWS_SECRET_ACCESS_KEY": "the node's own"}
+    ReplicaSecrets({"AWS_SECRET_ACCESS_KEY": "driver's", "AWS_ACCESS_KEY_ID": "driver-id"}).apply(node)
+    assert node == {"AWS_SECRET_ACCESS_KEY": "the node's own", "AWS_ACCESS_KEY_ID": "driver-id"}
 
 
 def test_forwarded_env_skips_unset_and_empty_variables() -> None:
+    assert forwarded_env({"AWS_SECRET_ACCESS_KEY": ""}) == {}
     assert forwarded_env({"AWS_REGION": "", "MCP_ARTIFACT_URL": "s3://b/p", "PATH": "/bin"}) == {
         "MCP_ARTIFACT_URL": "s3://b/p"
     }

@@ -122,3 +122,32 @@ def test_signed_serving_with_the_policy_runs_the_stored_plan_from_verified_bytes
     assert stored is not None and backend.plan == stored.plan
     assert backend.model_path is None  # not the unsigned optimized-graph cache
     assert _infer(backend).shape == (2, 3)
+
+
+def _plan_naming(
+    registry: ModelRegistry, planner: PolicyOrchestrator, record: ModelVersion, other: ModelVersion
+) -> None:
+    """What a catalog writer who cannot sign does (finding 10): point ``record``'s stored plan at ``other``."""
+    stored = planner.ensure_plan(record)
+    variant = stored.variant.model_copy(update={"name": other.name, "version": other.version, "digest": other.digest})
+    planner.log.store_plan(record.name, record.version, stored.model_copy(update={"variant": variant}))
+
+
+def test_a_stored_plan_cannot_make_one_model_serve_another_models_artifact(
+    registry: ModelRegistry, mlp_path: Path, other_mlp_path: Path, key: SigningKey, trusted: TrustedKeys
+) -> None:
+    served = registry.register("mlp", mlp_path)
+    other = registry.register("other", other_mlp_path)
+    for record in (served, other):
+        sign_version(registry, record, key)  # both validly signed, each under its own name
+    hardware = HardwareProfile(cpu_model="m", logical_cores=2, online_cpus=2, ort_providers=["CPUExecutionProvider"])
+    planner = PolicyOrchestrator(registry, hardware=hardware, measurer=FixedMeasurer())
+    _plan_naming(registry, planner, served, other)
+    with pytest.raises(SignatureError, match=r"mlp:1\.0\.0: its stored plan runs other:1\.0\.0, another model's"):
+        ArtifactBackends(registry, trusted, planner)(served)
+    # a child that declares this version its parent is still refused under --require-signed (the link is unsigned)
+    child = registry.register("child", other_mlp_path, parent=served.ref)
+    sign_version(registry, child, key)
+    _plan_naming(registry, planner, served, child)
+    with pytest.raises(SignatureError, match="another model's artifact"):
+        ArtifactBackends(registry, trusted, planner)(served)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from mcp2026ai.deploy.kubernetes.export import EXPORT_DIR
+from mcp2026ai.deploy.kubernetes.hardening import INSECURE_NOTE, image_env, serve_flags
 from mcp2026ai.deploy.kubernetes.options import GRPC_PORT, HTTP_PORT, Target
 
 UID = 10001
@@ -20,10 +21,12 @@ DRAIN_TIMEOUT_S = 30
 
 
 def serve_command(target: Target, http_port: int = HTTP_PORT, grpc_port: int = GRPC_PORT) -> list[str]:
-    """``mcp serve`` for the deployed model on every interface: the image's entrypoint."""
+    """``mcp serve`` for the deployed model on every interface, with its security flags: the image's
+    entrypoint (``--auth`` unless rendered ``--insecure``)."""
     return [
         "mcp", "serve", "--name", target.model, "--host", "0.0.0.0",
         "--port", str(http_port), "--grpc-port", str(grpc_port), "--drain-timeout", str(DRAIN_TIMEOUT_S),
+        *serve_flags(target.security),
     ]  # fmt: skip
 
 
@@ -38,10 +41,12 @@ def render_dockerfile(target: Target, base_image: str, wheel_name: str) -> str:
     else:
         registry = f"COPY --chown={UID}:{UID} {EXPORT_DIR}/ {MCP_HOME}/"
         home, holds = MCP_HOME, "the wheel and the registry export"
+    security_env = "".join(f" \\\n    {name}={value}" for name, value in image_env(target.security).items())
+    warning = f"# {INSECURE_NOTE}\n" if target.security.insecure else ""
     return f"""\
 # syntax=docker/dockerfile:1
 # {target.model}:{target.version} on mcp2026ai, rendered by `mcp deploy kubernetes`.
-# Build from this folder (it holds {holds}):
+{warning}# Build from this folder (it holds {holds}):
 #   docker build -t {target.image} .
 ARG BASE_IMAGE={base_image}
 
@@ -58,7 +63,7 @@ COPY --from=builder {VENV} {VENV}
 {registry}
 ENV PATH={VENV}/bin:$PATH \\
     MCP_HOME={home} \\
-    PYTHONUNBUFFERED=1
+    PYTHONUNBUFFERED=1{security_env}
 USER {UID}:{UID}
 WORKDIR {HOME}
 EXPOSE {HTTP_PORT} {GRPC_PORT}

@@ -17,10 +17,18 @@ import re
 from typing import Any
 
 from mcp2026ai.deploy.kubernetes import stores
-from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, SCRATCH_HOME, serve_command
+from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, MCP_HOME, SCRATCH_HOME, serve_command
+from mcp2026ai.deploy.kubernetes.hardening import secret_mounts, serve_flags
 from mcp2026ai.deploy.kubernetes.options import KSERVE_GRPC_PORT, KSERVE_HTTP_PORT, Target
 from mcp2026ai.deploy.kubernetes.storage_uri import repository_command, service_account_name
-from mcp2026ai.deploy.kubernetes.workloads import Manifest, container_security, labels, pod_volumes, resources
+from mcp2026ai.deploy.kubernetes.workloads import (
+    Manifest,
+    container_mounts,
+    container_security,
+    labels,
+    pod_volumes,
+    resources,
+)
 
 MODEL_FORMAT = {"name": "onnx", "version": "1"}
 PROTOCOLS = ["v2", "grpc-v2"]
@@ -32,10 +40,19 @@ def runtime_name(target: Target) -> str:
     return f"mcp2026ai-{target.app}-{version}"[:63].rstrip("-")
 
 
-def serving_runtime(target: Target) -> Manifest:
-    command = serve_command(target, KSERVE_HTTP_PORT, KSERVE_GRPC_PORT)
+def runtime_command(target: Target) -> list[str]:
+    """``mcp serve`` with the security flags; with the baked registry, behind a copy of the export into
+    the scratch MCP_HOME (a ServingRuntime has no init containers; the root filesystem is read-only)."""
     if target.storage_uri is not None:
-        command = repository_command(KSERVE_HTTP_PORT, KSERVE_GRPC_PORT, DRAIN_TIMEOUT_S)
+        return [*repository_command(KSERVE_HTTP_PORT, KSERVE_GRPC_PORT, DRAIN_TIMEOUT_S), *serve_flags(target.security)]
+    command = serve_command(target, KSERVE_HTTP_PORT, KSERVE_GRPC_PORT)
+    if target.stores_secret is not None:
+        return command
+    return ["/bin/sh", "-c", f'cp -R {MCP_HOME}/. {SCRATCH_HOME}/ && exec "$@"', "mcp-serve", *command]
+
+
+def serving_runtime(target: Target) -> Manifest:
+    command = runtime_command(target)
     container: dict[str, Any] = {
         "name": "kserve-container",
         "image": target.image,
@@ -44,10 +61,11 @@ def serving_runtime(target: Target) -> Manifest:
         "resources": resources(target),
         "securityContext": container_security(),
     }
-    if target.storage_uri is not None:  # no store to reach: the scratch MCP_HOME only
-        container["volumeMounts"] = [stores.scratch_mount(SCRATCH_HOME)]
-    elif target.stores_secret is not None:
+    if target.stores_secret is not None and target.storage_uri is None:
         container = stores.shared_container(container, target.stores_secret, SCRATCH_HOME)
+    elif target.stores_secret is None:
+        container["env"] = [{"name": "MCP_HOME", "value": SCRATCH_HOME}]
+    container["volumeMounts"] = container_mounts() + secret_mounts(target.security)[1]
     return {
         "apiVersion": "serving.kserve.io/v1alpha1",
         "kind": "ClusterServingRuntime",

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract
+from mcp2026ai.deploy.kubernetes.hardening import DeploySecurity
 
 HTTP_PORT = 8000
 GRPC_PORT = 8001
@@ -40,6 +41,16 @@ class KubernetesOptions(BaseModel):
         description="s3:// prefix the model is uploaded to as a Triton repository, for KServe's storageUri "
         "(with stores_secret); None: the KServe runtime reads the stores (or the baked registry).",
     )
+    auth_secret: str | None = Field(None, description="Secret holding tokens.json: the server runs --auth.")
+    trusted_keys: str | None = Field(
+        None, description="configmap/NAME or secret/NAME holding trusted *.pub keys: the server runs --require-signed."
+    )
+    tls_secret: str | None = Field(None, description="kubernetes.io/tls Secret: the server serves HTTPS and gRPC TLS.")
+    insecure: bool = Field(False, description="Render without --auth-secret (the server allows anonymous callers).")
+    client_namespaces: list[str] = Field(
+        default_factory=list, description="Namespaces whose pods the NetworkPolicy admits; default: the deployment's."
+    )
+    prometheus_namespace: str = Field("monitoring", description="Namespace of the Prometheus scraper admitted.")
 
 
 class ReplicaPlan(BaseModel):
@@ -76,6 +87,7 @@ class Target(BaseModel):
     storage_annotations: dict[str, str] = Field(
         default_factory=dict, description="KServe's serving.kserve.io/s3-* annotations (endpoint, https, region)."
     )
+    security: DeploySecurity = Field(description="Tokens, signature checks, TLS and the NetworkPolicy's clients.")
 
 
 def object_name(model: str) -> str:

@@ -1,7 +1,7 @@
 """Write everything ``mcp deploy kubernetes`` renders into the output folder.
 
 DIR/Dockerfile, DIR/.dockerignore, DIR/dist/mcp2026ai-*.whl, DIR/registry/   the image's build context
-DIR/kubernetes/{deployment,service,hpa,pdb}.yaml                         plain Kubernetes
+DIR/kubernetes/{deployment,service,hpa,pdb,networkpolicy}.yaml           plain Kubernetes
 DIR/kserve/{servingruntime,inferenceservice}.yaml                        KServe flavour
 DIR/kserve/serviceaccount.yaml                                           with --storage-uri: S3 access for KServe
 DIR/crd/{modelservice-crd,modelservice}.yaml                             the ModelService CRD + example
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from mcp2026ai.deploy.kubernetes import crd, kserve, workloads
 from mcp2026ai.deploy.kubernetes.dockerfile import WHEELS_DIR, dockerignore, render_dockerfile
 from mcp2026ai.deploy.kubernetes.export import export_version
+from mcp2026ai.deploy.kubernetes.hardening import INSECURE_NOTE
 from mcp2026ai.deploy.kubernetes.options import KubernetesOptions, Target
 from mcp2026ai.deploy.kubernetes.storage_uri import service_account, upload_repository
 from mcp2026ai.deploy.kubernetes.target import resolve_target
@@ -32,6 +33,7 @@ MANIFESTS: dict[str, Callable[[Target], Manifest]] = {
     "kubernetes/service.yaml": workloads.service,
     "kubernetes/hpa.yaml": workloads.autoscaler,
     "kubernetes/pdb.yaml": workloads.disruption_budget,
+    "kubernetes/networkpolicy.yaml": workloads.network_policy,
     "kserve/servingruntime.yaml": kserve.serving_runtime,
     "kserve/inferenceservice.yaml": kserve.inference_service,
     "crd/modelservice-crd.yaml": lambda _: crd.model_service_crd(),
@@ -75,6 +77,8 @@ def render(registry: ModelRegistry, options: KubernetesOptions) -> Rendered:
         uploaded = upload_repository(registry, record.name, S3Location.parse(target.storage_uri))
         manifests[SERVICE_ACCOUNT] = service_account
     header = f"# {target.model}:{target.version}, rendered by `mcp deploy kubernetes`\n"
+    if target.security.insecure:
+        header += f"# {INSECURE_NOTE}\n"
     for relative, build in manifests.items():
         write_manifest(out / relative, build(target), header)
     decrypted = baked and registry.store.is_encrypted(record.digest)

@@ -99,6 +99,7 @@ def service_account(target: Target) -> dict[str, Any]:
             "annotations": dict(target.storage_annotations),
         },
         "secrets": [{"name": target.stores_secret}],
+        "automountServiceAccountToken": False,  # KServe's storage initializer reads the Secret, not the API
     }
 
 

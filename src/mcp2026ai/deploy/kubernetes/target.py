@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from mcp2026ai.contract import InferenceContract
+from mcp2026ai.deploy.kubernetes.hardening import DeploySecurity, TrustSource, check_security
 from mcp2026ai.deploy.kubernetes.options import (
     RFC1123_LABEL,
     SERVER_BASELINE_MB,
@@ -17,7 +18,7 @@ from mcp2026ai.deploy.kubernetes.options import (
     object_name,
 )
 from mcp2026ai.deploy.kubernetes.storage_uri import check_storage_uri, storage_annotations
-from mcp2026ai.deploy.kubernetes.stores import check_serves_default, check_shared_stores
+from mcp2026ai.deploy.kubernetes.stores import DNS_SUBDOMAIN, check_serves_default, check_shared_stores
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelRegistry, ModelVersion
@@ -41,6 +42,7 @@ def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple
         raise InvalidArgumentError(f"--namespace: {options.namespace!r} is not a valid namespace name (RFC 1123)")
     if options.stores_secret is not None:
         check_serves_default(registry, record, asked_version=options.version is not None)
+    security = deploy_security(options)
     contract = record.contract or InferenceContract()
     cpu, cpu_source = cpu_for(registry, record)
     memory, memory_source = memory_for(contract)
@@ -58,10 +60,40 @@ def resolve_target(registry: ModelRegistry, options: KubernetesOptions) -> tuple
         memory=memory,
         memory_source=memory_source,
         stores_secret=options.stores_secret,
+        security=security,
         **storage(options),
         **({} if options.stores_secret else canary(registry, record)),
     )
     return record, target
+
+
+def deploy_security(options: KubernetesOptions) -> DeploySecurity:
+    """The security flags, checked: tokens or an explicit --insecure, valid object names."""
+    for flag, name in (("--auth-secret", options.auth_secret), ("--tls-secret", options.tls_secret)):
+        if name is not None and (len(name) > 253 or not DNS_SUBDOMAIN.match(name)):
+            raise InvalidArgumentError(f"{flag}: {name!r} is not a valid Secret name (RFC 1123 subdomain)")
+    trust = TrustSource.parse(options.trusted_keys) if options.trusted_keys is not None else None
+    if trust is not None and not DNS_SUBDOMAIN.match(trust.name):
+        raise InvalidArgumentError(f"--trusted-keys: {trust.name!r} is not a valid {trust.kind} name (RFC 1123)")
+    if trust is not None and options.storage_uri is not None:
+        raise InvalidArgumentError(
+            "--trusted-keys: a --storage-uri runtime serves a Triton repository, which carries no signatures; "
+            "drop --storage-uri to serve signed versions from the stores"
+        )
+    named = [("--client-namespace", name) for name in options.client_namespaces]
+    for flag, namespace in [*named, ("--prometheus-namespace", options.prometheus_namespace)]:
+        if not RFC1123_LABEL.match(namespace):
+            raise InvalidArgumentError(f"{flag}: {namespace!r} is not a valid namespace name (RFC 1123)")
+    security = DeploySecurity(
+        auth_secret=options.auth_secret,
+        trusted_keys=trust,
+        tls_secret=options.tls_secret,
+        insecure=options.insecure,
+        client_namespaces=options.client_namespaces,
+        prometheus_namespace=options.prometheus_namespace,
+    )
+    check_security(security)
+    return security
 
 
 def storage(options: KubernetesOptions) -> dict[str, Any]:

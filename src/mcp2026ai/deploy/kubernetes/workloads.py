@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcp2026ai.deploy.kubernetes import stores
-from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, SCRATCH_HOME, UID
+from mcp2026ai.deploy.kubernetes.dockerfile import DRAIN_TIMEOUT_S, MCP_HOME, SCRATCH_HOME, UID
+from mcp2026ai.deploy.kubernetes.hardening import INSECURE_NOTE, network_policy_ingress, secret_mounts, tmp_volume
 from mcp2026ai.deploy.kubernetes.options import GRPC_PORT, HTTP_PORT, Target
 
 Manifest = dict[str, Any]
@@ -48,14 +49,18 @@ def container_security() -> dict[str, Any]:
         "runAsGroup": UID,
         "allowPrivilegeEscalation": False,
         "privileged": False,
+        "readOnlyRootFilesystem": True,
         "capabilities": {"drop": ["ALL"]},
         "seccompProfile": {"type": "RuntimeDefault"},
     }
 
 
-def probe(path: str, period_s: int, failures: int, port: str | int = "http") -> dict[str, Any]:
+def probe(path: str, period_s: int, failures: int, port: str | int = "http", scheme: str = "HTTP") -> dict[str, Any]:
+    get: dict[str, Any] = {"path": path, "port": port}
+    if scheme != "HTTP":
+        get["scheme"] = scheme
     return {
-        "httpGet": {"path": path, "port": port},
+        "httpGet": get,
         "periodSeconds": period_s,
         "timeoutSeconds": 2,
         "failureThreshold": failures,
@@ -63,8 +68,11 @@ def probe(path: str, period_s: int, failures: int, port: str | int = "http") -> 
 
 
 def server_container(target: Target) -> dict[str, Any]:
-    """The image's own entrypoint runs (``mcp serve`` on 8000/8001); probes hit the v2 health routes."""
-    container = {
+    """The image's own entrypoint runs (``mcp serve`` on 8000/8001); probes hit the v2 health routes.
+    The root filesystem is read-only: MCP_HOME is the scratch ``emptyDir`` (the baked registry is
+    copied there by the ``registry`` init container), /tmp another one, the secrets read-only mounts."""
+    scheme = target.security.scheme
+    container: dict[str, Any] = {
         "name": "server",
         "image": target.image,
         "imagePullPolicy": "IfNotPresent",
@@ -72,20 +80,42 @@ def server_container(target: Target) -> dict[str, Any]:
             {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
             {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
         ],
-        "startupProbe": probe(READY_PATH, 2, STARTUP_BUDGET_S // 2),
-        "readinessProbe": probe(READY_PATH, 5, 2),
-        "livenessProbe": probe(LIVE_PATH, 10, 3),
+        "startupProbe": probe(READY_PATH, 2, STARTUP_BUDGET_S // 2, scheme=scheme),
+        "readinessProbe": probe(READY_PATH, 5, 2, scheme=scheme),
+        "livenessProbe": probe(LIVE_PATH, 10, 3, scheme=scheme),
         "resources": resources(target),
         "securityContext": container_security(),
     }
     if target.stores_secret is None:
-        return container
-    return stores.shared_container(container, target.stores_secret, SCRATCH_HOME)
+        container["env"] = [{"name": "MCP_HOME", "value": SCRATCH_HOME}]
+    else:
+        container = stores.shared_container(container, target.stores_secret, SCRATCH_HOME)
+    container["volumeMounts"] = container_mounts() + secret_mounts(target.security)[1]
+    return container
+
+
+def container_mounts() -> list[dict[str, Any]]:
+    """The scratch MCP_HOME and /tmp: the only writable places."""
+    return [stores.scratch_mount(SCRATCH_HOME), tmp_volume()[1]]
+
+
+def registry_copy(target: Target) -> dict[str, Any]:
+    """The init container that copies the image's registry export into the scratch MCP_HOME (the
+    server's catalog is written to: plans, the audit log, SQLite's journal)."""
+    return {
+        "name": "registry",
+        "image": target.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["cp", "-R", f"{MCP_HOME}/.", f"{SCRATCH_HOME}/"],
+        "resources": resources(target),
+        "securityContext": container_security(),
+        "volumeMounts": [stores.scratch_mount(SCRATCH_HOME)],
+    }
 
 
 def pod_volumes(target: Target) -> dict[str, Any]:
-    """The scratch ``emptyDir`` on shared stores; nothing with the baked registry."""
-    return {"volumes": [stores.scratch_volume()]} if target.stores_secret is not None else {}
+    """The scratch ``emptyDir`` (MCP_HOME), /tmp, and the tokens, trusted keys and TLS pair."""
+    return {"volumes": [stores.scratch_volume(), tmp_volume()[0], *secret_mounts(target.security)[0]]}
 
 
 def provenance(target: Target) -> dict[str, str]:
@@ -97,7 +127,21 @@ def provenance(target: Target) -> dict[str, str]:
         "mcp2026ai.dev/cpu-from": target.cpu_source,
         "mcp2026ai.dev/memory-from": target.memory_source,
         "mcp2026ai.dev/replicas-from": target.replicas.source,
+        "mcp2026ai.dev/security": security_summary(target),
     }
+
+
+def security_summary(target: Target) -> str:
+    """One line for the Deployment's annotations: what protects the API (or that nothing does)."""
+    security = target.security
+    if security.insecure:
+        return INSECURE_NOTE
+    parts = [f"--auth (tokens from Secret {security.auth_secret})"]
+    if security.trusted_keys is not None:
+        parts.append(f"--require-signed (keys from {security.trusted_keys.kind} {security.trusted_keys.name})")
+    if security.tls_secret is not None:
+        parts.append(f"TLS (Secret {security.tls_secret})")
+    return "; ".join(parts)
 
 
 def deployment(target: Target) -> Manifest:
@@ -117,13 +161,27 @@ def deployment(target: Target) -> Manifest:
             "template": {
                 "metadata": {"labels": labels(target), "annotations": pod_annotations},
                 "spec": {
+                    "automountServiceAccountToken": False,
                     "securityContext": {"runAsNonRoot": True, "fsGroup": UID},
                     "terminationGracePeriodSeconds": DRAIN_TIMEOUT_S + 10,
+                    **({"initContainers": [registry_copy(target)]} if target.stores_secret is None else {}),
                     "containers": [server_container(target)],
                     **pod_volumes(target),
                 },
             },
         },
+    }
+
+
+def network_policy(target: Target) -> Manifest:
+    """Ingress to the pods from the clients' namespaces (every port) and the Prometheus scraper
+    (the metrics port) only; everything else in the cluster is refused."""
+    ingress = network_policy_ingress(target.security, target.namespace, [HTTP_PORT, GRPC_PORT], HTTP_PORT)
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": metadata(target),
+        "spec": {"podSelector": {"matchLabels": selector(target)}, "policyTypes": ["Ingress"], "ingress": ingress},
     }
 
 

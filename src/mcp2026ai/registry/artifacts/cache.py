@@ -8,6 +8,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from mcp2026ai.security.files import private_dir
+
 INCOMING_PREFIX = ".incoming-"
 
 
@@ -19,7 +21,7 @@ class BlobCache:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
 
     def path(self, name: str) -> Path:
         return self.root / name[:2] / name
@@ -35,14 +37,14 @@ class BlobCache:
     def incoming(self, name: str) -> Path:
         """A fresh temporary file beside where ``name`` will live (invisible to :meth:`hit`)."""
         folder = self.path(name).parent
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=INCOMING_PREFIX)
         os.close(fd)
         return Path(tmp)
 
     def admit(self, tmp: Path, name: str) -> Path:
         target = self.path(name)
-        os.chmod(tmp, 0o444)
+        os.chmod(tmp, 0o400)  # owner only, as the local store's objects
         os.replace(tmp, target)
         os.utime(target, ns=(time.time_ns(), target.stat().st_mtime_ns))
         self.trim(keep=target)

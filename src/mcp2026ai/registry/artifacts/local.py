@@ -1,4 +1,5 @@
-"""The default blob store: ``root/objects/ab/abcdef....onnx``, written atomically, read-only files."""
+"""The default blob store: ``root/objects/ab/abcdef....onnx``, written atomically; files readable by
+their owner only (0400) in 0700 folders."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mcp2026ai.errors import NotFoundError
+from mcp2026ai.security.files import private_dir
 
 INCOMING_PREFIX = ".incoming-"
+ARTIFACT_MODE = 0o400
 
 
 class LocalBlobs:
@@ -19,7 +22,7 @@ class LocalBlobs:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.location = str(root)
-        (root / "objects").mkdir(parents=True, exist_ok=True)
+        private_dir(root / "objects")
 
     def local_path(self, name: str) -> Path:
         return self.root / "objects" / name[:2] / name
@@ -51,7 +54,7 @@ class LocalBlobs:
 
     @staticmethod
     def _write(target: Path, source: Path | bytes) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=INCOMING_PREFIX)
         os.close(fd)
         try:
@@ -59,7 +62,7 @@ class LocalBlobs:
                 Path(tmp_name).write_bytes(source)
             else:
                 shutil.copyfile(source, tmp_name)
-            os.chmod(tmp_name, 0o444)
+            os.chmod(tmp_name, ARTIFACT_MODE)
             os.replace(tmp_name, target)
         finally:
             if os.path.exists(tmp_name):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp2026ai.registry.catalogs.sql import SqlCatalog
+from mcp2026ai.security.files import private_dir
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_versions (
@@ -55,7 +57,8 @@ class SQLiteCatalog(SqlCatalog):
     def __init__(self, path: Path) -> None:
         self.path = path
         self.location = str(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))  # private from its first byte (WAL files follow)
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
