@@ -33,6 +33,7 @@ from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.scheduling.cpu_priority import BULK_NICE
 from mcp2026ai.scheduling.gil import SHORT_INTERVAL_S
 from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.http.site_guard import check_exposure
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
@@ -45,6 +46,13 @@ class EventLoop(StrEnum):
     AUTO = "auto"
     ASYNCIO = "asyncio"
     UVLOOP = "uvloop"
+
+
+class ApiGroup(StrEnum):
+    REPOSITORY = "repository"
+    SHARED_MEMORY = "shared-memory"
+    SETTINGS = "settings"
+    ROLLOUTS = "rollouts"
 
 
 class TraceExporter(StrEnum):
@@ -222,6 +230,24 @@ def serve(
         MetricsCompat | None,
         typer.Option(help="Also expose vLLM's metric names (vllm:*) on /metrics, as aliases of mcp_generation_*."),
     ] = None,
+    # --- the server's edge (ServerConfig.allowed_hosts ... body_timeout_s; docs/security.md "Server surfaces") ---
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Host name (or *.domain) the HTTP server answers besides the loopback names; repeatable. A "
+            "loopback-bound server answers only localhost, 127.0.0.1 and ::1 otherwise (DNS rebinding)."
+        ),
+    ] = None,
+    allow_unauthenticated: Annotated[
+        bool, typer.Option(help="Start without --auth although --host is reachable from other machines.")
+    ] = False,
+    disable_api: Annotated[
+        list[ApiGroup] | None,
+        typer.Option(help="Switch off a management API group on HTTP and gRPC (403); repeatable."),
+    ] = None,
+    body_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds an HTTP request body may go without a byte arriving (then 408).")
+    ] = 30.0,
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -279,7 +305,12 @@ def serve(
         generation_limits=parse_limits(list(limit or [])),
         generation_configs=[path.resolve() for path in serving_config or []],
         metrics_compat=metrics_compat.value if metrics_compat else None,
+        allowed_hosts=list(allowed_host or []),
+        allow_unauthenticated=allow_unauthenticated,
+        disabled_apis=[group.value for group in disable_api or []],
+        body_timeout_s=body_timeout,
     )
+    check_exposure(config)
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)

@@ -26,10 +26,12 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.acceptors import InferAcceptors, missing_internals
 from mcp2026ai.server.grpc.auth import AuthInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
+from mcp2026ai.server.grpc.restricted import DisabledApisInterceptor
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_server_app
 from mcp2026ai.server.http.connection.early import EarlyRefusal
 from mcp2026ai.server.http.connection.protocol import http_protocol
+from mcp2026ai.server.http.site_guard import site_guard
 from mcp2026ai.server.statistics import ServerStatistics
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
 from mcp2026ai.serving.sync import ServingSync
@@ -46,8 +48,10 @@ class _HttpServer(uvicorn.Server):
 
 
 def grpc_interceptors(config: ServerConfig) -> list[grpc.aio.ServerInterceptor]:
+    """The API groups switched off (--disable-api) first, then authentication (--auth)."""
     authenticator = config.security.authenticator()
-    return [AuthInterceptor(authenticator)] if authenticator else []
+    restricted = [DisabledApisInterceptor(config.disabled_apis)] if config.disabled_apis else []
+    return [*restricted, *([AuthInterceptor(authenticator)] if authenticator else [])]
 
 
 def bind_grpc(server: grpc.aio.Server, config: ServerConfig, port: int) -> int:
@@ -155,7 +159,7 @@ class InferenceServer:
             http=http_protocol(
                 self.config.max_connections,
                 self.config.header_timeout_s,
-                EarlyRefusal(self.plane, self.config.security.authenticator()),
+                EarlyRefusal(self.plane, self.config.security.authenticator(), site_guard(self.config)),
             ),
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=self.config.keep_alive_s,

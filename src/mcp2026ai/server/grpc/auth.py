@@ -1,7 +1,8 @@
 """Bearer-token authentication for the gRPC server: a grpc.aio interceptor reading ``authorization``.
 
 Scopes mirror the HTTP server: ServerLive and ServerReady are open (health probes);
-RepositoryModelLoad and RepositoryModelUnload need ``manage``; every other RPC needs ``infer``.
+RepositoryModelLoad and RepositoryModelUnload need ``manage``, the shared memory calls ``shm``; every
+other RPC needs ``infer``.
 A refused call ends with UNAUTHENTICATED or PERMISSION_DENIED before the servicer runs; an accepted
 management call finds its :class:`Principal` in :data:`PRINCIPAL` (for the audit log).
 """
@@ -30,7 +31,9 @@ def required_scope(method: str) -> Scope | None:
     name = method.rsplit("/", 1)[-1]
     if name in OPEN_METHODS:
         return None
-    return Scope.MANAGE if name in MANAGE_METHODS else Scope.INFER
+    if name in MANAGE_METHODS:
+        return Scope.MANAGE
+    return Scope.SHM if "SharedMemory" in name else Scope.INFER
 
 
 def authorization(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
@@ -54,13 +57,13 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         try:
             principal = self.authenticator.authenticate(authorization(details.invocation_metadata), needed)
         except MCPError as exc:
-            return _refusal(handler, grpc_status(exc), bounded_message(exc))
+            return refusal_handler(handler, grpc_status(exc), bounded_message(exc))
         if handler.unary_unary is not None and needed is Scope.MANAGE:
             return _with_principal(handler, principal)
         return handler
 
 
-def _refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
+def refusal_handler(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
     """A handler of the same shape that ends the call with ``code``."""
 
     async def refuse(request: Any, context: grpc.aio.ServicerContext) -> None:
