@@ -143,7 +143,8 @@ def serve(
         list[str] | None,
         typer.Option(
             help="Language models: a per-request limit as NAME=VALUE (max_messages, max_prompt_chars, max_tokens, "
-            "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes); "
+            "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes, "
+            "max_prompts); "
             "repeatable. See docs/llm-reliability.md.",
         ),
     ] = None,

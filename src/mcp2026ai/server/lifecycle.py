@@ -25,6 +25,7 @@ from mcp2026ai.errors import UnavailableError
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.acceptors import InferAcceptors, missing_internals
 from mcp2026ai.server.grpc.auth import AuthInterceptor
+from mcp2026ai.server.grpc.call_limit import CallLimitInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.restricted import DisabledApisInterceptor
 from mcp2026ai.server.grpc.servicer import InferenceServicer
@@ -48,10 +49,12 @@ class _HttpServer(uvicorn.Server):
 
 
 def grpc_interceptors(config: ServerConfig) -> list[grpc.aio.ServerInterceptor]:
-    """The API groups switched off (--disable-api) first, then authentication (--auth)."""
+    """The call limit (--max-connections) first, the API groups switched off (--disable-api), then
+    authentication (--auth); every acceptor runs them (server/grpc/acceptors.py)."""
     authenticator = config.security.authenticator()
+    limited = [CallLimitInterceptor(config.max_connections)] if config.max_connections is not None else []
     restricted = [DisabledApisInterceptor(config.disabled_apis)] if config.disabled_apis else []
-    return [*restricted, *([AuthInterceptor(authenticator)] if authenticator else [])]
+    return [*limited, *restricted, *([AuthInterceptor(authenticator)] if authenticator else [])]
 
 
 def bind_grpc(server: grpc.aio.Server, config: ServerConfig, port: int) -> int:
@@ -203,7 +206,8 @@ class InferenceServer:
                 ("grpc.max_send_message_length", -1),
                 ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
             ],
-            maximum_concurrent_rpcs=self.config.max_connections,  # calls share connections: bound the calls
+            # calls share connections: --max-connections bounds the calls, counted by CallLimitInterceptor
+            # (grpc.aio's maximum_concurrent_rpcs misses the calls of the extra acceptors)
             interceptors=interceptors,
         )
 

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.errors import MCPError
+from mcp2026ai.errors import MCPError, hide_in_messages
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware
 from mcp2026ai.server.http.direct import DirectInfer
@@ -70,6 +70,7 @@ def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: Se
 
 
 def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
+    hide_in_messages(str(plane.models.registry.home), "$MCP_HOME")  # no answer shows the server's home
     app = Starlette(
         routes=[
             *v2_routes(endpoints),

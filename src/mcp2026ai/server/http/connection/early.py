@@ -22,7 +22,7 @@ admission again (the queue may have filled meanwhile).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
@@ -61,10 +61,11 @@ class EarlyRefusal:
         self.guard = guard
         self._answers: dict[tuple[int, str, int | None], EarlyAnswer] = {}
 
-    def __call__(self, method: str, path: str, headers: Sequence[tuple[bytes, bytes]]) -> EarlyAnswer | None:
+    def __call__(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]]) -> EarlyAnswer | None:
         target = infer_target(path) if method == "POST" else None
         if target is None:
             return None
+        headers = headers if isinstance(headers, list) else list(headers)  # read twice (the site guard)
         sla_class = credentials = None
         for name, value in headers:
             if name == b"x-sla-class":

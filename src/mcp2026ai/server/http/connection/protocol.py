@@ -38,7 +38,7 @@ inference with a 503) with ``Connection: close``, so the client reconnects and i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 
 from uvicorn._types import ASGI3Application
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
@@ -46,7 +46,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from mcp2026ai.server.http.connection.early import EarlyAnswer, encode_answer
 from mcp2026ai.server.http.connection.whole_request import plain_post
 
-EarlyCheck = Callable[[str, str, Sequence[tuple[bytes, bytes]]], EarlyAnswer | None]
+EarlyCheck = Callable[[str, str, Iterable[tuple[bytes, bytes]]], EarlyAnswer | None]
 """``check(method, path, headers)``: an answer to send before the app sees the request, or None."""
 
 COALESCE_BYTES = 1 << 16
