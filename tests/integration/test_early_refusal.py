@@ -101,7 +101,7 @@ def connect(server: BackgroundServer) -> socket.socket:
 def head_only(extra: str = "") -> bytes:
     """An infer request's line and headers, announcing a body that is not sent with them."""
     return (
-        "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: test\r\nX-SLA-Class: best-effort\r\n"
+        "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: localhost\r\nX-SLA-Class: best-effort\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n{extra}\r\n"
     ).encode()
 
@@ -139,7 +139,7 @@ def test_a_best_effort_request_is_refused_before_its_body_is_sent(server: Backgr
         connection.sendall(head_only())  # no body yet: the answer cannot have waited for it
         assert_refused_kept_open(connection)
         # the body that follows is discarded and the connection serves the next request
-        connection.sendall(BODY + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
+        connection.sendall(BODY + b"GET /v2/health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
         status, _, body = read_response(connection)
         assert (status, json.loads(body)) == (200, {"live": True})
     assert refusals_counted("best-effort") == counted + 1
@@ -217,7 +217,7 @@ def test_a_whole_request_in_one_read_is_refused_and_the_connection_serves_on(ser
 def test_pipelined_requests_in_one_read_are_each_answered(server: BackgroundServer) -> None:
     first = fill_best_effort_queue(server)
     with connect(server) as connection:
-        connection.sendall(whole() + whole() + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
+        connection.sendall(whole() + whole() + b"GET /v2/health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
         answers = b""
         while not answers.endswith(b'{"live":true}'):
             chunk = connection.recv(65536)
