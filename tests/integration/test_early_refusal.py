@@ -239,3 +239,20 @@ def test_refusals_keep_a_connection_alive_and_idleness_closes_it(tmp_path: Path)
             connection.settimeout(4)
             assert connection.recv(1) == b""  # idle for a second since the last answer: closed
         first.join(timeout=30)
+
+
+def test_a_foreign_host_or_another_site_gets_the_guards_403_not_an_early_answer(server: BackgroundServer) -> None:
+    """Issue 50 (DNS rebinding, CSRF): what the headers alone would refuse (429) is the site guard's 403
+    for a foreign Host or a cross-site page, whole in one read (no parser) or head first, body after."""
+    first = fill_best_effort_queue(server)
+    foreign = head_only().replace(b"Host: localhost", b"Host: rebind.attacker.example")
+    cross_site = head_only("Origin: http://attacker.example\r\n")
+    with connect(server) as connection:
+        for head in (foreign, cross_site):
+            for parts in ([head + BODY], [head, BODY]):
+                for part in parts:
+                    connection.sendall(part)
+                status, _, body = read_response(connection)
+                assert status == 403, body
+                assert b"--allowed-host" in body or b"cross-site" in body
+    first.join(timeout=30)
