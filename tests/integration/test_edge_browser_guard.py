@@ -122,6 +122,7 @@ def test_serve_on_a_reachable_address_without_auth_is_refused(registry: ModelReg
     assert result.returncode != 0
     assert "--allow-unauthenticated" in result.stderr + result.stdout and "--auth" in result.stderr + result.stdout
     assert "Traceback" not in result.stderr
-    check_exposure(ServerConfig(host="0.0.0.0", allow_unauthenticated=True))  # the explicit opt-out
-    check_exposure(ServerConfig(host="127.0.0.1"))
-    check_exposure(ServerConfig(host="::1"))
+    check_exposure("0.0.0.0", authenticated=False, allow_unauthenticated=True)  # the explicit opt-out
+    check_exposure("0.0.0.0", authenticated=True, allow_unauthenticated=False)
+    for loopback in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
+        check_exposure(loopback, authenticated=False, allow_unauthenticated=False)

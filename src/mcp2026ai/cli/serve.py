@@ -252,6 +252,7 @@ def serve(
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    check_exposure(host, auth, allow_unauthenticated)  # before anything is registered or measured
     if backend is not None:
         backend_class(backend)  # unknown or not installed: one line naming the extra to install
     repository = None
@@ -311,7 +312,6 @@ def serve(
         disabled_apis=[group.value for group in disable_api or []],
         body_timeout_s=body_timeout,
     )
-    check_exposure(config)
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))
     check_signatures(registry, names, config.security)

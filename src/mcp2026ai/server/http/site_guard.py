@@ -48,14 +48,13 @@ def is_loopback_address(host: str) -> bool:
         return False
 
 
-def check_exposure(config: ServerConfig) -> None:
+def check_exposure(host: str, authenticated: bool, allow_unauthenticated: bool) -> None:
     """A server bound to an address other hosts reach needs ``--auth``, or an explicit
     ``--allow-unauthenticated`` (InvalidArgumentError naming both)."""
-    authenticated = config.security.auth is not None and config.security.auth.enabled
-    if is_loopback_address(config.host) or authenticated or config.allow_unauthenticated:
+    if is_loopback_address(host) or authenticated or allow_unauthenticated:
         return
     raise InvalidArgumentError(
-        f"--host {config.host} is reachable from other machines and --auth is off: anyone there could load, "
+        f"--host {host} is reachable from other machines and --auth is off: anyone there could load, "
         "unload and download models; add --auth (tokens from `mcp token create`), or --allow-unauthenticated "
         "to serve it open anyway"
     )
