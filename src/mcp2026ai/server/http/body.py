@@ -59,9 +59,9 @@ class BodyBudget:
 
 
 @asynccontextmanager
-async def read_body(request: Request, limit: int, budget: BodyBudget) -> AsyncIterator[bytes]:
+async def read_body(request: Request, limit: int, budget: BodyBudget, inflate: bool = True) -> AsyncIterator[bytes]:
     """The request's body, counted against ``budget`` as it arrives and until the block ends (the request
-    is answered)."""
+    is answered); a gzip or deflate body inflated unless ``inflate`` is False (a relay sends it on as is)."""
     declared = _declared_length(request, limit)
     if declared is not None:
         budget.check_room(declared)
@@ -85,7 +85,7 @@ async def read_body(request: Request, limit: int, budget: BodyBudget) -> AsyncIt
             ) from None
         body = b"".join(chunks)
         encoding = request.headers.get("content-encoding", "identity").strip().lower()
-        if encoding != "identity":
+        if encoding != "identity" and inflate:
             body = decompress(body, encoding, limit)
             budget.take(len(body))
             taken += len(body)
