@@ -36,6 +36,7 @@ LOOPBACK_HOSTS = ("localhost", "*.localhost", "127.0.0.1", "[::1]")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_SITE_FETCHES = frozenset({"same-origin", "none"})
 _SHOWN = 100
+_REMEMBERED_HOSTS = 256
 
 
 def is_loopback_address(host: str) -> bool:
@@ -70,11 +71,11 @@ def allowed_host_patterns(config: ServerConfig) -> list[str] | None:
 def site_guard(config: ServerConfig, app: ASGIApp | None = None) -> SiteGuard:
     """The guard for ``config``'s bind address and ``--allowed-host`` names (``app``: what it guards, if
     it is used as middleware)."""
-    return SiteGuard(app or _refuse_everything, allowed_host_patterns(config))
+    return SiteGuard(app or _checks_only, allowed_host_patterns(config))
 
 
-async def _refuse_everything(scope: Scope, receive: Receive, send: Send) -> None:  # a guard used for its checks only
-    raise RuntimeError("a SiteGuard used for its checks only was called as an app")
+async def _checks_only(scope: Scope, receive: Receive, send: Send) -> None:
+    raise RuntimeError("this SiteGuard is asked for its checks only (refusal), not called as an app")
 
 
 class SiteGuard(TrustedHostMiddleware):
@@ -82,6 +83,8 @@ class SiteGuard(TrustedHostMiddleware):
 
     def __init__(self, app: ASGIApp, allowed_hosts: list[str] | None) -> None:
         super().__init__(app, allowed_hosts=allowed_hosts, www_redirect=False)
+        self._seen_hosts: dict[str | None, bool] = {}
+        """Host headers already judged (clients send a handful): the answer without a parse per request."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -112,6 +115,14 @@ class SiteGuard(TrustedHostMiddleware):
         return _cross_site(host, origin, fetch_site, method)
 
     def _host_allowed(self, header: str | None) -> bool:
+        known = self._seen_hosts.get(header)
+        if known is None:
+            known = self._judge_host(header)
+            if len(self._seen_hosts) < _REMEMBERED_HOSTS:
+                self._seen_hosts[header] = known
+        return known
+
+    def _judge_host(self, header: str | None) -> bool:
         parsed = parse_host_header(header)
         if parsed is None:
             return False
