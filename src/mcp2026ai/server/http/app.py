@@ -70,7 +70,9 @@ def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: Se
 
 
 def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
-    hide_in_messages(str(plane.models.registry.home), "$MCP_HOME")  # no answer shows the server's home
+    home = plane.models.registry.home
+    for shown in {str(home), str(home.resolve())}:  # no answer shows the server's home
+        hide_in_messages(shown, "$MCP_HOME")
     app = Starlette(
         routes=[
             *v2_routes(endpoints),
