@@ -30,28 +30,31 @@ at the edge (``server/http/errors.py``, ``server/grpc/errors.py``).
 
 from __future__ import annotations
 
+import re
+
 MAX_MESSAGE_CHARS = 1000
 """Longest error message an edge sends: messages quote what the caller sent (a model name, a version),
 and a 200 KB name must not make a reply that clients or proxies refuse."""
 
 
-_HIDDEN_PATHS: dict[str, str] = {}
-"""Absolute folders the edges never show, each with the name shown instead (:func:`hide_in_messages`)."""
+_HIDDEN_PATHS: dict[str, tuple[re.Pattern[str], str]] = {}
+"""Absolute folders the edges never show: the folder's pattern and the name shown instead (:func:`hide_in_messages`)."""
 
 
 def hide_in_messages(folder: str, shown_as: str) -> None:
     """Replace ``folder`` with ``shown_as`` in every message an edge sends (the server's home, whose
     absolute path tells a caller the account and layout of the host; library text quotes it too)."""
-    if len(folder) > 1:
-        _HIDDEN_PATHS[folder.rstrip("/")] = shown_as
+    folder = folder.rstrip("/")
+    if folder:  # the folder itself or a path under it, not a longer name that starts the same
+        _HIDDEN_PATHS[folder] = (re.compile(re.escape(folder) + r"(?![\w.-])"), shown_as)
 
 
 def bounded_message(error: BaseException) -> str:
     """``str(error)`` with the hidden folders replaced, cut to :data:`MAX_MESSAGE_CHARS`."""
     text = str(error)
-    for folder, shown_as in _HIDDEN_PATHS.items():
+    for folder, (pattern, shown_as) in _HIDDEN_PATHS.items():
         if folder in text:
-            text = text.replace(folder, shown_as)
+            text = pattern.sub(shown_as, text)
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "... (truncated)"
 
 
