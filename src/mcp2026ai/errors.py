@@ -9,7 +9,8 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
     │   ├── ModelImportError        a model file that cannot be imported
     │   ├── InvalidInputError       tensors that do not match the model signature
     │   ├── InvalidFieldError       one named request field is wrong or over its limit
-    │   └── ClientGoneError         the caller disconnected before its request arrived
+    │   ├── ClientGoneError         the caller disconnected before its request arrived
+    │   └── RequestTimeoutError     the caller stopped sending its request body (HTTP 408)
     ├── NotFoundError               unknown model, version or key
     ├── AlreadyExistsError          a duplicate model version
     ├── PayloadTooLargeError        a request over the configured size limit
@@ -29,14 +30,31 @@ at the edge (``server/http/errors.py``, ``server/grpc/errors.py``).
 
 from __future__ import annotations
 
+import re
+
 MAX_MESSAGE_CHARS = 1000
 """Longest error message an edge sends: messages quote what the caller sent (a model name, a version),
 and a 200 KB name must not make a reply that clients or proxies refuse."""
 
 
+_HIDDEN_PATHS: dict[str, tuple[re.Pattern[str], str]] = {}
+"""Absolute folders the edges never show: the folder's pattern and the name shown instead (:func:`hide_in_messages`)."""
+
+
+def hide_in_messages(folder: str, shown_as: str) -> None:
+    """Replace ``folder`` with ``shown_as`` in every message an edge sends (the server's home, whose
+    absolute path tells a caller the account and layout of the host; library text quotes it too)."""
+    folder = folder.rstrip("/")
+    if folder:  # the folder itself or a path under it, not a longer name that starts the same
+        _HIDDEN_PATHS[folder] = (re.compile(re.escape(folder) + r"(?![\w.-])"), shown_as)
+
+
 def bounded_message(error: BaseException) -> str:
-    """``str(error)`` cut to :data:`MAX_MESSAGE_CHARS`."""
+    """``str(error)`` with the hidden folders replaced, cut to :data:`MAX_MESSAGE_CHARS`."""
     text = str(error)
+    for folder, (pattern, shown_as) in _HIDDEN_PATHS.items():
+        if folder in text:
+            text = pattern.sub(shown_as, text)
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "... (truncated)"
 
 
@@ -84,6 +102,10 @@ class InvalidFieldError(InvalidArgumentError):
 
 class ClientGoneError(InvalidArgumentError):
     """The caller went away before its request arrived whole (HTTP 499, gRPC CANCELLED)."""
+
+
+class RequestTimeoutError(InvalidArgumentError):
+    """The caller's request body stopped arriving (HTTP 408)."""
 
 
 class NotFoundError(MCPError):

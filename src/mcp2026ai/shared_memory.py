@@ -4,15 +4,24 @@
 A request input names a region, an offset and a byte size to read its data from; a requested output
 names one to be written into (the response then carries only its name, datatype and shape). Every
 bound is checked against the registered region, and a region's key must name a file directly under
-``/dev/shm``. CUDA shared memory is not available here (no GPU): its status is empty, unregistering
+``/dev/shm``.
+
+A region is a regular file the server's own user owns, opened as glibc's ``shm_open`` opens it
+(``O_NOFOLLOW``: a symbolic link planted in the world-writable /dev/shm is refused, not followed).
+Its bytes are read and written with ``pread`` / ``pwrite`` on the open descriptor, never through a
+mapping: a client that truncates its file afterwards gets an error naming the region, where a mapped
+page past the end would kill the server with SIGBUS. Registering and listing regions needs the
+``shm`` token scope (server/http/auth.py), and ``--disable-api shared-memory`` switches them off.
+
+CUDA shared memory is not available here (no GPU): its status is empty, unregistering
 succeeds, registering fails with a clear error, as on a GPU-less Triton.
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +47,7 @@ class Region:
     key: str
     offset: int
     byte_size: int
-    memory: mmap.mmap = field(repr=False)
+    descriptor: int = field(repr=False)
 
     def status(self) -> dict[str, Any]:
         return {"name": self.name, "key": self.key, "offset": self.offset, "byte_size": self.byte_size}
@@ -60,23 +69,17 @@ class SharedMemoryRegions:
             raise InvalidArgumentError(f"shared memory key {key[:100]!r} must name a file directly under {self.root}")
         if offset < 0 or byte_size <= 0:
             raise InvalidArgumentError(f"shared memory region '{name}': offset {offset} / byte_size {byte_size}")
-        path = self.root / key.lstrip("/")
-        try:
-            descriptor = os.open(path, os.O_RDWR)
-        except OSError as exc:
-            raise InvalidArgumentError(
-                f"unable to open shared memory region '{name}' (key {key!r}): {exc.strerror}"
-            ) from None
+        descriptor = _open_region_file(self.root / key.lstrip("/"), name, key)
         try:
             size = os.fstat(descriptor).st_size
             if offset + byte_size > size:
                 raise InvalidArgumentError(
                     f"shared memory region '{name}': offset {offset} + byte_size {byte_size} exceeds its {size} bytes"
                 )
-            memory = mmap.mmap(descriptor, size)
-        finally:
+        except BaseException:
             os.close(descriptor)
-        self._regions[name] = Region(name, key, offset, byte_size, memory)
+            raise
+        self._regions[name] = Region(name, key, offset, byte_size, descriptor)
 
     def status(self, name: str | None = None) -> list[dict[str, Any]]:
         if name:
@@ -88,12 +91,15 @@ class SharedMemoryRegions:
         for each in names:
             region = self._regions.pop(each, None)
             if region is not None:
-                region.memory.close()
+                os.close(region.descriptor)
 
     def read(self, ref: RegionRef, what: str) -> bytes:
         region = self._get(ref.region)
         start = self._bounds(region, ref, what)
-        return bytes(region.memory[start : start + ref.byte_size])
+        data = os.pread(region.descriptor, ref.byte_size, start)
+        if len(data) < ref.byte_size:
+            raise InvalidInputError(f"{what}: shared memory region '{region.name}' was truncated by its owner")
+        return data
 
     def write(self, ref: RegionRef, data: bytes, what: str) -> int:
         """Write ``data`` into the region; returns the bytes written."""
@@ -103,8 +109,9 @@ class SharedMemoryRegions:
                 f"{what}: {len(data)} bytes do not fit the {ref.byte_size} bytes given in region '{ref.region}'"
             )
         start = self._bounds(region, ref, what)
-        region.memory[start : start + len(data)] = data
-        return len(data)
+        if os.fstat(region.descriptor).st_size < start + len(data):  # pwrite would grow the file
+            raise InvalidInputError(f"{what}: shared memory region '{region.name}' was truncated by its owner")
+        return os.pwrite(region.descriptor, data, start)
 
     def close(self) -> None:
         self.unregister()
@@ -123,6 +130,25 @@ class SharedMemoryRegions:
                 f"'{region.name}' ({region.byte_size} bytes)"
             )
         return region.offset + ref.offset
+
+
+def _open_region_file(path: Path, name: str, key: str) -> int:
+    """An open descriptor of ``path``: a regular file (not a link) owned by this process's user."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InvalidArgumentError(
+            f"unable to open shared memory region '{name}' (key {key[:100]!r}): {exc.strerror} "
+            "(a regular file under /dev/shm owned by the server's user; symbolic links are not followed)"
+        ) from None
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(descriptor)
+        raise InvalidArgumentError(
+            f"unable to open shared memory region '{name}' (key {key[:100]!r}): not a regular file owned by the "
+            "server's user"
+        )
+    return descriptor
 
 
 def region_ref(parameters: dict[str, Any], what: str) -> RegionRef | None:

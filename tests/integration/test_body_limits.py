@@ -61,14 +61,14 @@ def test_json_over_its_limit_is_413_before_parsing_and_binary_still_works(server
 def test_bodies_held_at_once_have_a_budget(server: BackgroundServer) -> None:
     host, port = server.http_url.rsplit(":", 1)
     big = 150 << 10
-    head = f"POST /v2/models/add_sub/infer HTTP/1.1\r\nHost: x\r\nContent-Length: {big}\r\n\r\n".encode()
+    head = f"POST /v2/models/add_sub/infer HTTP/1.1\r\nHost: localhost\r\nContent-Length: {big}\r\n\r\n".encode()
     with socket.create_connection((host, int(port))) as slow:
-        slow.sendall(head + b"{")  # 150 KB reserved, body still on its way
-        time.sleep(0.3)
+        slow.sendall(head + b"{" + b" " * (big - 2))  # 150 KB arrived and held, its last byte still to come
+        time.sleep(0.5)
         refused = httpx.post(f"http://{server.http_url}/v2/models/add_sub/infer", content=b"{" + b" " * (60 << 10))
         assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
         assert "request bodies" in refused.json()["error"]
-    time.sleep(0.3)  # the slow client left: its reservation is given back
+    time.sleep(0.3)  # the slow client left: its bytes are given back
     again = httpx.post(f"http://{server.http_url}/v2/models/add_sub/infer", content=b"{" + b" " * (60 << 10))
     assert again.status_code == 400  # taken in and parsed (it is not a valid request)
 
@@ -132,7 +132,7 @@ def test_connections_over_the_limit_get_a_503_json_and_the_others_keep_working(t
             refused = httpx.get(f"http://{running.http_url}/v2/health/ready")
             assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
             assert "4 connections open" in refused.json()["error"]
-            request = b"GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\n"
+            request = b"GET /v2/health/ready HTTP/1.1\r\nHost: localhost\r\n\r\n"
             idle[0].sendall(request)  # a connection within the limit is served as usual
             assert idle[0].recv(4096).startswith(b"HTTP/1.1 200")
         finally:
@@ -172,7 +172,7 @@ def test_slow_headers_get_a_408_json_and_the_connection_closes(tmp_path: Path) -
     with BackgroundServer(registry, ["add_sub"], config) as running:
         host, port = running.http_url.split(":")
         with socket.create_connection((host, int(port))) as slow:
-            slow.sendall(b"GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+            slow.sendall(b"GET /v2/health/ready HTTP/1.1\r\nHost: localhost\r\n")  # and never the blank line
             slow.settimeout(5)
             started = time.monotonic()
             reply = b""
@@ -185,7 +185,7 @@ def test_slow_headers_get_a_408_json_and_the_connection_closes(tmp_path: Path) -
             silent.settimeout(5)
             assert silent.recv(4096).startswith(b"HTTP/1.1 408")
         with socket.create_connection((host, int(port))) as kept:  # one prompt request, then slow headers
-            kept.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+            kept.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
             kept.settimeout(5)
             assert kept.recv(4096).startswith(b"HTTP/1.1 200")
             time.sleep(0.7)  # idle longer than the header timeout: only a started request is timed

@@ -101,7 +101,7 @@ def connect(server: BackgroundServer) -> socket.socket:
 def head_only(extra: str = "") -> bytes:
     """An infer request's line and headers, announcing a body that is not sent with them."""
     return (
-        "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: test\r\nX-SLA-Class: best-effort\r\n"
+        "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: localhost\r\nX-SLA-Class: best-effort\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n{extra}\r\n"
     ).encode()
 
@@ -139,7 +139,7 @@ def test_a_best_effort_request_is_refused_before_its_body_is_sent(server: Backgr
         connection.sendall(head_only())  # no body yet: the answer cannot have waited for it
         assert_refused_kept_open(connection)
         # the body that follows is discarded and the connection serves the next request
-        connection.sendall(BODY + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
+        connection.sendall(BODY + b"GET /v2/health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
         status, _, body = read_response(connection)
         assert (status, json.loads(body)) == (200, {"live": True})
     assert refusals_counted("best-effort") == counted + 1
@@ -217,7 +217,7 @@ def test_a_whole_request_in_one_read_is_refused_and_the_connection_serves_on(ser
 def test_pipelined_requests_in_one_read_are_each_answered(server: BackgroundServer) -> None:
     first = fill_best_effort_queue(server)
     with connect(server) as connection:
-        connection.sendall(whole() + whole() + b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n")
+        connection.sendall(whole() + whole() + b"GET /v2/health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
         answers = b""
         while not answers.endswith(b'{"live":true}'):
             chunk = connection.recv(65536)
@@ -239,3 +239,20 @@ def test_refusals_keep_a_connection_alive_and_idleness_closes_it(tmp_path: Path)
             connection.settimeout(4)
             assert connection.recv(1) == b""  # idle for a second since the last answer: closed
         first.join(timeout=30)
+
+
+def test_a_foreign_host_or_another_site_gets_the_guards_403_not_an_early_answer(server: BackgroundServer) -> None:
+    """Issue 50 (DNS rebinding, CSRF): what the headers alone would refuse (429) is the site guard's 403
+    for a foreign Host or a cross-site page, whole in one read (no parser) or head first, body after."""
+    first = fill_best_effort_queue(server)
+    foreign = head_only().replace(b"Host: localhost", b"Host: rebind.attacker.example")
+    cross_site = head_only("Origin: http://attacker.example\r\n")
+    with connect(server) as connection:
+        for head in (foreign, cross_site):
+            for parts in ([head + BODY], [head, BODY]):
+                for part in parts:
+                    connection.sendall(part)
+                status, _, body = read_response(connection)
+                assert status == 403, body
+                assert b"--allowed-host" in body or b"cross-site" in body
+    first.join(timeout=30)

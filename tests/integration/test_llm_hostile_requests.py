@@ -213,6 +213,22 @@ def test_too_many_messages_and_characters_are_refused_before_tokenizing(
     assert slowest < 2.0, f"a health probe waited {slowest:.2f} s behind the refused requests"
 
 
+def test_text_routes_take_the_same_limits(http: httpx.Client) -> None:
+    """Issue 50, finding 15: /tokenize checks max_messages, max_prompt_chars and max_body_bytes as a
+    generation would (it took 16 MiB bodies and any prompt); completions bound their list of prompts."""
+    error = refused(http, {"model": "smollm2", "messages": [{"role": "user", "content": "hi"}] * 100}, "/tokenize")
+    assert error["param"] == "messages" and "max_messages" in error["message"]
+    error = refused(http, {"model": "smollm2", "prompt": "word " * 1000}, "/tokenize")
+    assert error["param"] == "prompt" and "max_prompt_chars" in error["message"]
+    big = json.dumps({"model": "smollm2", "prompt": "x", "pad": "y" * (300 << 10)}).encode()
+    assert str(LIMITS.max_body_bytes) in refused(http, big, "/tokenize", status=413)["message"]
+    many = {"model": "smollm2", "prompt": ["hi"] * (LIMITS.max_prompts + 1), "max_tokens": 1}
+    error = refused(http, many, "/v1/completions")
+    assert error["param"] == "prompt" and "max_prompts" in error["message"]
+    ids = http.post("/tokenize", json={"model": "smollm2", "prompt": "Say hi."}).json()["tokens"]
+    assert http.post("/detokenize", json={"model": "smollm2", "tokens": ids}).json()["prompt"] == "Say hi."
+
+
 # --- a fuzz of hostile bodies --------------------------------------------------------------------
 
 HOSTILE_VALUES: list[Any] = [

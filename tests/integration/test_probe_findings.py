@@ -167,7 +167,11 @@ def test_a_200_kb_model_name_gets_a_short_error_the_client_can_read(
 
 @pytest.mark.parametrize(
     "raw",
-    [b"GARBAGE\r\n\r\n", b"GET /v2 HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n", b"GET /v2 HTTP/9.9\r\n\r\n"],
+    [
+        b"GARBAGE\r\n\r\n",
+        b"GET /v2 HTTP/1.1\r\nHost: localhost\r\nBad Header Line\r\n\r\n",
+        b"GET /v2 HTTP/9.9\r\n\r\n",
+    ],
 )
 def test_requests_the_http_parser_rejects_get_a_json_error(server: BackgroundServer, raw: bytes) -> None:
     host, port = server.http_url.rsplit(":", 1)

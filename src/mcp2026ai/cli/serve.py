@@ -32,6 +32,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.server.http.site_guard import check_exposure
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 
@@ -110,7 +111,8 @@ def serve(
         list[str] | None,
         typer.Option(
             help="Language models: a per-request limit as NAME=VALUE (max_messages, max_prompt_chars, max_tokens, "
-            "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes); "
+            "default_max_tokens, max_n, max_top_logprobs, max_stop_strings, max_stop_chars, max_body_bytes, "
+            "max_prompts); "
             "repeatable. See docs/llm-reliability.md.",
             rich_help_panel=LLM,
         ),
@@ -199,6 +201,7 @@ def _serve(
     ray: bool,
 ) -> None:
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    check_exposure(config.host, config.security.auth is not None, config.allow_unauthenticated)  # before any work
     if config.runtime is not None:
         backend_class(config.runtime)  # unknown or not installed: one line naming the extra to install
     replicas, serving_config = ray_options.replicas, config.generation_configs

@@ -23,6 +23,7 @@ import inspect
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -30,9 +31,12 @@ import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from mcp2026ai.server.api_groups import GROUPS
 from mcp2026ai.server.config import ServerConfig
 
 MIB = 1 << 20
+ApiGroup = StrEnum("ApiGroup", {group.replace("-", "_").upper(): group for group in GROUPS})  # type: ignore[misc]
+"""The management API groups ``--disable-api`` takes (server/api_groups.py)."""
 UNSET: Any = object()
 """A flag default that is the field's own."""
 
@@ -79,6 +83,16 @@ FLAGS: list[Flag] = [
     Flag("event_loop", "--loop", NETWORK),
     Flag("trusted_proxies", "--trusted-proxy", NETWORK),
     Flag("drain_timeout_s", "--drain-timeout", NETWORK),
+    Flag("allowed_hosts", "--allowed-host", NETWORK),
+    Flag("allow_unauthenticated", panel="Security"),
+    Flag(
+        "disabled_apis",
+        "--disable-api",
+        "Security",
+        to_config=lambda groups: [str(group) for group in groups] if groups else [],
+        option_type=list[ApiGroup],
+    ),
+    Flag("body_timeout_s", "--body-timeout", LIMITS),
     Flag(
         "max_request_bytes",
         "--max-request-mb",

@@ -23,7 +23,10 @@ def _store() -> TokenStore:
 def create(
     name: Annotated[str, typer.Option(help="Token name (who or what uses it).")],
     scope: Annotated[
-        str, typer.Option(help="infer, manage, pull (edge devices pulling models) or a comma-separated list.")
+        str,
+        typer.Option(
+            help="infer, manage, pull (edge devices pulling models), shm (shared memory) or a comma-separated list."
+        ),
     ] = "infer",
     expires: Annotated[str | None, typer.Option(help="Lifetime like 30d, 12h, 90m; never if omitted.")] = None,
 ) -> None:

@@ -262,6 +262,7 @@ class GenerationHandlers:
         """``prompt``'s token ids as a generation would take them (the same count as its usage's
         prompt_tokens), and the served model (NotFoundError if none is served by that name)."""
         served = self.llms.get(model)
+        self.limits.check_prompt(prompt.characters(), len(prompt.messages or ()))  # as a generation would
         return await _token_ids(prompt, served.engine.tokenizer), served
 
     def detokenize(self, model: str, token_ids: list[int]) -> str:

@@ -91,6 +91,13 @@ class DataPlane:
         """Cheap per-request check (the edges keep unknown names out of metric labels with it)."""
         return self.models.is_loaded(name)
 
+    def serves_version(self, name: str, version: str) -> bool:
+        """Whether ``version`` (a version or its Triton number) of ``name`` is served (a metric label may
+        name it: clients choose versions, the label set must stay bounded)."""
+        if self.models.is_ready(name, version):
+            return True
+        return self.llms.serves(name) and version == self.llms.get(name).record.version
+
     def served_names(self) -> list[str]:
         return self.models.loaded_names()
 

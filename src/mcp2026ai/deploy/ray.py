@@ -213,7 +213,7 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
     app = deployment.bind(home, names, replica_config.model_dump_json(), secrets)
     if options.failover:
         front = serve.deployment(**front_options(chosen["max_ongoing_requests"] * max_replicas(chosen)))(HttpFront)
-        app = front.bind(app)
+        app = front.bind(app, config.max_request_bytes, config.max_inflight_body_bytes, config.body_timeout_s)
     serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
     return chosen
 

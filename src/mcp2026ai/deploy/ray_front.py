@@ -26,6 +26,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp2026ai.deploy.ray_errors import error_answer, replica_lost_errors, stream_tail
 from mcp2026ai.deploy.ray_relay import RelayedRequest
 from mcp2026ai.errors import InferenceFailedError, MCPError, UnavailableError
+from mcp2026ai.server.http.body import BodyBudget, read_body
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +52,28 @@ def front_options(max_ongoing_requests: int) -> dict[str, Any]:
 
 
 class HttpFront:
-    """The ingress deployment: ``replicas`` is the handle of the data-plane deployment."""
+    """The ingress deployment: ``replicas`` is the handle of the data-plane deployment. Bodies are read
+    as the server reads them (server/http/body.py): within ``max_body_bytes`` each, the in-flight budget
+    and the body timeout of the server's configuration."""
 
-    def __init__(self, replicas: Any) -> None:
+    def __init__(
+        self,
+        replicas: Any,
+        max_body_bytes: int = 64 << 20,
+        max_inflight_body_bytes: int = 256 << 20,
+        body_timeout_s: float | None = 30.0,
+    ) -> None:
         self.streamed = replicas.options(method_name="relay", stream=True)
         self.whole = replicas.options(method_name="relay_whole")
+        self.max_body_bytes = max_body_bytes
+        self.bodies = BodyBudget(max_inflight_body_bytes, body_timeout_s)
 
     async def __call__(self, request: Request) -> Response:
-        relayed = RelayedRequest.from_scope(request.scope, await request.body())
+        try:
+            async with read_body(request, self.max_body_bytes, self.bodies, inflate=False) as body:
+                relayed = RelayedRequest.from_scope(request.scope, body)
+        except MCPError as error:
+            return error_answer(request.url.path, error)
         return RelayedResponse(self.streamed.remote if relayed.may_stream else self._in_one_part, relayed)
 
     async def _in_one_part(self, request: RelayedRequest) -> AsyncIterator[list[Message]]:

@@ -17,7 +17,7 @@ def load_onnx(path: Path) -> ModelProto:
     """Parse and check an ONNX file; one-line ModelImportError naming the file otherwise."""
     try:
         model = onnx.load(str(path))
-    except (DecodeError, ValueError, RuntimeError, OSError) as exc:
+    except (DecodeError, ValueError, RuntimeError, OSError, onnx.checker.ValidationError) as exc:  # external data
         raise ModelImportError(f"{path}: not a valid ONNX model ({_first_line(exc)})") from None
     if not model.graph.node:
         raise ModelImportError(f"{path}: not a valid ONNX model (the graph has no nodes)")

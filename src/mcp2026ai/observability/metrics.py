@@ -111,6 +111,9 @@ LATENCY_BUCKETS = (
 UNKNOWN_MODEL = "_unknown"
 
 UNKNOWN_CLASS = "_unknown"
+UNKNOWN_VERSION = "_unknown"
+"""The version label of a request that named a version the server does not serve (the label set stays
+the served versions, whatever clients send)."""
 
 REQUESTS = Counter(
     "mcp_requests",

@@ -38,9 +38,12 @@ class InferObservation:
     version: str = ""
     sla_class: str = metrics.UNKNOWN_CLASS
     error: BaseException | None = None
+    resolved: bool = False
+    """Whether :attr:`version` is the served version that answered (not what the client asked for)."""
 
     def answered(self, response: InferenceResponse) -> None:
         self.version = response.version
+        self.resolved = True
         if response.sla_class is not None:
             self.sla_class = response.sla_class.value
 
@@ -50,7 +53,9 @@ class InferObservation:
 
 
 class observe_inference:  # used like a function: ``with observe_inference(...) as seen``
-    """Observe one inference request; ``is_served`` keeps unknown names out of the metric labels.
+    """Observe one inference request; ``is_served`` keeps unknown names out of the metric labels, and
+    ``serves_version`` unknown versions (a version the client asked for that no answer resolved is
+    labelled ``_unknown`` unless it is served; without ``serves_version`` always).
 
     A class rather than a generator-based context manager: it runs twice per request on the hot path.
     """
@@ -61,6 +66,7 @@ class observe_inference:  # used like a function: ``with observe_inference(...) 
         "_is_served",
         "_model",
         "_protocol",
+        "_serves_version",
         "_span",
         "_span_scope",
         "_started",
@@ -74,8 +80,10 @@ class observe_inference:  # used like a function: ``with observe_inference(...) 
         headers: Mapping[str, str],
         is_served: Callable[[str], bool],
         codes: EdgeCodes,
+        serves_version: Callable[[str, str], bool] | None = None,
     ) -> None:
         self._protocol, self._model, self._is_served, self._codes = protocol, model, is_served, codes
+        self._serves_version = serves_version
         self.seen = InferObservation(codes.ok)
         self._in_flight = metrics.child(metrics.IN_FLIGHT, protocol)
         self._span_scope = tracing.request_span(model, protocol, headers) if tracing.recording() else None
@@ -102,6 +110,12 @@ class observe_inference:  # used like a function: ``with observe_inference(...) 
                 self._span_scope.__exit__(kind, error, trace)
         finally:
             self._in_flight.dec()
-            label = self._model if self._is_served(self._model) else metrics.UNKNOWN_MODEL
+            served = self._is_served(self._model)
+            label = self._model if served else metrics.UNKNOWN_MODEL
+            version = seen.version if seen.resolved or not seen.version else self._version_label(served, seen.version)
             seconds = time.perf_counter() - self._started
-            metrics.observe_request(label, seen.version, self._protocol, seen.sla_class, seen.code, seconds)
+            metrics.observe_request(label, version, self._protocol, seen.sla_class, seen.code, seconds)
+
+    def _version_label(self, served: bool, asked: str) -> str:
+        known = served and self._serves_version is not None and self._serves_version(self._model, asked)
+        return asked if known else metrics.UNKNOWN_VERSION

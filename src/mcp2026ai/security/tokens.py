@@ -35,19 +35,22 @@ class Scope(StrEnum):
     INFER = "infer"  # inference and read-only metadata
     MANAGE = "manage"  # load, unload, rollout and other management endpoints
     PULL = "pull"  # download a served model's artifact and signatures (edge devices)
+    SHM = "shm"  # register, unregister and list shared memory regions (maps files under /dev/shm)
 
 
 def parse_scopes(text: str) -> frozenset[Scope]:
     """``"infer,manage"`` -> {INFER, MANAGE}; names the bad value on error."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
     if not parts:
-        raise InvalidArgumentError("--scope is empty: use infer, manage, pull or a comma-separated list (infer,pull)")
+        raise InvalidArgumentError(
+            "--scope is empty: use infer, manage, pull, shm or a comma-separated list (infer,pull)"
+        )
     try:
         return frozenset(Scope(part) for part in parts)
     except ValueError:
         bad = next(part for part in parts if part not in set(Scope))
         raise InvalidArgumentError(
-            f"--scope {bad!r} is unknown: use infer, manage, pull or a comma-separated list (infer,pull)"
+            f"--scope {bad!r} is unknown: use infer, manage, pull, shm or a comma-separated list (infer,pull)"
         ) from None
 
 
@@ -117,7 +120,7 @@ class TokenStore:
                 f"token name {name!r} is invalid: use 1-64 letters, digits, '.', '_', '@' or '-'"
             )
         if not scopes:
-            raise InvalidArgumentError("a token needs at least one scope (infer, manage, pull)")
+            raise InvalidArgumentError("a token needs at least one scope (infer, manage, pull, shm)")
         now = now or datetime.now(UTC)
         token_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         record = TokenRecord(

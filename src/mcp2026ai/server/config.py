@@ -108,6 +108,28 @@ class ServerConfig(BaseModel):
     metrics_compat: Literal["vllm"] | None = Field(
         None, description="Also expose another server's metric names (vllm: vLLM's vllm:*) as aliases."
     )
+    # --- the server's edge (docs/security.md, "Server surfaces") ---
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names (or *.domain patterns) the HTTP server answers besides the loopback names; a "
+        "loopback-bound server answers only localhost, 127.0.0.1 and ::1 otherwise (DNS rebinding), a server bound "
+        "elsewhere every name unless some are given here.",
+    )
+    allow_unauthenticated: bool = Field(
+        False,
+        description="Let a server bound to a non-loopback address start without --auth (refused otherwise).",
+    )
+    disabled_apis: list[Literal["repository", "shared-memory", "settings", "rollouts"]] = Field(
+        default_factory=list,
+        description="Management API groups switched off on both transports (as Triton's --http-restricted-api): "
+        "repository (load/unload), shared-memory (register/unregister/status), settings (trace and log settings "
+        "changes), rollouts (the console's promote/rollback/abort). A call to one is refused with 403.",
+    )
+    body_timeout_s: float | None = Field(
+        30.0,
+        gt=0,
+        description="Seconds an HTTP request body may go without a byte arriving (then 408); None: no limit.",
+    )
     generation_limits: GenerationLimits = Field(
         default_factory=GenerationLimits,
         description="What one text-generation request may ask for (messages, characters, max_tokens, n, stops).",

@@ -25,12 +25,15 @@ from mcp2026ai.errors import UnavailableError
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.grpc.acceptors import InferAcceptors, missing_internals
 from mcp2026ai.server.grpc.auth import AuthInterceptor
+from mcp2026ai.server.grpc.call_limit import CallLimitInterceptor
 from mcp2026ai.server.grpc.decoding import add_inference_servicer
 from mcp2026ai.server.grpc.health import PlaneHealth, add_health_and_reflection
+from mcp2026ai.server.grpc.restricted import DisabledApisInterceptor
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_server_app
 from mcp2026ai.server.http.connection.early import EarlyRefusal
 from mcp2026ai.server.http.connection.protocol import http_protocol
+from mcp2026ai.server.http.site_guard import site_guard
 from mcp2026ai.server.statistics import ServerStatistics
 from mcp2026ai.serving.generation_configs import GenerationConfigWatcher
 from mcp2026ai.serving.sync import ServingSync
@@ -47,8 +50,12 @@ class _HttpServer(uvicorn.Server):
 
 
 def grpc_interceptors(config: ServerConfig) -> list[grpc.aio.ServerInterceptor]:
+    """The call limit (--max-connections) first, the API groups switched off (--disable-api), then
+    authentication (--auth); every acceptor runs them (server/grpc/acceptors.py)."""
     authenticator = config.security.authenticator()
-    return [AuthInterceptor(authenticator)] if authenticator else []
+    limited = [CallLimitInterceptor(config.max_connections)] if config.max_connections is not None else []
+    restricted = [DisabledApisInterceptor(config.disabled_apis)] if config.disabled_apis else []
+    return [*limited, *restricted, *([AuthInterceptor(authenticator)] if authenticator else [])]
 
 
 def bind_grpc(server: grpc.aio.Server, config: ServerConfig, port: int) -> int:
@@ -157,7 +164,7 @@ class InferenceServer:
             http=http_protocol(
                 self.config.max_connections,
                 self.config.header_timeout_s,
-                EarlyRefusal(self.plane, self.config.security.authenticator()),
+                EarlyRefusal(self.plane, self.config.security.authenticator(), site_guard(self.config)),
             ),
             timeout_graceful_shutdown=int(self.config.drain_timeout_s) or None,
             timeout_keep_alive=self.config.keep_alive_s,
@@ -203,7 +210,8 @@ class InferenceServer:
                 ("grpc.max_send_message_length", -1),
                 ("grpc.so_reuseport", 1 if self.config.reuse_port else 0),
             ],
-            maximum_concurrent_rpcs=self.config.max_connections,  # calls share connections: bound the calls
+            # calls share connections: --max-connections bounds the calls, counted by CallLimitInterceptor
+            # (grpc.aio's maximum_concurrent_rpcs misses the calls of the extra acceptors)
             interceptors=interceptors,
         )
 

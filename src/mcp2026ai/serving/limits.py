@@ -28,6 +28,11 @@ class GenerationLimits(BaseModel):
         4 << 20, ge=1024, description="Largest OpenAI / generate request body (413 above; before it is parsed)."
     )
     max_messages: int = Field(1024, ge=1, description="Chat messages per request.")
+    max_prompts: int = Field(
+        64,
+        ge=1,
+        description="Prompts in one completions request (each is its own generation), checked before any starts.",
+    )
     max_prompt_chars: int = Field(
         262_144, ge=1, description="Characters of prompt text (all messages together), checked before tokenizing."
     )
@@ -54,6 +59,13 @@ class GenerationLimits(BaseModel):
                 f"{where}: {characters} characters of prompt exceed the limit of {self.max_prompt_chars} "
                 "(max_prompt_chars)",
                 where,
+            )
+
+    def check_prompt_count(self, prompts: int) -> None:
+        """A completions request's list of prompts, before any is admitted."""
+        if prompts > self.max_prompts:
+            raise InvalidFieldError(
+                f"prompt: {prompts} prompts exceed the limit of {self.max_prompts} (max_prompts)", "prompt"
             )
 
     def check_sampling(self, fields: Mapping[str, Any]) -> None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from mcp2026ai.server.http.connection.whole_request import PlainPost, plain_post
 
 BODY = b'{"inputs": []}'
+HOST = ((b"host", b"test"),)
 
 
 def request(
@@ -42,19 +43,27 @@ def httptools_requests(data: bytes) -> int:
 
 def test_a_whole_plain_post_gives_its_path_class_and_credentials() -> None:
     data = request("X-SLA-Class:  best-effort \r\nAuthorization: Bearer abc\r\nContent-Type: application/json\r\n")
-    assert plain_post(data) == PlainPost("/v2/models/m/infer", b"best-effort", b"Bearer abc")
+    assert plain_post(data) == PlainPost("/v2/models/m/infer", b"best-effort", b"Bearer abc", HOST)
     assert httptools_requests(data) == 1
 
 
 def test_header_names_are_matched_without_regard_to_case() -> None:
     data = request("x-sla-CLASS: latency-critical\r\n").replace(b"Content-Length", b"CONTENT-length")
-    assert plain_post(data) == PlainPost("/v2/models/m/infer", b"latency-critical", None)
+    assert plain_post(data) == PlainPost("/v2/models/m/infer", b"latency-critical", None, HOST)
 
 
 def test_absent_or_repeated_class_and_credentials_are_none() -> None:
-    assert plain_post(request()) == PlainPost("/v2/models/m/infer", None, None)
+    assert plain_post(request()) == PlainPost("/v2/models/m/infer", None, None, HOST)
     repeated = request("X-SLA-Class: best-effort\r\nX-SLA-Class: latency-critical\r\n")
-    assert plain_post(repeated) == PlainPost("/v2/models/m/infer", None, None)
+    assert plain_post(repeated) == PlainPost("/v2/models/m/infer", None, None, HOST)
+
+
+def test_the_site_guards_headers_come_along_and_a_repeated_one_is_left_to_the_parser() -> None:
+    data = request("Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n")
+    expected = (*HOST, (b"origin", b"http://evil.example"), (b"sec-fetch-site", b"cross-site"))
+    assert plain_post(data) == PlainPost("/v2/models/m/infer", None, None, expected)
+    assert plain_post(request("Origin: http://a.example\r\nOrigin: http://b.example\r\n")) is None
+    assert plain_post(request("Host: other\r\n")) is None
 
 
 @pytest.mark.parametrize(

@@ -108,6 +108,8 @@ class InferAcceptors:
                 log.warning("a gRPC ModelInfer acceptor stopped", exc_info=True)
                 return
             self.accepted += 1
+            # concurrency_exceeded=False: --max-connections is counted by CallLimitInterceptor (call_limit.py),
+            # one of self._interceptors, for these calls and grpc.aio's own alike
             handling = cygrpc._handle_rpc(INFER_METHOD, self._resolver, self._interceptors, call, loop, False)
             task = loop.create_task(cygrpc._schedule_rpc_coro(handling, call, loop, INFER_METHOD), name="rpc_task")
             self._calls.add(task)  # the loop holds tasks weakly

@@ -2,7 +2,8 @@
 
 Scopes mirror the HTTP server: ServerLive, ServerReady and the standard ``grpc.health.v1.Health``
 service are open (health probes); server reflection needs ``infer``;
-RepositoryModelLoad and RepositoryModelUnload need ``manage``; every other RPC needs ``infer``.
+RepositoryModelLoad and RepositoryModelUnload need ``manage``, the shared memory calls ``shm``; every
+other RPC needs ``infer``.
 A refused call ends with UNAUTHENTICATED or PERMISSION_DENIED before the servicer runs; an accepted
 management call finds its :class:`Principal` in :data:`PRINCIPAL` (for the audit log).
 """
@@ -32,7 +33,9 @@ def required_scope(method: str) -> Scope | None:
     name = method.rsplit("/", 1)[-1]
     if name in OPEN_METHODS or method.startswith(OPEN_SERVICE_PREFIXES):
         return None
-    return Scope.MANAGE if name in MANAGE_METHODS else Scope.INFER
+    if name in MANAGE_METHODS:
+        return Scope.MANAGE
+    return Scope.SHM if "SharedMemory" in name else Scope.INFER
 
 
 def authorization(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
@@ -56,13 +59,13 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         try:
             principal = self.authenticator.authenticate(authorization(details.invocation_metadata), needed)
         except MCPError as exc:
-            return _refusal(handler, grpc_status(exc), bounded_message(exc))
+            return refusal_handler(handler, grpc_status(exc), bounded_message(exc))
         if handler.unary_unary is not None and needed is Scope.MANAGE:
             return _with_principal(handler, principal)
         return handler
 
 
-def _refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
+def refusal_handler(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
     """A handler of the same shape that ends the call with ``code``."""
 
     async def refuse(request: Any, context: grpc.aio.ServicerContext) -> None:

@@ -174,7 +174,9 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
 
     async def ModelInfer(self, request: pb.ModelInferRequest, context: grpc.aio.ServicerContext) -> Any:
         metadata = metadata_dict(context)
-        with observe_inference(PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES) as seen:
+        with observe_inference(
+            PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES, self.plane.serves_version
+        ) as seen:
             seen.version = request.model_version
             try:
                 return await self._infer(request, metadata, seen)
@@ -193,7 +195,9 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             yield await self._stream_reply(request, metadata)
 
     async def _stream_reply(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
-        with observe_inference(PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES) as seen:
+        with observe_inference(
+            PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES, self.plane.serves_version
+        ) as seen:
             seen.version = request.model_version
             try:
                 response = await self._infer(request, metadata, seen)

@@ -1,5 +1,6 @@
 """The HTTP server's assembly: the KServe v2 routes (v2.py), the OpenAI API (openai/), Triton's generate
-extension (generate.py), middleware (auth, gzip) and the error handlers, as one Starlette app."""
+extension (generate.py), middleware (Host and cross-site guard, switched-off API groups, auth, gzip) and
+the error handlers, as one Starlette app."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.errors import MCPError
+from mcp2026ai.errors import MCPError, hide_in_messages
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import BearerAuthMiddleware
 from mcp2026ai.server.http.direct import DirectInfer
@@ -23,6 +24,8 @@ from mcp2026ai.server.http.openai import openai_routes
 from mcp2026ai.server.http.openai.batch.routes import BatchEndpoints, batch_routes
 from mcp2026ai.server.http.openapi import openapi_routes
 from mcp2026ai.server.http.probes import probe_routes
+from mcp2026ai.server.http.restricted import DisabledApis
+from mcp2026ai.server.http.site_guard import SiteGuard, allowed_host_patterns, site_guard
 from mcp2026ai.server.http.ui import ui_routes
 from mcp2026ai.server.http.v2 import HttpEndpoints, v2_routes
 from mcp2026ai.server.statistics import ServerStatistics
@@ -47,12 +50,15 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
 
 
 def _middleware(config: ServerConfig) -> list[Middleware]:
-    """Responses gzip-compressed for clients that accept it (tritonclient's response_compression);
-    bearer-token authentication first when enabled."""
+    """Foreign Host names and cross-site state changes refused first (site_guard.py), then the API
+    groups switched off (--disable-api), bearer-token authentication when enabled, and responses
+    gzip-compressed for clients that accept it (tritonclient's response_compression)."""
+    guard = Middleware(SiteGuard, allowed_hosts=allowed_host_patterns(config))
+    restricted = [Middleware(DisabledApis, disabled=config.disabled_apis)] if config.disabled_apis else []
     compression = Middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES)
     authenticator = config.security.authenticator()
     auth = [Middleware(BearerAuthMiddleware, authenticator=authenticator)] if authenticator else []
-    return [*auth, compression]
+    return [guard, *restricted, *auth, compression]
 
 
 def build_http_app(plane: DataPlane, config: ServerConfig, statistics: ServerStatistics | None = None) -> Starlette:
@@ -64,11 +70,14 @@ def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: Se
     """What ``mcp serve`` runs: v2 inference on the direct route (server/http/direct.py), the rest in Starlette."""
     endpoints = HttpEndpoints(plane, config, statistics)
     app = _starlette_app(endpoints, plane, config)
-    return DirectInfer(app, endpoints.infer, config.security.authenticator(), GZIP_MINIMUM_BYTES)
+    return DirectInfer(app, endpoints.infer, config.security.authenticator(), GZIP_MINIMUM_BYTES, site_guard(config))
 
 
 def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
     batches = BatchEndpoints(plane, config, endpoints.bodies)
+    home = plane.models.registry.home
+    for shown in {str(home), str(home.resolve())}:  # no answer shows the server's home
+        hide_in_messages(shown, "$MCP_HOME")
     app = Starlette(
         routes=[
             *v2_routes(endpoints),

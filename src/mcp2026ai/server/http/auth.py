@@ -9,6 +9,7 @@ Which scope a path needs (as Triton/KServe deployments expect):
 - ``manage``: everything under ``/v2/repository/models/`` (load, unload) and the management API
   ``/v2/manage/`` (server/http/manage.py);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
+- ``shm``: system and CUDA shared memory register, unregister and status (maps files under /dev/shm);
 - the web console (``/ui``): its page shells and static files are open (they hold no data and ask
   for a token); its data (``/ui/api/``, ``/ui/fragments/``) needs ``infer``, its rollout actions and
   the audit log ``manage`` (:func:`console_scope`);
@@ -27,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp2026ai.errors import MCPError
 from mcp2026ai.security import ANONYMOUS, Authenticator, Principal
 from mcp2026ai.security import Scope as TokenScope
+from mcp2026ai.server.api_groups import is_shared_memory_path
 from mcp2026ai.server.http.errors import error_response
 from mcp2026ai.server.http.probes import OPEN_PROBE_PATHS
 
@@ -54,6 +56,8 @@ def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
     if path.startswith((MANAGE_PREFIX, MANAGE_API_PREFIX)) or (settings and method == "POST"):
         return TokenScope.MANAGE
+    if is_shared_memory_path(path):
+        return TokenScope.SHM
     if path.startswith("/v2/models/") and path.endswith(PULL_SUFFIXES):
         return TokenScope.PULL
     return TokenScope.INFER

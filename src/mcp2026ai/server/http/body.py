@@ -1,19 +1,30 @@
-"""Read a request body without ever holding more than the configured limits.
+"""Read a request body without ever holding more than the configured limits: every HTTP route that takes a
+body reads it here.
 
-Each body is bounded by ``max_request_bytes``; all bodies held at once, over every connection, by a
-:class:`BodyBudget` (``max_inflight_body_bytes``), so that many large requests together are refused
-with 429 instead of growing the server until it swaps or dies.
+Each body is bounded by the route's limit (``max_request_bytes`` for tensors, ``max_json_bytes`` or the
+generation limits for JSON); all bodies held at once, over every connection, by a :class:`BodyBudget`
+(``max_inflight_body_bytes``), so that many large requests together are refused with 429 instead of
+growing the server until it swaps or dies. The budget counts bytes as they arrive, never what a
+``Content-Length`` promises (idle connections declaring large bodies hold nothing), and a body that
+stops arriving for ``body_timeout_s`` is answered 408 and its bytes given back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.requests import ClientDisconnect, Request
 
-from mcp2026ai.errors import ClientGoneError, InvalidInputError, OverloadedError, PayloadTooLargeError
+from mcp2026ai.errors import (
+    ClientGoneError,
+    InvalidInputError,
+    OverloadedError,
+    PayloadTooLargeError,
+    RequestTimeoutError,
+)
 
 RETRY_AFTER_S = 1.0
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS}
@@ -21,20 +32,26 @@ _INFLATE_STEP = 1 << 20
 
 
 class BodyBudget:
-    """Bytes of request bodies held at once (one event loop: no lock needed)."""
+    """Bytes of request bodies held at once (one event loop: no lock needed), and how long a body may
+    go without a byte arriving (None: no limit)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, idle_timeout_s: float | None = None) -> None:
         self.limit = limit
         self.held = 0
+        self.idle_timeout_s = idle_timeout_s
 
-    def take(self, size: int) -> None:
-        if size > self.limit:  # could never fit: not worth a retry
+    def check_room(self, size: int) -> None:
+        """Refuse now a body that could not fit (429, or 413 if it never could), without holding anything."""
+        if size > self.limit:
             raise PayloadTooLargeError(f"request body of {size} bytes exceeds the {self.limit}-byte in-flight limit")
         if self.held + size > self.limit:
             raise OverloadedError(
                 f"server is holding {self.held} bytes of request bodies (limit {self.limit}); retry later",
                 RETRY_AFTER_S,
             )
+
+    def take(self, size: int) -> None:
+        self.check_room(size)
         self.held += size
 
     def give_back(self, size: int) -> None:
@@ -42,36 +59,54 @@ class BodyBudget:
 
 
 @asynccontextmanager
-async def read_body(request: Request, limit: int, budget: BodyBudget) -> AsyncIterator[bytes]:
-    """The request's body, counted against ``budget`` until the block ends (the request is answered)."""
+async def read_body(request: Request, limit: int, budget: BodyBudget, inflate: bool = True) -> AsyncIterator[bytes]:
+    """The request's body, counted against ``budget`` as it arrives and until the block ends (the request
+    is answered); a gzip or deflate body inflated unless ``inflate`` is False (a relay sends it on as is)."""
     declared = _declared_length(request, limit)
+    if declared is not None:
+        budget.check_room(declared)
     taken = 0
     try:
-        if declared is not None:
-            budget.take(declared)
-            taken = declared
         chunks: list[bytes] = []
-        received = 0
         try:
-            async for chunk in request.stream():
-                received += len(chunk)
-                if received > limit:
-                    raise PayloadTooLargeError(f"request body exceeds the {limit}-byte limit")
-                if received > taken:  # chunked, or more than declared
-                    budget.take(received - taken)
-                    taken = received
-                chunks.append(chunk)
+            async with asyncio.timeout(None) as deadline:
+                async for chunk in _arriving(request, deadline, budget.idle_timeout_s):
+                    if taken + len(chunk) > limit:
+                        raise PayloadTooLargeError(f"request body exceeds the {limit}-byte limit")
+                    budget.take(len(chunk))
+                    taken += len(chunk)
+                    chunks.append(chunk)
         except ClientDisconnect:
-            raise ClientGoneError(f"client disconnected after {received} bytes of the request body") from None
+            raise ClientGoneError(f"client disconnected after {taken} bytes of the request body") from None
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"the request body stopped arriving ({taken} bytes in, none for {budget.idle_timeout_s:g} s: "
+                "--body-timeout)"
+            ) from None
         body = b"".join(chunks)
         encoding = request.headers.get("content-encoding", "identity").strip().lower()
-        if encoding != "identity":
+        if encoding != "identity" and inflate:
             body = decompress(body, encoding, limit)
             budget.take(len(body))
             taken += len(body)
         yield body
     finally:
         budget.give_back(taken)
+
+
+async def _arriving(request: Request, deadline: asyncio.Timeout, idle_timeout_s: float | None) -> AsyncIterator[bytes]:
+    """The body's chunks, ``deadline`` pushed back ``idle_timeout_s`` before each one is awaited."""
+    loop = asyncio.get_running_loop()
+    stream = request.stream()
+    while True:
+        if idle_timeout_s is not None:
+            deadline.reschedule(loop.time() + idle_timeout_s)
+        try:
+            chunk = await anext(stream)
+        except StopAsyncIteration:
+            return
+        if chunk:
+            yield chunk
 
 
 def decompress(body: bytes, encoding: str, limit: int) -> bytes:

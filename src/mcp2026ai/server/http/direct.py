@@ -7,6 +7,7 @@ is nearly all of a busy server's traffic, and under overload the one event loop 
 of, so :class:`DirectInfer` sends a ``POST`` to ``/v2/models/{model}[/versions/{version}]/infer``
 straight to the same handler, with the same answers:
 
+- the Host and cross-site checks of :class:`~mcp2026ai.server.http.site_guard.SiteGuard` (403);
 - authentication as :class:`~mcp2026ai.server.http.auth.BearerAuthMiddleware` does it (``infer``
   scope; 401/403 with the v2 error JSON; the principal left in the request's state);
 - a domain error answered by its status, anything unexpected by a logged 500 JSON
@@ -27,12 +28,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp2026ai.errors import MCPError
+from mcp2026ai.errors import MCPError, PermissionDeniedError
 from mcp2026ai.security import Authenticator
 from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.http.auth import authenticate_scope
 from mcp2026ai.server.http.errors import error_response, unexpected_error
 from mcp2026ai.server.http.paths import infer_target
+from mcp2026ai.server.http.site_guard import SiteGuard
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -41,9 +43,15 @@ class DirectInfer:
     """ASGI app: v2 infer requests to ``infer``, everything else to ``app``."""
 
     def __init__(
-        self, app: ASGIApp, infer: Handler, authenticator: Authenticator | None = None, gzip_minimum_bytes: int = 1024
+        self,
+        app: ASGIApp,
+        infer: Handler,
+        authenticator: Authenticator | None = None,
+        gzip_minimum_bytes: int = 1024,
+        guard: SiteGuard | None = None,
     ) -> None:
         self.app = app
+        self.guard = guard
         self.infer = infer
         self.authenticator = authenticator
         self.gzip_minimum_bytes = gzip_minimum_bytes
@@ -62,6 +70,9 @@ class DirectInfer:
 
     async def _answer(self, scope: Scope, receive: Receive) -> Response:
         try:
+            refused = self.guard.refusal("POST", scope["headers"]) if self.guard is not None else None
+            if refused is not None:
+                raise PermissionDeniedError(refused)
             if self.authenticator is not None:
                 authenticate_scope(self.authenticator, scope, TokenScope.INFER)
             return await self.infer(Request(scope, receive))

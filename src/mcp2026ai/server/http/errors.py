@@ -13,6 +13,7 @@ log = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[errors.MCPError], int]] = [
     (errors.ClientGoneError, 499),  # nginx's "client closed request": nobody reads it
+    (errors.RequestTimeoutError, 408),
     (errors.OverloadedError, 429),
     (errors.DeadlineExceededError, 503),
     (errors.UnavailableError, 503),

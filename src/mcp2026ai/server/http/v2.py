@@ -39,7 +39,7 @@ class HttpEndpoints:
         self.plane = plane
         self.config = config
         self.statistics = statistics
-        self.bodies = BodyBudget(config.max_inflight_body_bytes)
+        self.bodies = BodyBudget(config.max_inflight_body_bytes, config.body_timeout_s)
 
     async def live(self, request: Request) -> Response:
         return json_response({"live": True})
@@ -92,9 +92,13 @@ class HttpEndpoints:
     async def repository_index(self, request: Request) -> Response:
         return json_response(self.plane.repository.index())
 
-    async def repository_load(self, request: Request) -> Response:
+    async def _json_object(self, request: Request) -> dict[str, Any]:
+        """A JSON object body (empty: {}), read within ``max_json_bytes``, the body budget and timeout."""
         async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
-            body = _dict_body(parse_json(raw)) if raw.strip() else {}
+            return _dict_body(parse_json(raw)) if raw.strip() else {}
+
+    async def repository_load(self, request: Request) -> Response:
+        body = await self._json_object(request)
         parameters = _dict_body(body.get("parameters") or {})
         model = request.path_params["model"]
         await self.plane.repository.load(model, principal_of(request).actor, caller_details(request), parameters)
@@ -109,13 +113,13 @@ class HttpEndpoints:
     async def trace_setting(self, request: Request) -> Response:
         model = request.path_params.get("model")
         if request.method == "POST":
-            changes = _dict_body(parse_json(await request.body() or b"{}"))
+            changes = await self._json_object(request)
             return json_response(self.plane.extensions.update_trace_settings(changes, model))
         return json_response(self.plane.extensions.trace_settings(model))
 
     async def logging_settings(self, request: Request) -> Response:
         if request.method == "POST":
-            changes = _dict_body(parse_json(await request.body() or b"{}"))
+            changes = await self._json_object(request)
             return json_response(self.plane.extensions.update_log_settings(changes))
         return json_response(self.plane.extensions.log_settings())
 
@@ -129,7 +133,7 @@ class HttpEndpoints:
         region = request.path_params["region"]
         if request.url.path.startswith("/v2/cudasharedmemory"):
             self.plane.extensions.register_cuda_shm(region)
-        document = _dict_body(parse_json(await request.body() or b"{}"))
+        document = await self._json_object(request)
         key, offset, size = document.get("key"), document.get("offset", 0), document.get("byte_size")
         if not isinstance(key, str) or not isinstance(offset, int) or not isinstance(size, int):
             raise InvalidInputError("register needs a string 'key' and integer 'offset' and 'byte_size'")
@@ -155,7 +159,9 @@ class HttpEndpoints:
     async def infer(self, request: Request) -> Response:
         name, version = _model_ref(request)
         headers = dict(request.headers)
-        with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
+        with observe_inference(
+            PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES, self.plane.serves_version
+        ) as seen:
             seen.version = version or ""
             try:
                 self.plane.inference.check_admission(name, version, headers.get("x-sla-class"))
@@ -186,7 +192,9 @@ class HttpEndpoints:
         ) as body:
             document = parse_json(body)
         name = requested_model(self.plane, document, request.query_params.get("model"))
-        with observe_inference(PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES) as seen:
+        with observe_inference(
+            PROTOCOL, name, headers, self.plane.is_served, EDGE_CODES, self.plane.serves_version
+        ) as seen:
             try:
                 image = image_request(self.plane, document, name, headers)
                 seen.version = image.request.version or ""

@@ -14,7 +14,8 @@ open for the client's next request.
 The refusal is counted in ``mcp_requests_total`` and ``mcp_request_duration_seconds`` like any
 other (and in the scheduler's rejection counter), but gets no trace span. With ``--auth`` only a
 request whose token is valid for ``infer`` is refused here; any other goes on to be answered 401/403
-by the app. Everything the early check does not refuse takes the ordinary path, which checks
+by the app, as is a request the site guard refuses (a foreign ``Host``, another site's page:
+site_guard.py). Everything the early check does not refuse takes the ordinary path, which checks
 admission again (the queue may have filled meanwhile).
 """
 
@@ -33,6 +34,7 @@ from mcp2026ai.security import Authenticator
 from mcp2026ai.security import Scope as TokenScope
 from mcp2026ai.server.http.errors import http_status
 from mcp2026ai.server.http.paths import infer_target
+from mcp2026ai.server.http.site_guard import SiteGuard
 
 _CACHED_ANSWERS = 256
 """Distinct refusal messages kept encoded (per class and reason: a handful in practice)."""
@@ -51,15 +53,19 @@ class EarlyAnswer:
 class EarlyRefusal:
     """``refusal(method, path, headers)``: the answer to send now, or None to serve the request."""
 
-    def __init__(self, plane: DataPlane, authenticator: Authenticator | None = None) -> None:
+    def __init__(
+        self, plane: DataPlane, authenticator: Authenticator | None = None, guard: SiteGuard | None = None
+    ) -> None:
         self.plane = plane
         self.authenticator = authenticator
+        self.guard = guard
         self._answers: dict[tuple[int, str, int | None], EarlyAnswer] = {}
 
     def __call__(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]]) -> EarlyAnswer | None:
         target = infer_target(path) if method == "POST" else None
         if target is None:
             return None
+        headers = headers if isinstance(headers, list) else list(headers)  # read twice (the site guard)
         sla_class = credentials = None
         for name, value in headers:
             if name == b"x-sla-class":
@@ -68,13 +74,18 @@ class EarlyRefusal:
                 credentials = value.decode("latin-1")
         if not sla_class or not self._may_answer(credentials):
             return None
+        if self.guard is not None and self.guard.refusal(method, headers) is not None:
+            return None  # the app answers it (403): nothing is told to a foreign Host or another site
         started = time.perf_counter()
         model, version = target
         try:
             self.plane.inference.check_admission(model, version, sla_class)
         except MCPError as exc:
             answer = self._answer(exc)
-            label = model if self.plane.is_served(model) else metrics.UNKNOWN_MODEL
+            served = self.plane.is_served(model)
+            label = model if served else metrics.UNKNOWN_MODEL
+            if version and not (served and self.plane.serves_version(model, version)):
+                version = metrics.UNKNOWN_VERSION  # the label set stays the served versions
             seconds = time.perf_counter() - started
             metrics.observe_request(
                 label, version or "", "http", exc.sla_class or metrics.UNKNOWN_CLASS, str(answer.status), seconds

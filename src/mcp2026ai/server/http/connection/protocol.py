@@ -195,7 +195,7 @@ class JsonErrorHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
         request = plain_post(data)
         if request is None or request.sla_class is None:
             return False
-        headers = [(b"x-sla-class", request.sla_class)]
+        headers = [(b"x-sla-class", request.sla_class), *request.site_headers]
         if request.authorization is not None:
             headers.append((b"authorization", request.authorization))
         answer = check("POST", request.path, headers)

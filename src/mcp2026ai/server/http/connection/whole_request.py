@@ -13,7 +13,9 @@ one whole request whose framing no parser could read differently:
   folded lines, no bare CR or LF, no control characters), and it names none of
   ``Transfer-Encoding``, ``Expect``, ``Connection`` or ``Upgrade``;
 - exactly one ``Content-Length``, all digits, and the read holds exactly that many bytes after the
-  header block (nothing pipelined behind it, nothing still to come).
+  header block (nothing pipelined behind it, nothing still to come);
+- at most one each of ``Host``, ``Origin`` and ``Sec-Fetch-Site`` (what the site guard reads: they
+  come along as :attr:`PlainPost.site_headers`).
 
 Anything else returns None and goes to httptools as before (the HTTP protocol feeds it the same
 bytes), so this only ever decides for requests that httptools would frame the same way.
@@ -30,6 +32,7 @@ _HEAD_END = b"\r\n\r\n"
 _MAX_HEAD = 16 * 1024
 _PATH = re.compile(rb"/[!$&-\x3e@-~]*")
 """An origin-form path of printable ASCII without a query, a fragment, percent-encoding or quotes."""
+_SITE_HEADERS = (b"host", b"origin", b"sec-fetch-site")
 _HEADER_LINES = re.compile(rb"(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*)*\r\n")
 """CRLF, then lines of ``token: value`` each followed by CRLF: RFC 9110's field syntax, so no folded
 line, no bare CR or LF, no control character and no blank before the colon."""
@@ -42,6 +45,8 @@ class PlainPost:
     path: str
     sla_class: bytes | None
     authorization: bytes | None
+    site_headers: tuple[tuple[bytes, bytes], ...] = ()
+    """``Host``, ``Origin`` and ``Sec-Fetch-Site`` as given (lower-case names), for the site guard."""
 
 
 def plain_post(data: bytes) -> PlainPost | None:
@@ -62,10 +67,18 @@ def plain_post(data: bytes) -> PlainPost | None:
     length = _single_value(head, lowered, b"\r\ncontent-length:")
     if length is None or not length.isdigit() or len(data) - head_end - 4 != int(length):
         return None
+    site_headers = []
+    for name in _SITE_HEADERS:
+        found = lowered.count(b"\r\n" + name + b":")
+        if found > 1:
+            return None
+        if found:
+            site_headers.append((name, _single_value(head, lowered, b"\r\n" + name + b":") or b""))
     return PlainPost(
         path=path.decode("ascii"),
         sla_class=_single_value(head, lowered, b"\r\nx-sla-class:"),
         authorization=_single_value(head, lowered, b"\r\nauthorization:"),
+        site_headers=tuple(site_headers),
     )
 
 

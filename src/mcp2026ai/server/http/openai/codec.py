@@ -231,6 +231,9 @@ def parse_request(model: type[_Request], document: Any, limits: GenerationLimits
     messages = document.get("messages")
     if isinstance(messages, list):
         limits.check_prompt(0, len(messages))
+    prompt = document.get("prompt")
+    if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):  # a list of prompts, not one's ids
+        limits.check_prompt_count(len(prompt))
     check_parameters(document, model.model_fields)
     return validated(model, document)
 

@@ -9,6 +9,7 @@ a client that disconnects, streaming or not, aborts its generation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -66,7 +67,7 @@ class OpenAIEndpoints:
 
     async def tokenize(self, request: Request) -> Response:
         try:
-            parsed = tokens.parse(tokens.TokenizeRequest, await self._document(request))
+            parsed = tokens.parse(tokens.TokenizeRequest, await self._text_document(request))
             ids, served = await self.plane.generation.tokenize(parsed.model, parsed.as_prompt())
         except MCPError as exc:
             return openai_error(exc)
@@ -75,11 +76,17 @@ class OpenAIEndpoints:
 
     async def detokenize(self, request: Request) -> Response:
         try:
-            parsed = tokens.parse(tokens.DetokenizeRequest, await self._document(request))
-            text = self.plane.generation.detokenize(parsed.model, parsed.tokens)
+            parsed = tokens.parse(tokens.DetokenizeRequest, await self._text_document(request))
+            text = await asyncio.to_thread(self.plane.generation.detokenize, parsed.model, parsed.tokens)
         except MCPError as exc:
             return openai_error(exc)
         return _json({"prompt": text})
+
+    async def _text_document(self, request: Request) -> Any:
+        """A text route's body, within the generation routes' body limit (``--limit max_body_bytes``)."""
+        limit = min(self.config.max_json_bytes, self.plane.generation.limits.max_body_bytes)
+        async with read_body(request, limit, self.bodies) as raw:
+            return parse_json(raw)
 
     async def _document(self, request: Request) -> Any:
         async with read_body(request, self.config.max_json_bytes, self.bodies) as raw:
