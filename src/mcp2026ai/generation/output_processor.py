@@ -45,8 +45,8 @@ class OutputProcessor:
         for admission in plan.admitted:
             admission.job.stream.prefilled(admission.cached_tokens, None)
             if admission.hit_rate is not None:
-                prompt = len(admission.job.request.prompt_ids)
-                self.telemetry.prefix_cache(admission.cached_tokens, admission.hit_rate, prompt)
+                queried = len(admission.job.request.prompt_ids)
+                self.telemetry.prefix_cache(admission.cached_tokens, admission.hit_rate, queried)
         for _ in plan.preempted:
             self.telemetry.preempted()
         for job in plan.aborted:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -87,18 +87,17 @@ class StepExecutor:
             tokens = [row.token for row in plan.decode]
             lengths = [row.length for row in plan.decode]
             left -= 1
-            decode = self._timed(lambda: decoder.decode(tokens, lengths), left)
+            decode = self._timed(left, decoder.decode, tokens, lengths)
         verify = []
         for check in plan.verify:
             left -= 1
-            verify.append(self._timed(lambda c=check: decoder.verify(c.slot, c.fed, c.total), left))  # type: ignore[misc]
+            verify.append(self._timed(left, decoder.verify, check.slot, check.fed, check.total))
         scored = []
         for prompt in plan.scored:
             left -= 1
-            output = self._timed(lambda p=prompt: decoder.prompt_logits(p.slot, p.tokens), 0)  # a copy already
+            scored.append(self._timed(0, decoder.prompt_logits, prompt.slot, prompt.tokens))  # a copy already
             for fork in prompt.fork_slots:
                 decoder.move(prompt.slot, fork, len(prompt.tokens))
-            scored.append(output)
         chunks = []
         for chunk in plan.chunks:
             left -= 1
@@ -118,7 +117,7 @@ class StepExecutor:
     def _prefill(self, chunk: PromptChunk, later_runs: int) -> RunOutput | None:
         tokens = chunk.tokens[: chunk.end]
         kept = later_runs if chunk.samples else 0  # a chunk that samples nothing: its logits are never read
-        output = self._timed(lambda: self.decoder.prefill(chunk.slot, tokens, chunk.start), kept)
+        output = self._timed(kept, self.decoder.prefill, chunk.slot, tokens, chunk.start)
         if not chunk.completes:
             return None
         if chunk.remember and self.prefix_cache:
@@ -128,10 +127,10 @@ class StepExecutor:
         return output if chunk.samples else None
 
     @staticmethod
-    def _timed(run: Callable[[], np.ndarray], later_runs: int) -> RunOutput:
-        """Run once; its logits copied when ``later_runs`` of the step may overwrite the buffer."""
+    def _timed(later_runs: int, run: Callable[..., np.ndarray], *args: Any) -> RunOutput:
+        """``run(*args)`` once; its logits copied when ``later_runs`` of the step may overwrite the buffer."""
         started = time.perf_counter()
-        logits = run()
+        logits = run(*args)
         seconds = time.perf_counter() - started
         at = time.monotonic()
         return RunOutput(logits.copy() if later_runs else logits, seconds, at)
