@@ -218,7 +218,7 @@ class Engine:
                     break
                 expired, abandoned = self.waiting.sweep()
                 free_slots = 0 if batch.preempted else self.slots.num_slots - self.slots.active
-                admitted = self.waiting.admit(free_slots, sys.maxsize, self.scheduler.cost, self.scheduler.block_fit())
+                admitted = self.waiting.admit(free_slots, sys.maxsize, batch.cost, batch.block_fit())
                 self._admitting_jobs = admitted
             self._expire(expired)
             try:

@@ -16,7 +16,7 @@ step's plan carries to the executor (``step_executor.py``), in order.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -95,10 +95,30 @@ class RunningBatch:
         """Forget prompts that completed or whose sequence no longer holds a slot."""
         self.prefilling = [task for task in self.prefilling if task.sequence in self.running and task.remaining]
 
-    # preemption ---------------------------------------------------------------------------------
+    # admission and preemption ---------------------------------------------------------------------------------
     def watermark(self) -> int:
         """Blocks kept free at admission so running sequences can grow without preempting at once."""
         return max(1, self.blocks.num_blocks // 100)
+
+    @staticmethod
+    def cost(job: Job) -> tuple[int, int]:
+        """What admitting ``job`` takes: (slots, prompt tokens)."""
+        return job.request.params.n, len(job.request.prompt_ids)
+
+    def block_fit(self) -> Callable[[Job], bool]:
+        """Admission's KV test for one step: each admitted job takes its prompt's blocks (per choice)."""
+        blocks = self.blocks
+        remaining = blocks.available_blocks - self.watermark()
+
+        def fits(job: Job) -> bool:
+            nonlocal remaining
+            needed = job.request.params.n * blocks.blocks_for(len(job.request.prompt_ids) + 1)
+            if needed > remaining:
+                return False
+            remaining -= needed
+            return True
+
+        return fits
 
     def make_room(self) -> list[Job]:
         """Preempt the most recently admitted requests until every decoding sequence can take its next

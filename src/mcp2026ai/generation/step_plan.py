@@ -3,7 +3,7 @@
 A step has three parts. The scheduler (``step_scheduler.py``) decides and returns a frozen
 :class:`StepPlan`; the executor (``step_executor.py``) runs the plan against the decoder and returns
 its raw outputs (:class:`~mcp2026ai.generation.step_executor.StepOutputs`: logits rows); output
-processing (``step_outputs.py``) samples from them and applies the results (grammar, stops, streams,
+processing (``output_processor.py``) samples from them and applies the results (grammar, stops, streams,
 finishing). What a step runs is read off its plan, not off the engine's state, so the scheduler's
 decisions are tested without a model (tests/unit/generation/test_step_scheduler.py).
 

@@ -100,26 +100,6 @@ class StepScheduler:
         )
 
     # admission and resumption ------------------------------------------------------------------
-    @staticmethod
-    def cost(job: Job) -> tuple[int, int]:
-        """What admitting ``job`` takes: (slots, prompt tokens)."""
-        return job.request.params.n, len(job.request.prompt_ids)
-
-    def block_fit(self) -> Callable[[Job], bool]:
-        """Admission's KV test for one step: each admitted job takes its prompt's blocks (per choice)."""
-        blocks = self.batch.blocks
-        remaining = blocks.available_blocks - self.batch.watermark()
-
-        def fits(job: Job) -> bool:
-            nonlocal remaining
-            needed = job.request.params.n * blocks.blocks_for(len(job.request.prompt_ids) + 1)
-            if needed > remaining:
-                return False
-            remaining -= needed
-            return True
-
-        return fits
-
     def _hold_all(self, job: Job, now: float) -> None:
         """Give every choice of a new job its slot and its prompt's blocks."""
         job.admitted_at = now

@@ -174,3 +174,11 @@ def test_decode_rows_feed_the_last_token_and_count_it(jobs: Jobs) -> None:
     (row,) = plan.decode
     assert row == DecodeRow(row.sequence, 5, 8)
     assert steps.batch.slots.length_of(row.sequence) == 8
+
+
+def test_admission_leaves_a_watermark_of_blocks_for_the_running_sequences_to_grow(jobs: Jobs) -> None:
+    steps = scheduler(jobs, blocks=4)
+    fits = steps.batch.block_fit()  # 4 blocks, 1 kept free
+    assert fits(jobs.job(range(31)))  # 32 tokens with its first: 2 blocks
+    assert not fits(jobs.job(range(20)))  # 2 more would eat the watermark
+    assert fits(jobs.job(range(10)))  # 1 still fits
