@@ -24,7 +24,7 @@ from mcp2026ai.generation.prompt_scoring import prompt_token_logprobs
 from mcp2026ai.generation.running_batch import RunningBatch
 from mcp2026ai.generation.speculative import Speculation, verify_drafts
 from mcp2026ai.generation.step_executor import RunOutput, StepOutputs
-from mcp2026ai.generation.step_plan import DecodeRow, DraftCheck, KVOp, PromptChunk, ScoredPrompt, StepPlan
+from mcp2026ai.generation.step_plan import DecodeBatch, DraftCheck, KVOp, PromptChunk, ScoredPrompt, StepPlan
 from mcp2026ai.generation.stream import GenerationStream, Made, deliver_all
 from mcp2026ai.generation.telemetry import EngineTelemetry
 from mcp2026ai.generation.text_stage import TokenStep
@@ -55,23 +55,23 @@ class OutputProcessor:
             error = "the prompts ahead leave no time for a first token in the TTFT budget"
             job.stream.fail(OverloadedError(error, plan.retry_after_s))
             self.telemetry.failed(job)
-        if outputs.decode is not None:
+        if plan.decode is not None and outputs.decode is not None:
             self._decoded(plan.decode, outputs.decode)
-        for check, output in zip(plan.verify, outputs.verify, strict=True):
-            self._verified(check, output)
-        for prompt, output in zip(plan.scored, outputs.scored, strict=True):
-            self._scored(prompt, output)
-        for chunk, maybe in zip(plan.chunks, outputs.chunks, strict=True):
-            self._prefilled(chunk, maybe)
+        if plan.verify or plan.scored or plan.chunks:
+            for check, output in zip(plan.verify, outputs.verify, strict=True):
+                self._verified(check, output)
+            for prompt, output in zip(plan.scored, outputs.scored, strict=True):
+                self._scored(prompt, output)
+            for chunk, maybe in zip(plan.chunks, outputs.chunks, strict=True):
+                self._prefilled(chunk, maybe)
         self.batch.release_finished()
         return self.batch.take_ops()
 
     # the runs' outputs ------------------------------------------------------------------------
-    def _decoded(self, rows: tuple[DecodeRow, ...], output: RunOutput) -> None:
-        self.speculation.gate.observe_decode(len(rows), output.seconds)
+    def _decoded(self, batch: DecodeBatch, output: RunOutput) -> None:
+        self.speculation.gate.observe_decode(len(batch.sequences), output.seconds)
         touched: dict[int, Job] = {}
-        for index, row in enumerate(rows):
-            sequence = row.sequence
+        for index, sequence in enumerate(batch.sequences):
             if sequence is None:
                 continue
             self.telemetry.inter_token(output.at - sequence.last_token_at)
@@ -93,7 +93,7 @@ class OutputProcessor:
 
         accepted = verify_drafts(check.draft, choose)
         for token in check.fed[: 1 + accepted]:
-            self.batch.grow(sequence, token, checked=False)
+            self.batch.grow(sequence, token)
         self.telemetry.speculated(len(check.draft), accepted)
         self.speculation.verified(sequence.drafting, accepted)
         self.publish(sequence.job)

@@ -83,11 +83,9 @@ class StepExecutor:
         self.apply(plan.kv_ops)
         decoder, left = self.decoder, plan.runs
         decode = None
-        if plan.decode:
-            tokens = [row.token for row in plan.decode]
-            lengths = [row.length for row in plan.decode]
+        if plan.decode is not None:
             left -= 1
-            decode = self._timed(left, decoder.decode, tokens, lengths)
+            decode = self._timed(left, decoder.decode, plan.decode.tokens, plan.decode.lengths)
         verify = []
         for check in plan.verify:
             left -= 1

@@ -46,15 +46,16 @@ KVOp = SlotMove | SlotRelease | PrefixRestore
 
 
 @dataclass(frozen=True)
-class DecodeRow:
-    """One row of the decode run: slot ``i`` is row ``i``."""
+class DecodeBatch:
+    """The decode run of slots ``0 .. n-1``: row ``i`` is slot ``i``."""
 
-    sequence: SequenceState | None
-    """The sequence whose next token this row gives; None: a throwaway row (a slot still being
+    sequences: tuple[SequenceState | None, ...]
+    """The sequence whose next token each row gives; None: a throwaway row (a slot still being
     prefilled, or one verifying its drafts on its own), written past its KV and never read."""
-    token: int
-    length: int
-    """Tokens of the slot's KV this row attends to, its own included."""
+    tokens: tuple[int, ...]
+    """Each row's input: its sequence's last token (0 in a throwaway row)."""
+    lengths: tuple[int, ...]
+    """Tokens of each slot's KV its row attends to, its own included."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,8 @@ class StepPlan:
     """Everything one engine step runs and ends, within its token budget."""
 
     kv_ops: tuple[KVOp, ...] = ()
-    decode: tuple[DecodeRow, ...] = ()
-    """Rows for slots ``0 .. n-1`` (empty: no decode run this step)."""
+    decode: DecodeBatch | None = None
+    """The decode run (None: none this step)."""
     verify: tuple[DraftCheck, ...] = ()
     scored: tuple[ScoredPrompt, ...] = ()
     chunks: tuple[PromptChunk, ...] = ()
@@ -154,4 +155,4 @@ class StepPlan:
     @property
     def runs(self) -> int:
         """Decoder runs the plan makes."""
-        return bool(self.decode) + len(self.verify) + len(self.scored) + len(self.chunks)
+        return (self.decode is not None) + len(self.verify) + len(self.scored) + len(self.chunks)

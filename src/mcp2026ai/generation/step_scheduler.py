@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from mcp2026ai.errors import UnavailableError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
@@ -28,7 +29,7 @@ from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.pressure import PrefillPace, late_prompts
 from mcp2026ai.generation.running_batch import RunningBatch
 from mcp2026ai.generation.speculative import Speculation, prompt_lookup
-from mcp2026ai.generation.step_plan import Admission, DecodeRow, DraftCheck, PromptChunk, ScoredPrompt, StepPlan
+from mcp2026ai.generation.step_plan import Admission, DecodeBatch, DraftCheck, PromptChunk, ScoredPrompt, StepPlan
 from mcp2026ai.generation.types import FinishReason
 
 NewSequence = Callable[[Job, int], SequenceState]
@@ -81,10 +82,10 @@ class StepScheduler:
         refused, retry = self._refuse_late_prompts(step_s)
         decoding = batch.decoding()
         drafts = self._drafts(decoding)
-        checks = tuple(self._check(sequence, draft) for sequence, draft in drafts.items())
-        rows = self._decode_rows(drafts)
-        scored = tuple(self._scored(job) for job in scoring if job.sequences[0] in batch.running)
-        chunks = self._chunks(len(decoding))
+        checks = tuple(self._check(sequence, draft) for sequence, draft in drafts.items()) if drafts else ()
+        rows = self._decode_batch(drafts)
+        scored = tuple(self._scored(job) for job in scoring if job.sequences[0] in batch.running) if scoring else ()
+        chunks = self._chunks(len(decoding)) if batch.prefilling else ()
         return StepPlan(
             kv_ops=batch.take_ops(),
             decode=rows,
@@ -160,10 +161,10 @@ class StepScheduler:
 
     # leaving ----------------------------------------------------------------------------------
     def _reap_aborted(self) -> list[Job]:
-        jobs = [job for job in self.batch.jobs() if job.aborted]
-        for job in jobs:
+        jobs = {id(s.job): s.job for s in self.batch.running.values() if s.job.aborted}
+        for job in jobs.values():
             self.batch.release_job(job)
-        return jobs
+        return list(jobs.values())
 
     def _drop_stopped_by_text(self) -> None:
         """Choices that the text stage ended by a stop string (a step late) leave the batch now."""
@@ -177,6 +178,8 @@ class StepScheduler:
         (oldest first, as they run): refused now, their slots freed, rather than a first token later
         than the contract promises. A burst that arrived before the pace was measured is held to it."""
         batch = self.batch
+        if not batch.prefilling:
+            return [], 0.0
         batch.drop_gone_tasks()
         late, retry = late_prompts(batch.prefilling, self.prefill_pace, lambda s: s.job.deadline, step_s)
         refused = list({id(task.sequence.job): task.sequence.job for task in late}.values())
@@ -224,22 +227,29 @@ class StepScheduler:
         fed = (sequence.last_token, *draft)
         return DraftCheck(sequence, slots.slot_of(sequence), fed, slots.length_of(sequence) + len(fed))
 
-    def _decode_rows(self, drafts: dict[SequenceState, list[int]]) -> tuple[DecodeRow, ...]:
+    def _decode_batch(self, drafts: dict[SequenceState, list[int]]) -> DecodeBatch | None:
         """Rows for slots ``0 ..`` the last plain decoding sequence's: each such sequence feeds its last
         token; slots being prefilled and those verified on their own get a throwaway row past their KV."""
-        batch = self.batch
-        order: list[SequenceState] = batch.slots.order()  # type: ignore[assignment]
+        slots, blocks = self.batch.slots, self.batch.blocks
+        order: list[SequenceState] = slots.order()  # type: ignore[assignment]
         plain = [index for index, s in enumerate(order) if not s.prefilling and s not in drafts]
         if not plain:
-            return ()
-        rows = []
+            return None
+        sequences: list[SequenceState | None] = []
+        tokens, lengths = [], []
         for sequence in order[: 1 + max(plain)]:
             if sequence.prefilling or sequence in drafts:
-                rows.append(DecodeRow(None, 0, batch.slots.length_of(sequence) + 1))
+                sequences.append(None)
+                tokens.append(0)
+                lengths.append(slots.length_of(sequence) + 1)
                 continue
-            batch.grow(sequence, sequence.last_token)
-            rows.append(DecodeRow(sequence, sequence.last_token, batch.slots.length_of(sequence)))
-        return tuple(rows)
+            slots.grow(sequence)
+            if not blocks.append(sequence, sequence.last_token):  # make_room left a block for each
+                raise UnavailableError("KV cache out of blocks after making room (a bug): failing the batch")
+            sequences.append(sequence)
+            tokens.append(sequence.last_token)
+            lengths.append(slots.length_of(sequence))
+        return DecodeBatch(tuple(sequences), tuple(tokens), tuple(lengths))
 
     def _scored(self, job: Job) -> ScoredPrompt:
         """A scored prompt runs whole this step (neither chunked nor from the prefix cache); its choices

@@ -13,7 +13,7 @@ from mcp2026ai.generation.kv_slots import SlotMove
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.step_executor import StepExecutor
 from mcp2026ai.generation.step_plan import (
-    DecodeRow,
+    DecodeBatch,
     DraftCheck,
     PrefixRestore,
     PromptChunk,
@@ -37,7 +37,7 @@ def full_plan(jobs: Jobs) -> StepPlan:
     scored = jobs.job(range(6), prompt_logprobs=1)
     return StepPlan(
         kv_ops=(SlotMove(3, 1, 9), SlotRelease(3), PrefixRestore(2, (np.zeros((2, 1, 16, 4), np.float32),))),
-        decode=(DecodeRow(first, 7, 12), DecodeRow(None, 0, 30)),
+        decode=DecodeBatch((first, None), (7, 0), (12, 30)),
         verify=(DraftCheck(first, 0, (7, 8, 9), 15),),
         scored=(ScoredPrompt(scored, 4, scored.request.prompt_ids, (5,), 1),),
         chunks=(

@@ -13,7 +13,7 @@ import pytest
 from mcp2026ai.generation.jobs import Job
 from mcp2026ai.generation.kv_slots import SlotMove
 from mcp2026ai.generation.pressure import PrefillPace
-from mcp2026ai.generation.step_plan import DecodeRow, SlotRelease, StepPlan
+from mcp2026ai.generation.step_plan import DecodeBatch, SlotRelease, StepPlan
 from mcp2026ai.generation.step_scheduler import StepScheduler
 from tests.unit.generation.step_support import Jobs, scheduler, word_tokenizer
 
@@ -51,7 +51,7 @@ def test_admitted_prompts_are_chunked_oldest_first_within_the_step_budget(jobs: 
         (first, 0, 32, False),
         (second, 0, 32, False),
     ]
-    assert plan.decode == () and plan.prompt_tokens == 64
+    assert plan.decode is None and plan.prompt_tokens == 64
     assert [a.job for a in plan.admitted] == [first, second]
     plan = steps.schedule([], [])
     assert [(c.start, c.end, c.completes, c.samples) for c in plan.chunks] == [(32, 50, True, True)] * 2
@@ -63,10 +63,11 @@ def test_decoding_sequences_take_a_row_each_and_leave_the_rest_of_the_budget_to_
     started(steps, jobs.job(range(10)), jobs.job(range(12)))
     long = jobs.job(range(200))
     plan = steps.schedule([], [long])
-    assert [(row.token, row.length) for row in plan.decode] == [(5, 11), (5, 13)]  # the new slot is past the rows
+    assert plan.decode is not None
+    assert (plan.decode.tokens, plan.decode.lengths) == ((5, 5), (11, 13))  # the new slot is past the rows
     assert plan.decoding == 2
     assert [(c.sequence.job, c.size) for c in plan.chunks] == [(long, 48)]  # 62 left, cut at a 16-token boundary
-    assert all(row.sequence is not None for row in plan.decode)
+    assert None not in plan.decode.sequences
 
 
 def test_a_prefilling_slot_below_a_decoding_one_gets_a_throwaway_row(jobs: Jobs) -> None:
@@ -76,8 +77,8 @@ def test_a_prefilling_slot_below_a_decoding_one_gets_a_throwaway_row(jobs: Jobs)
     assert [(c.sequence.job, c.size) for c in plan.chunks] == [(long, 32), (short, 10)]
     short.sequences[0].last_token = 5  # its first token (output processing sets it)
     plan = steps.schedule([], [])
-    assert [row.sequence is None for row in plan.decode] == [True, False]
-    assert plan.decode[0].length == 32 + 1  # written past its KV; the next chunk overwrites it
+    assert plan.decode is not None and [s is None for s in plan.decode.sequences] == [True, False]
+    assert plan.decode.lengths[0] == 32 + 1  # written past its KV; the next chunk overwrites it
     assert [(c.start, c.end) for c in plan.chunks] == [(32, 64)]  # 63 tokens left, cut at a 16-token boundary
 
 
@@ -102,7 +103,8 @@ def test_a_drafting_sequence_is_verified_on_its_own_with_a_throwaway_decode_row(
     assert check.sequence.job is copier
     assert check.fed[0] == 5 and check.draft == (6, 7, 1)  # after "... 5" the prompt went on "6 7 1"
     assert check.total == 10 + 4 and check.slot == 0
-    assert [row.sequence is None for row in plan.decode] == [True, False]  # row 0 is verified on its own
+    assert plan.decode is not None
+    assert [s is None for s in plan.decode.sequences] == [True, False]  # row 0 is verified on its own
     assert plan.decoding == 2
 
 
@@ -118,7 +120,7 @@ def test_when_blocks_run_dry_the_latest_request_is_preempted_and_recomputed_befo
     waiting = jobs.job(range(4))
     plan = steps.schedule([], [])  # the next tokens need two more blocks; one is free
     assert plan.preempted == (newer,)
-    assert [row.sequence.job for row in plan.decode if row.sequence] == [older]
+    assert plan.decode is not None and [s.job for s in plan.decode.sequences if s] == [older]
     steps.batch.release_job(older)
     plan = steps.schedule([], [waiting])
     assert [c.sequence.job for c in plan.chunks] == [newer, waiting]
@@ -153,7 +155,7 @@ def test_a_scored_prompt_runs_whole_and_its_choices_decode_from_the_next_step(jo
     steps = scheduler(jobs, step_tokens=32, chunk=16)
     job = jobs.job(range(100), prompt_logprobs=2, n=2)
     plan = steps.schedule([], [job])
-    assert plan.chunks == () and plan.decode == ()
+    assert plan.chunks == () and plan.decode is None
     scored = plan.scored[0]
     assert (scored.slot, scored.fork_slots, scored.top, len(scored.tokens)) == (0, (1,), 2, 100)
     assert plan.admitted == ()  # its stream learns of its prompt with the logprobs
@@ -171,9 +173,10 @@ def test_decode_rows_feed_the_last_token_and_count_it(jobs: Jobs) -> None:
     steps = scheduler(jobs)
     started(steps, jobs.job(range(7)))
     plan = steps.schedule([], [])
-    (row,) = plan.decode
-    assert row == DecodeRow(row.sequence, 5, 8)
-    assert steps.batch.slots.length_of(row.sequence) == 8
+    assert plan.decode is not None
+    (sequence,) = plan.decode.sequences
+    assert sequence is not None and plan.decode == DecodeBatch((sequence,), (5,), (8,))
+    assert steps.batch.slots.length_of(sequence) == 8
 
 
 def test_admission_leaves_a_watermark_of_blocks_for_the_running_sequences_to_grow(jobs: Jobs) -> None:
