@@ -21,7 +21,7 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +100,12 @@ async def generate(engine: Engine, concurrency: int, tokens: int, params: dict[s
     return sum(len(choice[0].token_ids) for choice in choices)
 
 
-def measure(engine: Engine, clock: ThreadClock, run: Callable[[], int]) -> tuple[float, float]:
+def measure(
+    engine: Engine, clock: ThreadClock, concurrency: int, tokens: int, params: dict[str, Any]
+) -> tuple[float, float]:
     """(engine thread CPU µs per token, wall tok/s) of one run."""
     cpu, started = clock.cpu_s, time.perf_counter()
-    produced = run()
+    produced = asyncio.run(generate(engine, concurrency, tokens, params))
     wall = time.perf_counter() - started
     return (clock.cpu_s - cpu) / produced * 1e6, produced / wall
 
@@ -129,8 +131,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for concurrency in args.concurrency:
                 for mode, params in modes.items():
-                    run = lambda: asyncio.run(generate(engine, concurrency, args.tokens, params))  # noqa: E731
-                    figure = measure(engine, clock, run)
+                    figure = measure(engine, clock, concurrency, args.tokens, params)
                     rows.setdefault((concurrency, mode), []).append(figure)
                     if args.json:
                         with args.json.open("a") as out:

@@ -185,3 +185,17 @@ def test_admission_leaves_a_watermark_of_blocks_for_the_running_sequences_to_gro
     assert fits(jobs.job(range(31)))  # 32 tokens with its first: 2 blocks
     assert not fits(jobs.job(range(20)))  # 2 more would eat the watermark
     assert fits(jobs.job(range(10)))  # 1 still fits
+
+
+def test_a_scored_prompt_preempted_before_it_ran_runs_whole_when_it_resumes(jobs: Jobs) -> None:
+    steps = scheduler(jobs, blocks=2)
+    older = jobs.job(range(15))
+    started(steps, older)
+    (sequence,) = older.sequences
+    steps.batch.grow(sequence, 5)  # its block is full: its next token needs the last free one
+    scored = jobs.job(range(16), prompt_logprobs=1)
+    plan = steps.schedule([], [scored])  # the scored prompt takes that block, and is preempted at once
+    assert plan.preempted == (scored,) and plan.scored == ()
+    steps.batch.release_job(older)
+    plan = steps.schedule([], [])
+    assert [prompt.job for prompt in plan.scored] == [scored] and plan.chunks == ()
