@@ -63,6 +63,14 @@ class PrefixCache:
 
     def restore(self, prompt: Sequence[int], slot: int, storage: BlockStorage) -> int:
         """Copy the longest cached prefix of ``prompt`` into ``slot``; how many tokens it covers."""
+        found = self.lookup(prompt)
+        if found:
+            storage.write_blocks(slot, found)
+        return len(found) * self.block_size
+
+    def lookup(self, prompt: Sequence[int]) -> list[np.ndarray]:
+        """The cached blocks of the longest known prefix of ``prompt`` (counted in the hit rate); the
+        engine's executor copies them into the prompt's slot."""
         usable = (len(prompt) - 1) // self.block_size  # the last token is always computed
         found: list[np.ndarray] = []
         for key in block_keys(prompt[: usable * self.block_size], self.block_size):
@@ -71,12 +79,9 @@ class PrefixCache:
                 break
             self._blocks.move_to_end(key)
             found.append(block)
-        if found:
-            storage.write_blocks(slot, found)
-        cached = len(found) * self.block_size
         self.lookup_tokens += len(prompt)
-        self.hit_tokens += cached
-        return cached
+        self.hit_tokens += len(found) * self.block_size
+        return found
 
     def remember(self, prompt: Sequence[int], slot: int, storage: BlockStorage) -> None:
         """Keep the full blocks of a just-prefilled ``prompt`` that the cache does not hold yet."""
