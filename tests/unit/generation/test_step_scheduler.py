@@ -125,7 +125,12 @@ def test_when_blocks_run_dry_the_latest_request_is_preempted_and_recomputed_befo
     plan = steps.schedule([], [waiting])
     assert [c.sequence.job for c in plan.chunks] == [newer, waiting]
     assert not plan.chunks[0].first_token  # recomputed: its next input is known
-    assert list(plan.chunks[0].tokens) == [*range(15), 5]  # the prompt and its tokens so far but the last
+    assert list(plan.chunks[0].tokens) == list(range(15))  # the prompt; then its tokens so far but the last,
+    assert list(plan.chunks[0].sequence.replay) == [5]  # replayed by decode steps as they first ran
+    steps.batch.slots.grow(plan.chunks[0].sequence, 15)  # its prompt chunk ran
+    plan.chunks[0].sequence.prefilling = False
+    plan = steps.schedule([], [])
+    assert plan.decode is not None and plan.decode.tokens[0] == 5 and plan.decode.replayed == frozenset({0})
 
 
 def test_a_prompt_that_cannot_reach_its_first_token_in_time_is_refused(jobs: Jobs) -> None:
