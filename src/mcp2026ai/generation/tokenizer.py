@@ -13,7 +13,8 @@ from typing import Any
 
 from mcp2026ai.errors import InvalidArgumentError, ModelImportError
 from mcp2026ai.extras import require
-from mcp2026ai.ir.llm_info import TOKENIZER_FILE, chat_template_of
+from mcp2026ai.generation.chat_template import ChatTemplate, special_tokens_of
+from mcp2026ai.ir.llm_info import TOKENIZER_FILE, chat_template_of, tokenizer_config_of
 
 _REPLACEMENT = "\ufffd"
 
@@ -29,7 +30,9 @@ class TextTokenizer:
         except Exception as exc:  # the Rust tokenizer raises its own exception type  # noqa: BLE001
             raise ModelImportError(f"{folder / TOKENIZER_FILE}: cannot load the tokenizer ({exc})") from None
         self._template_source = chat_template_of(folder)
-        self._template: Any = None
+        self._template: ChatTemplate | None = None
+        self.named_special_tokens = special_tokens_of(tokenizer_config_of(folder))
+        """``bos_token``, ``eos_token``, ... as the tokenizer config names them (what templates see)."""
         self.special_tokens = {token.content for token in self._tokenizer.get_added_tokens_decoder().values()}
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
@@ -51,51 +54,37 @@ class TextTokenizer:
         """Whether the chat template renders ``tools`` (and tool-call history) itself."""
         return self._template_source is not None and "tools" in self._template_source
 
+    @property
+    def chat_template(self) -> ChatTemplate:
+        """The compiled template (InvalidArgumentError when the model has none)."""
+        if self._template_source is None:
+            raise InvalidArgumentError("this model has no chat template: use the completions endpoint")
+        if self._template is None:
+            self._template = ChatTemplate(self._template_source, self.named_special_tokens)
+        return self._template
+
     def apply_chat_template(
         self,
         messages: Sequence[Mapping[str, Any]],
         add_generation_prompt: bool = True,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
     ) -> str:
         """The prompt text for ``messages`` (dicts with role and content), rendered by the model's template
-        (with ``tools``, OpenAI function definitions, where the template takes them)."""
-        if self._template_source is None:
-            raise InvalidArgumentError("this model has no chat template: use the completions endpoint")
-        if self._template is None:
-            self._template = _compile(self._template_source)
-        try:
-            context = {"messages": list(messages), "add_generation_prompt": add_generation_prompt}
-            if tools:
-                context["tools"] = list(tools)
-            return str(self._template.render(**context))
-        except InvalidArgumentError:
-            raise
-        except Exception as exc:  # a template error is the caller's messages not fitting it  # noqa: BLE001
-            raise InvalidArgumentError(f"messages do not fit the model's chat template ({exc})") from None
+        the way transformers does (generation/chat_template.py), with ``tools`` (OpenAI function
+        definitions) where the template takes them and the request's template ``kwargs``."""
+        return self.chat_template.render(messages, add_generation_prompt, tools, kwargs)
 
     def chat_ids(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
     ) -> list[int]:
         """The prompt ids of a chat: the template rendered with the generation prompt, encoded without
-        adding special tokens again (the template writes its own)."""
-        return self.encode(self.apply_chat_template(messages, tools=tools), add_special_tokens=False)
-
-
-def _compile(source: str) -> Any:
-    jinja2 = require("jinja2", "chat templates", ModelImportError)
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(message: str) -> None:
-        raise InvalidArgumentError(f"the model's chat template refused the messages: {message}")
-
-    environment = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
-    )
-    environment.globals["raise_exception"] = raise_exception
-    try:
-        return environment.from_string(source)
-    except jinja2.TemplateError as exc:
-        raise ModelImportError(f"the model's chat template does not compile ({exc})") from None
+        adding special tokens again (the template writes its own: ``bos_token`` where the model wants it),
+        as transformers' ``apply_chat_template(..., tokenize=True)`` and vLLM do."""
+        return self.encode(self.apply_chat_template(messages, tools=tools, kwargs=kwargs), add_special_tokens=False)
 
 
 class IncrementalDecoder:
