@@ -41,6 +41,25 @@ class MetricsCompat(StrEnum):
     VLLM = "vllm"
 
 
+class ToolCallParserName(StrEnum):
+    AUTO = "auto"
+    HERMES = "hermes"
+    LLAMA3_JSON = "llama3_json"
+    MISTRAL = "mistral"
+    QWEN3_CODER = "qwen3_coder"
+    PYTHONIC = "pythonic"
+
+
+class ReasoningParserName(StrEnum):
+    DEEPSEEK_R1 = "deepseek_r1"
+    QWEN3 = "qwen3"
+
+
+class GenerationConfigMode(StrEnum):
+    AUTO = "auto"
+    NONE = "none"
+
+
 class EventLoop(StrEnum):
     AUTO = "auto"
     ASYNCIO = "asyncio"
@@ -222,6 +241,18 @@ def serve(
         MetricsCompat | None,
         typer.Option(help="Also expose vLLM's metric names (vllm:*) on /metrics, as aliases of mcp_generation_*."),
     ] = None,
+    tool_call_parser: Annotated[
+        ToolCallParserName,
+        typer.Option(help="Language models: how tool calls are read from answers (auto: from the chat template)."),
+    ] = ToolCallParserName.AUTO,
+    reasoning_parser: Annotated[
+        ReasoningParserName | None,
+        typer.Option(help="Language models: split <think>...</think> into reasoning_content (vLLM's parsers)."),
+    ] = None,
+    generation_config: Annotated[
+        GenerationConfigMode,
+        typer.Option(help="Language models: auto uses each model's own sampling defaults; none ignores them."),
+    ] = GenerationConfigMode.AUTO,
 ) -> None:
     """Serve models; Ctrl-C or SIGTERM drains in-flight requests and unloads."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -279,6 +310,9 @@ def serve(
         generation_limits=parse_limits(list(limit or [])),
         generation_configs=[path.resolve() for path in serving_config or []],
         metrics_compat=metrics_compat.value if metrics_compat else None,
+        tool_call_parser=tool_call_parser.value,
+        reasoning_parser=reasoning_parser.value if reasoning_parser else None,
+        generation_config=generation_config.value,
     )
     check_trace_export(config.traces)
     names = list(dict.fromkeys(names))

@@ -17,6 +17,20 @@ from mcp2026ai.generation.chat_template import ChatTemplate, special_tokens_of
 from mcp2026ai.ir.llm_info import TOKENIZER_FILE, chat_template_of, tokenizer_config_of
 
 _REPLACEMENT = "\ufffd"
+KEPT_MARKERS = frozenset(
+    {
+        "<|python_tag|>",
+        "<|python_start|>",
+        "<|python_end|>",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "[CALL_ID]",
+        "<think>",
+        "</think>",
+    }
+)
+"""Special tokens that stay in decoded text: where a model family marks tool calls and reasoning with
+special tokens (Llama 3.x, Mistral, some reasoning models), the parsers need to see them."""
 
 
 class TextTokenizer:
@@ -33,13 +47,28 @@ class TextTokenizer:
         self._template: ChatTemplate | None = None
         self.named_special_tokens = special_tokens_of(tokenizer_config_of(folder))
         """``bos_token``, ``eos_token``, ... as the tokenizer config names them (what templates see)."""
-        self.special_tokens = {token.content for token in self._tokenizer.get_added_tokens_decoder().values()}
+        added = self._tokenizer.get_added_tokens_decoder()
+        self.special_tokens = {token.content for token in added.values()}
+        self._skipped = frozenset(
+            i for i, token in added.items() if token.special and token.content not in KEPT_MARKERS
+        )
+        self._keeps_markers = any(token.special and token.content in KEPT_MARKERS for token in added.values())
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return list(self._tokenizer.encode(text, add_special_tokens=add_special_tokens).ids)
 
     def decode(self, ids: Sequence[int]) -> str:
-        return str(self._tokenizer.decode(list(ids), skip_special_tokens=True))
+        """The text of ``ids`` without special tokens, except the :data:`KEPT_MARKERS` (the tool-call and
+        reasoning parsers read them, as vLLM's parsers read them with ``skip_special_tokens=False``)."""
+        if not self._keeps_markers:
+            return str(self._tokenizer.decode(list(ids), skip_special_tokens=True))
+        kept = [token for token in ids if token not in self._skipped]
+        return str(self._tokenizer.decode(kept, skip_special_tokens=False))
+
+    @property
+    def template_source(self) -> str | None:
+        """The chat template's Jinja source (None: the model has none)."""
+        return self._template_source
 
     def token_text(self, token_id: int) -> str:
         """One token as text, the way OpenAI's logprobs name it."""

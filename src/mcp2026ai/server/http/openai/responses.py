@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from mcp2026ai.dataplane.generation import GenerationHandlers, ResultCodes, TextGeneration
-from mcp2026ai.dataplane.tool_calls import parse_tool_calls
+from mcp2026ai.dataplane.tool_parsers import AUTO, new_parser, parse_whole, resolve_parser
 from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.types import Delta, FinishReason, Usage
 from mcp2026ai.server.http.openai.codec import new_id
@@ -47,10 +47,12 @@ def usage_document(usage: Usage) -> dict[str, Any]:
 class ResponseEncoder:
     """The response document and its stream events for one request."""
 
-    def __init__(self, request: ResponsesRequest, plan: ToolPlan | None = None) -> None:
+    def __init__(self, request: ResponsesRequest, plan: ToolPlan | None = None, parser: str = "hermes") -> None:
         self.request = request
         self.plan = plan if plan is not None and plan.parse else None
         """The tool calls to parse out of the text (``tool_choice`` other than none)."""
+        self.parser = parser
+        """The family format of those calls (dataplane/tool_parsers.py)."""
         self.id = new_id("resp")
         self.message_id = new_id("msg")
         self.created_at = int(time.time())
@@ -68,7 +70,7 @@ class ResponseEncoder:
         """The answer's output items: its message (unless it is only tool calls), then its calls."""
         if self.plan is None:
             return [self.message(text, "completed")]
-        content, calls = parse_tool_calls(text, self.plan.max_calls)
+        content, calls = parse_whole(new_parser(self.parser, self.plan.max_calls, self.plan.tools), text)
         items = [self.message(content, "completed")] if content is not None and (content or not calls) else []
         return items + [function_call_item(call) for call in calls]
 
@@ -183,9 +185,10 @@ def _item_events(encoder: ResponseEncoder, index: int, item: dict[str, Any]) -> 
 
 
 async def create_response(
-    request: Request, document: Any, handlers: GenerationHandlers, codes: ResultCodes
+    request: Request, document: Any, handlers: GenerationHandlers, codes: ResultCodes, tool_call_parser: str = AUTO
 ) -> Response:
-    """``POST /v1/responses`` once the body is read: a response document, or its event stream."""
+    """``POST /v1/responses`` once the body is read: a response document, or its event stream
+    (``tool_call_parser``: the server's ``--tool-call-parser``)."""
     try:
         parsed = parse_responses_request(document)
         headers = {key.lower(): value for key, value in request.headers.items()}
@@ -193,7 +196,9 @@ async def create_response(
         generation = await handlers.start(parsed.text_request(headers), codes)
     except MCPError as exc:
         return openai_error(exc)
-    encoder = ResponseEncoder(parsed, plan)
+    forced = plan is not None and plan.constraint is not None
+    parser = resolve_parser(tool_call_parser, generation.tokenizer.template_source, forced)
+    encoder = ResponseEncoder(parsed, plan, parser)
     if parsed.stream:
         try:
             deltas = await response_deltas(request, generation)

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration
+from mcp2026ai.dataplane.tool_parsers import resolve_parser
 from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.types import Delta
 from mcp2026ai.protocol.v2_json import parse_json
@@ -38,6 +39,7 @@ from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_e
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
 from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
+from mcp2026ai.server.http.openai.tools import ToolPlan
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, response_deltas, sse
 from mcp2026ai.serving.llms import ServedLLM
 
@@ -90,7 +92,7 @@ class OpenAIEndpoints:
             document = await self._document(request)
         except MCPError as exc:
             return openai_error(exc)
-        return await create_response(request, document, self.plane.generation, CODES)
+        return await create_response(request, document, self.plane.generation, CODES, self.config.tool_call_parser)
 
     async def embeddings(self, request: Request) -> Response:
         try:
@@ -100,6 +102,11 @@ class OpenAIEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         return embeddings_response(parsed, result)
+
+    def _tool_parser(self, plan: ToolPlan, generation: TextGeneration | PromptBatch) -> str:
+        """The family format of the answer's tool calls (``--tool-call-parser``; auto: the template's)."""
+        template = generation.tokenizer.template_source
+        return resolve_parser(self.config.tool_call_parser, template, plan.constraint is not None)
 
     async def completions(self, request: Request) -> Response:
         return await self._generate(request, chat=False)
@@ -123,7 +130,7 @@ class OpenAIEndpoints:
             return openai_error(exc)
         plan = parsed.tool_plan() if chat else None
         encoder = (
-            ToolChatEncoder(parsed.model, generation.tokenizer, plan)
+            ToolChatEncoder(parsed.model, generation.tokenizer, plan, self._tool_parser(plan, generation))
             if plan is not None and plan.parse
             else _encoder(parsed, generation)
         )
