@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.dataplane.generation import Prompt, TextRequest
+from mcp2026ai.dataplane.reasoning import ChoiceReasoning
 from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
 from mcp2026ai.generation.chat_template import template_kwargs
 from mcp2026ai.generation.tokenizer import TextTokenizer
@@ -341,6 +342,22 @@ class ChatEncoder(CompletionEncoder):
         super().__init__(model, tokenizer)
         self.id = new_id("chatcmpl")
         self._started: set[int] = set()
+        self.reasoning: ChoiceReasoning | None = None
+        """Set with ``--reasoning-parser``: ``<think>...</think>`` goes to ``reasoning_content``."""
+
+    def split(self, text: str) -> tuple[str | None, str]:
+        """A whole choice's (reasoning, content)."""
+        return self.reasoning.whole(text) if self.reasoning is not None else (None, text)
+
+    def split_delta(self, delta: Delta) -> tuple[str, str]:
+        """A delta's (reasoning, content) text."""
+        if self.reasoning is None:
+            return "", delta.text
+        return self.reasoning.delta(delta.index, delta.text, delta.finish_reason is not None)
+
+    def _message(self, reasoning: str | None, content: str | None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        return message | {"reasoning_content": reasoning} if self.reasoning is not None else message
 
     def _entry(self, token_id: int, logprob: float) -> dict[str, Any]:
         text = self.tokenizer.token_text(token_id)
@@ -359,7 +376,7 @@ class ChatEncoder(CompletionEncoder):
         body = [
             {
                 "index": choice.index,
-                "message": {"role": "assistant", "content": choice.text},
+                "message": self._message(*self.split(choice.text)),
                 "logprobs": self.chat_logprobs(choice.logprobs) if logprobs else None,
                 "finish_reason": _finish(choice.finish_reason),
             }
@@ -368,10 +385,13 @@ class ChatEncoder(CompletionEncoder):
         return {**self._base(body, "chat.completion"), "usage": usage_json(usage)}
 
     def chunk(self, delta: Delta, logprobs: bool, include_usage: bool) -> dict[str, Any]:
-        message: dict[str, Any] = {"content": delta.text} if delta.text or delta.finish_reason is None else {}
+        reasoning, text = self.split_delta(delta)
+        message: dict[str, Any] = {"content": text} if text or delta.finish_reason is None else {}
+        if reasoning:
+            message = {"reasoning_content": reasoning} | ({"content": text} if text else {})
         if delta.index not in self._started:
             self._started.add(delta.index)
-            message = {"role": "assistant", "content": delta.text}
+            message = {"role": "assistant", "content": text} | ({"reasoning_content": reasoning} if reasoning else {})
         choice = {
             "index": delta.index,
             "delta": message,

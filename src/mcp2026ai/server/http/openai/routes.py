@@ -10,6 +10,7 @@ a client that disconnects, streaming or not, aborts its generation.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -18,9 +19,11 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration
+from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration, TextRequest
+from mcp2026ai.dataplane.reasoning import ChoiceReasoning, ReasoningPlan, reasoning_plan
 from mcp2026ai.dataplane.tool_parsers import resolve_parser
 from mcp2026ai.errors import MCPError
+from mcp2026ai.generation.grammar import after_reasoning
 from mcp2026ai.generation.types import Delta
 from mcp2026ai.protocol.v2_json import parse_json
 from mcp2026ai.server.config import ServerConfig
@@ -92,7 +95,9 @@ class OpenAIEndpoints:
             document = await self._document(request)
         except MCPError as exc:
             return openai_error(exc)
-        return await create_response(request, document, self.plane.generation, CODES, self.config.tool_call_parser)
+        return await create_response(
+            request, document, self.plane.generation, CODES, self.config.tool_call_parser, self._with_reasoning
+        )
 
     async def embeddings(self, request: Request) -> Response:
         try:
@@ -102,6 +107,16 @@ class OpenAIEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         return embeddings_response(parsed, result)
+
+    def _with_reasoning(self, request: TextRequest) -> tuple[TextRequest, ReasoningPlan | None]:
+        """With ``--reasoning-parser``: how the answer starts, and its constraint applied after the reasoning."""
+        if self.config.reasoning_parser is None:
+            return request, None
+        tokenizer = self.plane.generation.model(request.model).engine.tokenizer
+        plan = reasoning_plan(self.config.reasoning_parser, tokenizer, request.prompt.template_kwargs)
+        if plan is None or request.constraint is None:
+            return request, plan
+        return replace(request, constraint=after_reasoning(request.constraint, plan.inside)), plan
 
     def _tool_parser(self, plan: ToolPlan, generation: TextGeneration | PromptBatch) -> str:
         """The family format of the answer's tool calls (``--tool-call-parser``; auto: the template's)."""
@@ -122,8 +137,10 @@ class OpenAIEndpoints:
             parsed = parse_request(ChatCompletionRequest if chat else CompletionRequest, document, limits)
             headers = {key.lower(): value for key, value in request.headers.items()}
             generation: TextGeneration | PromptBatch
+            reasoning = None
             if chat:
-                generation = await self.plane.generation.start(parsed.text_request(headers), CODES)
+                text_request, reasoning = self._with_reasoning(parsed.text_request(headers))
+                generation = await self.plane.generation.start(text_request, CODES)
             else:
                 generation = await start_completions(self.plane.generation, parsed.text_requests(headers), CODES)
         except MCPError as exc:
@@ -134,6 +151,8 @@ class OpenAIEndpoints:
             if plan is not None and plan.parse
             else _encoder(parsed, generation)
         )
+        if reasoning is not None and isinstance(encoder, ChatEncoder):
+            encoder.reasoning = ChoiceReasoning(reasoning)
         logprobs = parsed.logprobs is not None if isinstance(parsed, CompletionRequest) else bool(parsed.logprobs)
         if parsed.stream:
             try:

@@ -37,7 +37,7 @@ class ToolChatEncoder(ChatEncoder):
     def response(self, choices: list[Choice], usage: Usage, logprobs: bool) -> dict[str, Any]:
         document = super().response(choices, usage, logprobs)
         for choice, body in zip(choices, document["choices"], strict=True):
-            content, calls = parse_whole(self.new_parser(), choice.text)
+            content, calls = parse_whole(self.new_parser(), body["message"]["content"])
             body["message"]["content"] = content
             if calls:
                 body["message"]["tool_calls"] = tool_calls_json(calls)
@@ -46,10 +46,13 @@ class ToolChatEncoder(ChatEncoder):
 
     def chunks(self, delta: Delta, logprobs: bool, include_usage: bool) -> list[dict[str, Any]]:
         parser = self._parsers.get(delta.index) or self._parsers.setdefault(delta.index, self.new_parser())
-        events = parser.feed(delta.text)
+        reasoning, text = self.split_delta(delta)
+        events = parser.feed(text)
         if delta.finish_reason is not None:
             events += parser.finish()
         messages = [message for event in events if (message := _message(event, parser)) is not None]
+        if reasoning:
+            messages.insert(0, {"reasoning_content": reasoning})
         if delta.logprobs and logprobs and not messages:
             messages.append({"content": ""})
         documents = [self._chunk(delta.index, message, None, include_usage) for message in messages]
