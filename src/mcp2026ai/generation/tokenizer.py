@@ -1,8 +1,9 @@
 """Text <-> token ids with the model's own tokenizer (``tokenizer.json``) and chat template (Jinja).
 
-:class:`IncrementalDecoder` turns a growing list of token ids into text deltas: it decodes a small
-window and holds a delta back while it ends in an incomplete UTF-8 sequence (a byte-level BPE token
-may carry half a character), the way Hugging Face's streamers and vLLM do.
+:class:`IncrementalDecoder` turns a growing list of token ids into text deltas with tokenizers'
+``DecodeStream``: a delta is held back while it ends in an incomplete UTF-8 sequence (a byte-level BPE
+token may carry half a character), the way Hugging Face's streamers and vLLM do.
+:class:`WindowDecoder`, the hand-written decoder it replaced, stays for the benchmark that chose it.
 """
 
 from __future__ import annotations
@@ -66,6 +67,20 @@ class TextTokenizer:
         return str(self._tokenizer.decode(kept, skip_special_tokens=False))
 
     @property
+    def keeps_markers(self) -> bool:
+        """Whether some special tokens stay in the decoded text (:data:`KEPT_MARKERS`)."""
+        return self._keeps_markers
+
+    def skips(self, token_id: int) -> bool:
+        """Whether ``token_id`` is a special token decoded text leaves out."""
+        return token_id in self._skipped
+
+    @property
+    def rust_tokenizer(self) -> Any:
+        """The ``tokenizers.Tokenizer`` itself (for its decode stream)."""
+        return self._tokenizer
+
+    @property
     def template_source(self) -> str | None:
         """The chat template's Jinja source (None: the model has none)."""
         return self._template_source
@@ -117,7 +132,38 @@ class TextTokenizer:
 
 
 class IncrementalDecoder:
-    """Text deltas of a growing token sequence (see the module docstring)."""
+    """Text deltas of a growing token sequence, by tokenizers' ``DecodeStream`` (it holds back a delta
+    while it ends in an incomplete UTF-8 sequence, as Hugging Face's streamers and vLLM do). The
+    special tokens :meth:`TextTokenizer.decode` skips are skipped here too; the markers it keeps stay.
+    Chosen over :class:`WindowDecoder` by measurement (benchmarks/llm/detokenize.py)."""
+
+    def __init__(self, tokenizer: TextTokenizer) -> None:
+        tokenizers = require("tokenizers", "serving a language model", ModelImportError)
+        self._tokenizer = tokenizer
+        self._stream = tokenizers.decoders.DecodeStream(skip_special_tokens=not tokenizer.keeps_markers)
+        self._held: list[int] = []
+        """Ids whose text the stream has not given yet (an incomplete character at the end)."""
+
+    def push(self, token_id: int) -> str:
+        """Add one token; the new text it completes (may be empty)."""
+        if self._tokenizer.skips(token_id):
+            return ""
+        self._held.append(token_id)
+        text = self._stream.step(self._tokenizer.rust_tokenizer, token_id)
+        if text is None:
+            return ""
+        self._held.clear()
+        return str(text)
+
+    def flush(self) -> str:
+        """Whatever is still held back (an incomplete character at the very end)."""
+        held, self._held = self._held, []
+        return self._tokenizer.decode(held) if held else ""
+
+
+class WindowDecoder:
+    """The hand-written incremental decoder DecodeStream replaced: decodes a small window and holds a
+    delta back while it ends in an incomplete UTF-8 sequence (kept for benchmarks/llm/detokenize.py)."""
 
     def __init__(self, tokenizer: TextTokenizer) -> None:
         self._tokenizer = tokenizer
