@@ -216,7 +216,7 @@ class Pythonic(CallFormat):
             return Parsed()
         try:
             calls = _python_calls(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # a pathological answer is no call
             return Parsed(failed=final)
         return Parsed(calls, len(region) - held)
 

@@ -127,6 +127,11 @@ def test_each_family_reads_its_output_token_by_token(
     assert streamed(family, pieces) == (content, calls)
 
 
+def test_pathological_pythonic_text_stays_content() -> None:
+    deep = "[f(a=" + "[" * 5000 + "]" * 5000 + ")]"
+    assert parse_whole(new_parser("pythonic", None, TOOLS), deep) == (deep, [])
+
+
 def test_parallel_tool_calls_false_keeps_the_first_call_only() -> None:
     _, calls = parse_whole(new_parser("pythonic", 1, TOOLS), '[get_weather(city="Paris"), get_time()]')
     assert [call.name for call in calls] == ["get_weather"]
