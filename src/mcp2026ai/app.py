@@ -63,7 +63,12 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice)
     models = ServedModels(registry, executors, backends, config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
-    llms = GenerationModels(registry, config.generation, config.security.trusted_keys())
+    llms = GenerationModels(
+        registry,
+        config.generation,
+        config.security.trusted_keys(),
+        model_defaults=config.generation_config == "auto",
+    )
     tensor_names = [name for name in names if not llms.is_language_model(name)]
     return DataPlane(
         models,

@@ -64,3 +64,18 @@ def test_completions_echo_and_responses_work_on_gemma(client: openai.OpenAI) -> 
     assert completion.choices[0].text.startswith("The capital of France is")
     response = client.responses.create(model=MODEL, input="Say hello.", max_output_tokens=8, temperature=0)
     assert response.output_text and response.usage is not None and response.usage.output_tokens <= 8
+
+
+def test_a_template_refusal_is_a_400_naming_the_template_error(client: openai.OpenAI) -> None:
+    """Gemma's template refuses two user turns in a row (raise_exception): the caller's 400 says why."""
+    twice = [{"role": "user", "content": "Hi"}, {"role": "user", "content": "Hello?"}]
+    with pytest.raises(openai.BadRequestError, match="Conversation roles must alternate"):
+        client.chat.completions.create(model=MODEL, messages=twice, max_tokens=4)  # type: ignore[arg-type]
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(
+            model=MODEL,
+            messages=QUESTION,  # type: ignore[arg-type]
+            max_tokens=4,
+            extra_body={"chat_template_kwargs": {"messages": []}},
+        )
+    assert raised.value.param == "chat_template_kwargs"

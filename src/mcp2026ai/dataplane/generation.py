@@ -61,6 +61,8 @@ class Prompt:
     messages: tuple[Mapping[str, Any], ...] | None = None
     tools: tuple[Mapping[str, Any], ...] | None = None
     """OpenAI tool definitions the chat template shows the model (dataplane/tool_prompt.py)."""
+    template_kwargs: Mapping[str, Any] | None = None
+    """The request's ``chat_template_kwargs`` (vLLM's; e.g. ``enable_thinking``)."""
 
     def characters(self) -> int:
         if self.text is not None:
@@ -74,7 +76,7 @@ class Prompt:
             return list(self.token_ids)
         if self.messages is not None:
             messages, tools = template_messages(self.messages, self.tools, tokenizer.template_takes_tools)
-            return tokenizer.chat_ids(messages, tools)
+            return tokenizer.chat_ids(messages, tools, self.template_kwargs)
         return tokenizer.encode(self.text or "")
 
 

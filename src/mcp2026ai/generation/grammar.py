@@ -175,3 +175,51 @@ def _as_lark(grammar: str) -> str:
 
 def _where(constraint: Constraint) -> str:
     return constraint.param or f"the {constraint.kind.value} constraint"
+
+
+_REASONING_TEXT = r"(.|\n)*"
+
+
+def after_reasoning(constraint: Constraint, inside: bool) -> Constraint:
+    """``constraint`` applied once the model's reasoning ends (``</think>``): the text up to there is
+    free, then the constraint's grammar holds (with ``inside`` False the answer may open the block
+    with ``<think>`` itself, or answer at once). Lark with llguidance's lazy lexeme ends the reasoning
+    at the first ``</think>``."""
+    answer = _answer_rule(constraint)
+    thinking = '"<think>" mcp_reasoning' if not inside else "mcp_reasoning"
+    start = f"start: {thinking} mcp_answer" if inside else f"start: ({thinking})? mcp_answer"
+    lark = (
+        f"%llguidance {{}}\n{start}\n"
+        f'mcp_reasoning[lazy]: MCP_THINKING "</think>"\nMCP_THINKING: /{_REASONING_TEXT}/\n{answer}'
+    )
+    return Constraint(ConstraintKind.GRAMMAR, lark, constraint.param)
+
+
+def _lark_regex(regex: str) -> str:
+    """A regex as the body of a Lark ``/.../`` literal: slashes escaped, line breaks written as escapes."""
+    for character, escape in (("\n", "\\n"), ("\r", "\\r")):
+        regex = regex.replace("\\" + character, escape).replace(character, escape)
+    return regex.replace("/", "\\/")
+
+
+def _answer_rule(constraint: Constraint) -> str:
+    """The constraint as the Lark rule ``mcp_answer`` (and, for a grammar, its own rules)."""
+    kind = constraint.kind
+    if kind is ConstraintKind.JSON_SCHEMA or kind is ConstraintKind.JSON_OBJECT:
+        schema = (
+            closed_objects(json.loads(constraint.spec)) if kind is ConstraintKind.JSON_SCHEMA else {"type": "object"}
+        )
+        return f"mcp_answer: %json {json.dumps({**schema, 'x-guidance': JSON_OPTIONS})}\n"
+    if kind is ConstraintKind.REGEX:
+        return f"mcp_answer: /{_lark_regex(constraint.spec)}/\n"
+    if kind is ConstraintKind.CHOICE:
+        return "mcp_answer: " + " | ".join(json.dumps(choice) for choice in json.loads(constraint.spec)) + "\n"
+    grammar = _as_lark(constraint.spec)
+    if not any(line.startswith("start:") for line in grammar.splitlines()):
+        raise InvalidArgumentError(f"{_where(constraint)}: a grammar needs a start rule to follow reasoning")
+    renamed = "\n".join(
+        "mcp_grammar_start:" + line[len("start:") :] if line.startswith("start:") else line
+        for line in grammar.splitlines()
+        if not line.startswith("%llguidance")
+    )
+    return f"mcp_answer: mcp_grammar_start\n{renamed}\n"

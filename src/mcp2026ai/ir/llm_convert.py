@@ -32,6 +32,7 @@ from mcp2026ai.ir.conversion import first_line, quiet_stdout
 from mcp2026ai.ir.llm_architecture import check_convertible
 from mcp2026ai.ir.llm_defaults import complete_folder
 from mcp2026ai.ir.llm_info import INFO_FILE, LLMPrecision, read_llm_info, save_llm_info
+from mcp2026ai.ir.llm_sampling import sampling_of_gguf, sampling_of_hf, write_sampling
 
 SOURCE_GGUF = "gguf"
 SOURCE_HF = "huggingface"
@@ -90,6 +91,7 @@ def convert_llm(source: Path, precision: LLMPrecision, cache_dir: Path, digest: 
         out = work / "onnx"
         run_builder(hf_folder, out, precision, work / "builder-cache")
         info = complete_folder(out, read_llm_info(out, precision, source_format(source)))
+        write_sampling(out, sampling_of_hf(source) if source.is_dir() else sampling_of_gguf(source))
         keep_last_logits(out / info.decoder_file, info.logits)
         save_llm_info(out, info)
         try:

@@ -2,8 +2,10 @@
 
 Gemma 3 GGUF files of the base model carry no chat template, yet the model knows Gemma's turn
 markers (``<start_of_turn>``/``<end_of_turn>``), and its end-of-sequence id (``<eos>``) is not what
-ends a turn. For such a folder the converter writes Gemma's own template (as Google ships it with the
-instruction-tuned models) and adds ``<end_of_turn>`` to the end-of-sequence ids.
+ends a turn. For such a folder the converter writes Gemma 3's published template (``templates/gemma3.jinja``,
+as Google ships it with the instruction-tuned models: it writes ``{{ bos_token }}`` itself, so the BOS
+comes from the tokenizer config like every other model's) and adds ``<end_of_turn>`` to the
+end-of-sequence ids.
 """
 
 from __future__ import annotations
@@ -13,23 +15,9 @@ from pathlib import Path
 
 from mcp2026ai.ir.llm_info import CHAT_TEMPLATE_FILE, LLMInfo, chat_template_of
 
-GEMMA_TEMPLATE = (
-    "<bos>"
-    "{%- if messages[0]['role'] == 'system' -%}"
-    "{%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}"
-    "{%- set loop_messages = messages[1:] -%}"
-    "{%- else -%}{%- set first_user_prefix = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
-    "{%- for message in loop_messages -%}"
-    "{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}"
-    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
-    "{%- endif -%}"
-    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
-    "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') }}"
-    "{{ message['content'] | trim }}{{ '<end_of_turn>\n' }}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}"
-)
-"""Gemma's chat template (the instruction-tuned Gemma 3 models'), for text content."""
+_TEMPLATES_DIR = Path(__file__).parent / "templates"
+GEMMA_TEMPLATE = (_TEMPLATES_DIR / "gemma3.jinja").read_text(encoding="utf-8")
+"""Gemma 3's chat template (the instruction-tuned models')."""
 
 TEMPLATES = {"gemma3_text": (GEMMA_TEMPLATE, "<end_of_turn>"), "gemma3": (GEMMA_TEMPLATE, "<end_of_turn>")}
 """Architecture -> (its chat template, the token that ends a turn)."""

@@ -97,6 +97,12 @@ def _ids(value: Any) -> list[int]:
     return [int(v) for v in value] if isinstance(value, list) else [int(value)]
 
 
+def tokenizer_config_of(folder: Path) -> dict[str, Any]:
+    """The folder's ``tokenizer_config.json`` (empty when it has none)."""
+    config_file = folder / TOKENIZER_CONFIG
+    return _load_json(config_file) if config_file.is_file() else {}
+
+
 def chat_template_of(folder: Path) -> str | None:
     """The model's Jinja chat template: ``chat_template.jinja``, else ``tokenizer_config.json``'s."""
     template_file = folder / CHAT_TEMPLATE_FILE

@@ -134,3 +134,13 @@ class ServerConfig(BaseModel):
         default_factory=GenerationLimits,
         description="What one text-generation request may ask for (messages, characters, max_tokens, n, stops).",
     )
+    # Text formats of the language models (issue 53): vLLM's flags of the same names.
+    tool_call_parser: Literal["auto", "hermes", "llama3_json", "mistral", "qwen3_coder", "pythonic"] = Field(
+        "auto", description="How tool calls are read from the answers; auto: from each model's chat template."
+    )
+    reasoning_parser: Literal["deepseek_r1", "qwen3"] | None = Field(
+        None, description="Split <think>...</think> into reasoning_content (None: the answer is all content)."
+    )
+    generation_config: Literal["auto", "none"] = Field(
+        "auto", description="auto: a model's own sampling defaults fill what a request leaves out; none: ignore them."
+    )

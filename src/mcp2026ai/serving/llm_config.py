@@ -49,6 +49,11 @@ class GenerationDefaults(_Section):
     stop_sequences: list[str] = Field(default_factory=list, max_length=16)
     seed: int | None = Field(None, ge=0, lt=2**63)
 
+    def over(self, base: GenerationDefaults) -> GenerationDefaults:
+        """These defaults where set, ``base``'s elsewhere (a served config over the model's own)."""
+        mine = {key: value for key, value in self.model_dump().items() if value is not None and value != []}
+        return base.model_copy(update=mine)
+
     def fill(self, fields: dict[str, Any]) -> dict[str, Any]:
         """``fields`` (SamplingParams names, only what the request set) with the defaults for the rest."""
         defaults: dict[str, Any] = {

@@ -13,6 +13,7 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
+from mcp2026ai.ir.llm_sampling import read_sampling
 from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
@@ -76,14 +77,21 @@ class GenerationModels:
     """Engines by model name; the edges reach them through the data plane."""
 
     def __init__(
-        self, registry: ModelRegistry, config: EngineConfig | None = None, trusted_keys: TrustedKeys | None = None
+        self,
+        registry: ModelRegistry,
+        config: EngineConfig | None = None,
+        trusted_keys: TrustedKeys | None = None,
+        model_defaults: bool = True,
     ) -> None:
         self.registry = registry
         self.config = config or EngineConfig()
         self.trusted_keys = trusted_keys
         """``--require-signed``: every version an engine opens is verified as it is opened."""
+        self.model_defaults = model_defaults
+        """``--generation-config auto``: a model's own sampling defaults (ir/llm_sampling.py) apply."""
         self._served: dict[str, ServedLLM] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
+        self._own: dict[str, GenerationDefaults] = {}
 
     def is_language_model(self, name: str) -> bool:
         """Whether ``name``'s default version in the registry is a language model."""
@@ -98,6 +106,7 @@ class GenerationModels:
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         engine = await asyncio.to_thread(build_engine, name, folder, config)
         self._served[name] = ServedLLM(record, engine, time.time())
+        self._own[name] = GenerationDefaults(**read_sampling(folder)) if self.model_defaults else GenerationDefaults()
         stored = stored_config(self.registry, record)
         if stored is not None:
             self.configure(stored)
@@ -133,8 +142,11 @@ class GenerationModels:
             return None, record
 
     def defaults(self, name: str) -> GenerationDefaults:
-        """The model's generation defaults (its stored ``mcp-config.yaml``, or the latest applied)."""
-        return self._defaults.get(name) or GenerationDefaults()
+        """The model's generation defaults: its stored ``mcp-config.yaml`` (or the latest applied) over
+        the model's own sampling defaults (unless ``--generation-config none``)."""
+        configured = self._defaults.get(name) or GenerationDefaults()
+        own = self._own.get(name)
+        return configured.over(own) if own is not None else configured
 
     def configure(self, config: ServingConfig) -> None:
         """Apply a config's defaults to the served model it names: requests admitted from now on use

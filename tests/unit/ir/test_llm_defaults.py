@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from mcp2026ai.generation.tokenizer import _compile
+from mcp2026ai.generation.chat_template import ChatTemplate
 from mcp2026ai.ir.llm_builder_launch import builder_view
 from mcp2026ai.ir.llm_defaults import complete_folder
 from mcp2026ai.ir.llm_info import CHAT_TEMPLATE_FILE, LLMInfo, LLMPrecision
@@ -31,11 +31,11 @@ def test_a_gemma_folder_without_a_template_gets_gemma_s(tmp_path: Path) -> None:
     (tmp_path / "tokenizer.json").write_text(json.dumps({"added_tokens": tokens}))
     completed = complete_folder(tmp_path, info("gemma3_text"))
     assert completed.eos_token_ids == [1, 106] and completed.has_chat_template
-    template = _compile((tmp_path / CHAT_TEMPLATE_FILE).read_text())
+    template = ChatTemplate((tmp_path / CHAT_TEMPLATE_FILE).read_text(), {"bos_token": "<bos>"})
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
-    assert template.render(messages=messages, add_generation_prompt=True) == (
+    assert template.render(messages) == (
         "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"
-    )
+    )  # the BOS is the tokenizer config's, written by the template's {{ bos_token }}
 
 
 def test_other_architectures_are_left_alone(tmp_path: Path) -> None:

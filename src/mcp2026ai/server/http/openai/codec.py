@@ -19,7 +19,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp2026ai.dataplane.generation import Prompt, TextRequest
+from mcp2026ai.dataplane.reasoning import ChoiceReasoning
 from mcp2026ai.errors import InvalidArgumentError, InvalidFieldError
+from mcp2026ai.generation.chat_template import template_kwargs
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import Choice, Constraint, Delta, TokenLogprob, Usage
 from mcp2026ai.messages import validated
@@ -169,13 +171,22 @@ class ChatMessage(BaseModel):
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    reasoning_content: str | None = None
+    """An earlier assistant turn's reasoning, as this server (and vLLM) answered it; templates that
+    show past reasoning read it (generation/chat_template.py gives it every name they use)."""
+    reasoning: str | None = None
 
     def turn(self) -> dict[str, Any]:
-        """The message as the chat template takes it (tool calls and their ids kept)."""
+        """The message as the chat template takes it (tool calls, their ids and reasoning kept)."""
         if self.role == "tool" and not self.tool_call_id:
             raise InvalidArgumentError("a message with role 'tool' needs the tool_call_id it answers")
         turn: dict[str, Any] = {"role": "system" if self.role == "developer" else self.role, "content": self.text()}
-        extra = {"tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id, "name": self.name}
+        extra = {
+            "tool_calls": self.tool_calls,
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "reasoning_content": self.reasoning_content or self.reasoning,
+        }
         return turn | {key: value for key, value in extra.items() if value is not None}
 
     def text(self) -> str:
@@ -197,6 +208,8 @@ class ChatCompletionRequest(_Request):
     tools: list[Tool] | None = Field(None, max_length=MAX_TOOLS)
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    """vLLM's extra variables for the chat template (e.g. ``{"enable_thinking": false}``)."""
 
     def tool_plan(self) -> ToolPlan | None:
         return tool_plan(self.tools, self.tool_choice, self.parallel_tool_calls)
@@ -211,7 +224,11 @@ class ChatCompletionRequest(_Request):
             if constraint is not None:
                 raise InvalidArgumentError(f"tool_choice forces a tool call: {constraint.param} cannot apply too")
             constraint = plan.constraint
-        prompt = Prompt(messages=tuple(m.turn() for m in self.messages), tools=plan.tools or None if plan else None)
+        prompt = Prompt(
+            messages=tuple(m.turn() for m in self.messages),
+            tools=plan.tools or None if plan else None,
+            template_kwargs=template_kwargs(self.chat_template_kwargs) or None,
+        )
         return TextRequest(
             self.model,
             prompt,
@@ -328,6 +345,22 @@ class ChatEncoder(CompletionEncoder):
         super().__init__(model, tokenizer)
         self.id = new_id("chatcmpl")
         self._started: set[int] = set()
+        self.reasoning: ChoiceReasoning | None = None
+        """Set with ``--reasoning-parser``: ``<think>...</think>`` goes to ``reasoning_content``."""
+
+    def split(self, text: str) -> tuple[str | None, str]:
+        """A whole choice's (reasoning, content)."""
+        return self.reasoning.whole(text) if self.reasoning is not None else (None, text)
+
+    def split_delta(self, delta: Delta) -> tuple[str, str]:
+        """A delta's (reasoning, content) text."""
+        if self.reasoning is None:
+            return "", delta.text
+        return self.reasoning.delta(delta.index, delta.text, delta.finish_reason is not None)
+
+    def _message(self, reasoning: str | None, content: str | None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        return message | {"reasoning_content": reasoning} if self.reasoning is not None else message
 
     def _entry(self, token_id: int, logprob: float) -> dict[str, Any]:
         text = self.tokenizer.token_text(token_id)
@@ -346,7 +379,7 @@ class ChatEncoder(CompletionEncoder):
         body = [
             {
                 "index": choice.index,
-                "message": {"role": "assistant", "content": choice.text},
+                "message": self._message(*self.split(choice.text)),
                 "logprobs": self.chat_logprobs(choice.logprobs) if logprobs else None,
                 "finish_reason": _finish(choice.finish_reason),
             }
@@ -355,10 +388,13 @@ class ChatEncoder(CompletionEncoder):
         return {**self._base(body, "chat.completion"), "usage": usage_json(usage)}
 
     def chunk(self, delta: Delta, logprobs: bool, include_usage: bool) -> dict[str, Any]:
-        message: dict[str, Any] = {"content": delta.text} if delta.text or delta.finish_reason is None else {}
+        reasoning, text = self.split_delta(delta)
+        message: dict[str, Any] = {"content": text} if text or delta.finish_reason is None else {}
+        if reasoning:
+            message = {"reasoning_content": reasoning} | ({"content": text} if text else {})
         if delta.index not in self._started:
             self._started.add(delta.index)
-            message = {"role": "assistant", "content": delta.text}
+            message = {"role": "assistant", "content": text} | ({"reasoning_content": reasoning} if reasoning else {})
         choice = {
             "index": delta.index,
             "delta": message,

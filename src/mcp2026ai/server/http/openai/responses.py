@@ -9,21 +9,23 @@ it is the event sequence OpenAI sends (each event ``event: <type>`` + ``data: <j
 error after the stream began is an ``error`` event. Nothing is stored: the id names nothing later.
 With function tools (responses_tools.py) the calls are ``function_call`` output items; streamed, the
 text is parsed whole first and each item then sent with its events (``response.function_call_arguments.*``
-for a call).
+for a call). With ``--reasoning-parser`` the ``<think>`` text is a ``reasoning`` item first (its
+``reasoning_text`` content; streamed as ``response.reasoning_text.delta``/``.done``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from mcp2026ai.dataplane.generation import GenerationHandlers, ResultCodes, TextGeneration
-from mcp2026ai.dataplane.tool_calls import parse_tool_calls
+from mcp2026ai.dataplane.generation import GenerationHandlers, ResultCodes, TextGeneration, TextRequest
+from mcp2026ai.dataplane.reasoning import ReasoningPlan, split_reasoning
+from mcp2026ai.dataplane.tool_parsers import AUTO, new_parser, parse_whole, resolve_parser
 from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.types import Delta, FinishReason, Usage
 from mcp2026ai.server.http.openai.codec import new_id
@@ -32,6 +34,8 @@ from mcp2026ai.server.http.openai.responses_request import ResponsesRequest, par
 from mcp2026ai.server.http.openai.responses_tools import function_call_item
 from mcp2026ai.server.http.openai.tools import ToolPlan
 from mcp2026ai.server.http.streaming import SSE_HEADERS, collect_unless_gone, response_deltas
+
+ReasoningStep = Callable[[TextRequest], tuple[TextRequest, ReasoningPlan | None]]
 
 
 def usage_document(usage: Usage) -> dict[str, Any]:
@@ -47,12 +51,23 @@ def usage_document(usage: Usage) -> dict[str, Any]:
 class ResponseEncoder:
     """The response document and its stream events for one request."""
 
-    def __init__(self, request: ResponsesRequest, plan: ToolPlan | None = None) -> None:
+    def __init__(
+        self,
+        request: ResponsesRequest,
+        plan: ToolPlan | None = None,
+        parser: str = "hermes",
+        reasoning: ReasoningPlan | None = None,
+    ) -> None:
         self.request = request
+        self.reasoning = reasoning
+        """Set with ``--reasoning-parser``: the answer's ``<think>`` text becomes a reasoning item."""
         self.plan = plan if plan is not None and plan.parse else None
         """The tool calls to parse out of the text (``tool_choice`` other than none)."""
+        self.parser = parser
+        """The family format of those calls (dataplane/tool_parsers.py)."""
         self.id = new_id("resp")
         self.message_id = new_id("msg")
+        self.reasoning_id = new_id("rs")
         self.created_at = int(time.time())
         self.sequence = 0
 
@@ -65,12 +80,14 @@ class ResponseEncoder:
         return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
     def output(self, text: str) -> list[dict[str, Any]]:
-        """The answer's output items: its message (unless it is only tool calls), then its calls."""
+        """The answer's output items: its reasoning, its message (unless it is only tool calls), its calls."""
+        reasoning, text = split_reasoning(self.reasoning, text) if self.reasoning is not None else (None, text)
+        thought = [reasoning_item(self.reasoning_id, reasoning)] if reasoning else []
         if self.plan is None:
-            return [self.message(text, "completed")]
-        content, calls = parse_tool_calls(text, self.plan.max_calls)
+            return [*thought, self.message(text, "completed")]
+        content, calls = parse_whole(new_parser(self.parser, self.plan.max_calls, self.plan.tools), text)
         items = [self.message(content, "completed")] if content is not None and (content or not calls) else []
-        return items + [function_call_item(call) for call in calls]
+        return thought + items + [function_call_item(call) for call in calls]
 
     def response(self, status: str, text: str | None = None, usage: Usage | None = None) -> dict[str, Any]:
         finished = status in ("completed", "incomplete")
@@ -108,6 +125,11 @@ class ResponseEncoder:
 
     def text_event(self, kind: str, **fields: Any) -> bytes:
         return self.event(kind, item_id=self.message_id, output_index=0, content_index=0, **fields)
+
+
+def reasoning_item(item_id: str, text: str) -> dict[str, Any]:
+    """A reasoning output item, as OpenAI's open-weight models' reasoning text is answered."""
+    return {"id": item_id, "type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": text}]}
 
 
 def final_status(reason: FinishReason | None) -> str:
@@ -164,6 +186,14 @@ async def _buffered_events(
 
 def _item_events(encoder: ResponseEncoder, index: int, item: dict[str, Any]) -> list[bytes]:
     where = {"item_id": item["id"], "output_index": index}
+    if item["type"] == "reasoning":
+        text = item["content"][0]["text"]
+        return [
+            encoder.event("response.output_item.added", output_index=index, item={**item, "content": []}),
+            encoder.event("response.reasoning_text.delta", **where, content_index=0, delta=text),
+            encoder.event("response.reasoning_text.done", **where, content_index=0, text=text),
+            encoder.event("response.output_item.done", output_index=index, item=item),
+        ]
     if item["type"] == "function_call":
         return [
             encoder.event("response.output_item.added", output_index=index, item={**item, "status": "in_progress"}),
@@ -183,23 +213,35 @@ def _item_events(encoder: ResponseEncoder, index: int, item: dict[str, Any]) -> 
 
 
 async def create_response(
-    request: Request, document: Any, handlers: GenerationHandlers, codes: ResultCodes
+    request: Request,
+    document: Any,
+    handlers: GenerationHandlers,
+    codes: ResultCodes,
+    tool_call_parser: str = AUTO,
+    with_reasoning: ReasoningStep | None = None,
 ) -> Response:
-    """``POST /v1/responses`` once the body is read: a response document, or its event stream."""
+    """``POST /v1/responses`` once the body is read: a response document, or its event stream
+    (``tool_call_parser``: the server's ``--tool-call-parser``; ``with_reasoning``: its reasoning parser's
+    plan for the request, and the request with its constraint applied after the reasoning)."""
     try:
         parsed = parse_responses_request(document)
         headers = {key.lower(): value for key, value in request.headers.items()}
         plan = parsed.tool_plan()
-        generation = await handlers.start(parsed.text_request(headers), codes)
+        text_request, reasoning = parsed.text_request(headers), None
+        if with_reasoning is not None:
+            text_request, reasoning = with_reasoning(text_request)
+        generation = await handlers.start(text_request, codes)
     except MCPError as exc:
         return openai_error(exc)
-    encoder = ResponseEncoder(parsed, plan)
+    forced = plan is not None and plan.constraint is not None
+    parser = resolve_parser(tool_call_parser, generation.tokenizer.template_source, forced)
+    encoder = ResponseEncoder(parsed, plan, parser, reasoning)
     if parsed.stream:
         try:
             deltas = await response_deltas(request, generation)
         except MCPError as exc:
             return openai_error(exc)
-        events = (_buffered_events if encoder.plan else _events)(generation, deltas, encoder)
+        events = (_buffered_events if encoder.plan or encoder.reasoning else _events)(generation, deltas, encoder)
         return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
     try:
         (choice,) = await collect_unless_gone(request, generation, 1)

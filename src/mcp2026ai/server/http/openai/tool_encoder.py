@@ -1,21 +1,14 @@
-"""Chat documents of a request with tools: the text of each choice parsed for Hermes tool calls
-(dataplane/tool_calls.py), answered as ``message.tool_calls`` or streamed as OpenAI's tool-call deltas
-(see server/http/openai/tools.py)."""
+"""Chat documents of a request with tools: the text of each choice parsed for tool calls in the model
+family's format (dataplane/tool_parsers.py), answered as ``message.tool_calls`` or streamed as OpenAI's
+tool-call deltas (see server/http/openai/tools.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from mcp2026ai.dataplane.tool_calls import (
-    ContentText,
-    ToolCall,
-    ToolCallArguments,
-    ToolCallEvent,
-    ToolCallParser,
-    ToolCallStart,
-    parse_tool_calls,
-)
+from mcp2026ai.dataplane.tool_calls import ContentText, ToolCall, ToolCallArguments, ToolCallEvent, ToolCallStart
+from mcp2026ai.dataplane.tool_parsers import HERMES, CallParser, new_parser, parse_whole
 from mcp2026ai.generation.types import Choice, Delta, FinishReason, Usage
 from mcp2026ai.server.http.openai.codec import ChatEncoder
 from mcp2026ai.server.http.openai.tools import ToolPlan
@@ -31,15 +24,20 @@ def tool_calls_json(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
 class ToolChatEncoder(ChatEncoder):
     """Chat documents whose text is parsed for tool calls (see the module docstring)."""
 
-    def __init__(self, model: str, tokenizer: Any, plan: ToolPlan) -> None:
+    def __init__(self, model: str, tokenizer: Any, plan: ToolPlan, parser: str = HERMES) -> None:
         super().__init__(model, tokenizer)
         self.plan = plan
-        self._parsers: dict[int, ToolCallParser] = {}
+        self.parser = parser
+        """The family format the calls are written in (tool_parsers.resolve_parser)."""
+        self._parsers: dict[int, CallParser] = {}
+
+    def new_parser(self) -> CallParser:
+        return new_parser(self.parser, self.plan.max_calls, self.plan.tools)
 
     def response(self, choices: list[Choice], usage: Usage, logprobs: bool) -> dict[str, Any]:
         document = super().response(choices, usage, logprobs)
         for choice, body in zip(choices, document["choices"], strict=True):
-            content, calls = parse_tool_calls(choice.text, self.plan.max_calls)
+            content, calls = parse_whole(self.new_parser(), body["message"]["content"])
             body["message"]["content"] = content
             if calls:
                 body["message"]["tool_calls"] = tool_calls_json(calls)
@@ -47,11 +45,14 @@ class ToolChatEncoder(ChatEncoder):
         return document
 
     def chunks(self, delta: Delta, logprobs: bool, include_usage: bool) -> list[dict[str, Any]]:
-        parser = self._parsers.setdefault(delta.index, ToolCallParser(self.plan.max_calls))
-        events = parser.feed(delta.text)
+        parser = self._parsers.get(delta.index) or self._parsers.setdefault(delta.index, self.new_parser())
+        reasoning, text = self.split_delta(delta)
+        events = parser.feed(text)
         if delta.finish_reason is not None:
             events += parser.finish()
         messages = [message for event in events if (message := _message(event, parser)) is not None]
+        if reasoning:
+            messages.insert(0, {"reasoning_content": reasoning})
         if delta.logprobs and logprobs and not messages:
             messages.append({"content": ""})
         documents = [self._chunk(delta.index, message, None, include_usage) for message in messages]
@@ -73,7 +74,7 @@ class ToolChatEncoder(ChatEncoder):
         return document
 
 
-def _message(event: ToolCallEvent, parser: ToolCallParser) -> dict[str, Any] | None:
+def _message(event: ToolCallEvent, parser: CallParser) -> dict[str, Any] | None:
     if isinstance(event, ContentText):
         if parser.calls and not event.text.strip():
             return None  # the newlines between calls
