@@ -18,6 +18,7 @@ from mcp2026ai.server.http.openai.batch.routes import BatchCreate
 from mcp2026ai.server.http.openai.codec import ChatCompletionRequest, CompletionRequest
 from mcp2026ai.server.http.openai.embeddings import EmbeddingsBody
 from mcp2026ai.server.http.openai.responses_request import ResponsesRequest
+from mcp2026ai.server.http.openai.similarity import RerankBody, ScoreBody
 from mcp2026ai.server.http.openai.tokens import DetokenizeRequest, TokenizeRequest
 from mcp2026ai.server.http.openapi import wire
 
@@ -118,6 +119,11 @@ def _openai() -> dict[tuple[str, str], Operation]:
         ),
         ("/v1/responses", "POST"): Operation("Responses", OPENAI, ResponsesRequest, error=error, streams=True),
         ("/v1/embeddings", "POST"): Operation("Embeddings", OPENAI, EmbeddingsBody, error=error),
+        ("/v1/rerank", "POST"): Operation(
+            "Rerank documents by a query (vLLM's, Jina/Cohere)", OPENAI, RerankBody, error=error
+        ),
+        ("/v2/rerank", "POST"): Operation("Rerank documents (Cohere's v2 path)", OPENAI, RerankBody, error=error),
+        ("/v1/score", "POST"): Operation("Similarity of text pairs (vLLM's)", OPENAI, ScoreBody, error=error),
         ("/tokenize", "POST"): Operation("Text to token ids (vLLM's)", OPENAI, TokenizeRequest, error=error),
         ("/detokenize", "POST"): Operation("Token ids to text (vLLM's)", OPENAI, DetokenizeRequest, error=error),
         ("/v1/files", "POST"): Operation(
