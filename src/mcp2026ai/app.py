@@ -57,7 +57,7 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     executors = partial(batching_executor, bulk_nice=config.bulk_batch_nice)
     models = ServedModels(registry, executors, backends, config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
-    llms = GenerationModels(registry, config.generation)
+    llms = GenerationModels(registry, config.generation, config.drain_timeout_s)
     tensor_names = [name for name in names if not llms.is_language_model(name)]
     return DataPlane(
         models,
@@ -89,7 +89,14 @@ def serving_sync(
     """The background reconciliation of what ``plane`` serves (hot reload, rollouts, canary ticks)."""
     pinned = repository.versions if repository is not None else None
     return ServingSync(
-        plane.models, plane.traffic, plane.repository.tick, config.sync_interval_s, watched, replanner, pinned
+        plane.models,
+        plane.traffic,
+        plane.repository.tick,
+        config.sync_interval_s,
+        watched,
+        replanner,
+        pinned,
+        llms=plane.llms,
     )
 
 

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp2026ai.errors import ContractError, NotFoundError
+from mcp2026ai.errors import ContractError, InvalidArgumentError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
+from mcp2026ai.policy.memory import release_freed_memory
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
+
+log = logging.getLogger(__name__)
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
@@ -60,21 +64,54 @@ def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineC
     return config.model_copy(update=update)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class ServedLLM:
+    """One loaded version of a language model: its engine, and the generations that hold it (leases),
+    so that a retiring version is closed only after its last stream ends."""
+
     record: ModelVersion
     engine: Engine
     loaded_at: float
+    leases: int = 0
+
+    def acquire(self) -> None:
+        self.leases += 1
+
+    def release(self) -> None:
+        self.leases = max(0, self.leases - 1)
+
+    @property
+    def idle(self) -> bool:
+        """No generation holds it and its engine has nothing running, preempted or waiting."""
+        return self.leases == 0 and not self.engine.busy
+
+
+@dataclass(frozen=True)
+class _Entry:
+    versions: dict[str, ServedLLM]
+    default: str
 
 
 class GenerationModels:
-    """Engines by model name; the edges reach them through the data plane."""
+    """Engines by model name and version; the edges reach them through the data plane.
 
-    def __init__(self, registry: ModelRegistry, config: EngineConfig | None = None) -> None:
+    Like the tensor models' table (serving/models.py) it is copy-on-write: a load builds the engine
+    first and installs it in one assignment; a version swapped out or unloaded is retired by
+    :func:`retire`: it takes no new work, finishes what it accepted (queued requests included, up to
+    ``drain_timeout_s``), then its engine is closed and its memory returned."""
+
+    def __init__(
+        self, registry: ModelRegistry, config: EngineConfig | None = None, drain_timeout_s: float = 30.0
+    ) -> None:
         self.registry = registry
         self.config = config or EngineConfig()
-        self._served: dict[str, ServedLLM] = {}
+        self.drain_timeout_s = drain_timeout_s
+        self._served: dict[str, _Entry] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
+        self._lock = asyncio.Lock()
+        self._retiring: set[ServedLLM] = set()
+        """Versions no longer routed to whose accepted generations are still finishing."""
+        self._background: set[asyncio.Task[None]] = set()
 
     def is_language_model(self, name: str) -> bool:
         """Whether ``name``'s default version in the registry is a language model."""
@@ -83,19 +120,95 @@ class GenerationModels:
         except NotFoundError:
             return False
 
-    async def load(self, name: str) -> ModelVersion:
-        record = self.registry.resolve(name)
+    async def load(self, name: str, version: str | None = None, make_default: bool = True) -> ModelVersion:
+        """Build an engine for ``name``'s registry default (or ``version``) and install it; a version
+        already loaded is replaced, the old engine retired after its streams end."""
+        async with self._lock:
+            record = await asyncio.to_thread(self.registry.resolve, name, version)
+            if not is_llm_format(record.format):
+                raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
+            engine = await self._build(record)
+            served = ServedLLM(record, engine, time.time())
+            old = self._served.get(name)
+            versions = {**(old.versions if old else {}), record.version: served}
+            default = record.version if make_default or old is None else old.default
+            replaced = old.versions.get(record.version) if old else None
+            self._served = {**self._served, name: _Entry(versions, default)}
+            if name not in self._defaults or make_default:
+                stored = stored_config(self.registry, record)
+                if stored is not None:
+                    self.configure(stored)
+                else:
+                    self._defaults.setdefault(name, GenerationDefaults())
+        retired = [replaced] if replaced is not None else []
+        del old, replaced
+        await self._retire(retired)
+        return record
+
+    async def _build(self, record: ModelVersion) -> Engine:
         plan, artifact = self.planned_artifact(record)
         folder = await asyncio.to_thread(self.registry.llm_folder, artifact)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
-        engine = await asyncio.to_thread(build_engine, name, folder, config)
-        self._served[name] = ServedLLM(record, engine, time.time())
-        stored = stored_config(self.registry, record)
-        if stored is not None:
-            self.configure(stored)
-        else:
-            self._defaults[name] = GenerationDefaults()
-        return record
+        return await asyncio.to_thread(build_engine, record.name, folder, config)
+
+    def set_default(self, name: str, version: str) -> None:
+        """Point unpinned generations at another loaded version (one atomic swap)."""
+        entry = self._served.get(name)
+        if entry is None or version not in entry.versions:
+            raise NotFoundError(f"language model {name!r} has no loaded version {version}")
+        self._served = {**self._served, name: _Entry(entry.versions, version)}
+
+    def default_version(self, name: str) -> str | None:
+        entry = self._served.get(name)
+        return entry.default if entry else None
+
+    def served_versions(self, name: str) -> list[ServedLLM]:
+        entry = self._served.get(name)
+        return list(entry.versions.values()) if entry else []
+
+    def retire_version_later(self, name: str, version: str) -> None:
+        """:meth:`unload_version` on a task of its own (the serving sync does not wait for streams)."""
+        task = asyncio.create_task(self.unload_version(name, version), name=f"mcp-retire-{name}:{version}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def unload_version(self, name: str, version: str) -> None:
+        """Retire one non-default version: its running and queued generations finish first."""
+        async with self._lock:
+            entry = self._served.get(name)
+            if entry is None or version not in entry.versions:
+                return
+            if entry.default == version:
+                raise InvalidArgumentError(f"{name}:{version} is the default version; set another default first")
+            versions = {key: served for key, served in entry.versions.items() if key != version}
+            self._served = {**self._served, name: _Entry(versions, entry.default)}
+            retired = [entry.versions[version]]
+        del entry
+        await self._retire(retired)
+
+    async def unload(self, name: str) -> None:
+        """Stop serving ``name`` (new requests: 404); what it accepted finishes, then its memory is freed."""
+        async with self._lock:
+            entry = self._served.get(name)
+            if entry is None:
+                raise NotFoundError(f"language model {name!r} is not loaded")
+            self._served = {key: value for key, value in self._served.items() if key != name}
+            retired = list(entry.versions.values())
+        del entry
+        await self._retire(retired)
+
+    async def _retire(self, retired: list[ServedLLM], drain_timeout_s: float | None = None) -> None:
+        """Retire ``retired`` (the caller holds no other reference), then return their memory: the
+        engines are freed once the list is emptied."""
+        timeout_s = self.drain_timeout_s if drain_timeout_s is None else drain_timeout_s
+        self._retiring.update(retired)
+        try:
+            await asyncio.gather(*(retire(served, timeout_s) for served in retired))
+        finally:
+            self._retiring.difference_update(retired)
+        if retired:
+            retired.clear()
+            await asyncio.to_thread(release_freed_memory)
 
     def planned_artifact(self, record: ModelVersion) -> tuple[GenerationPlan | None, ModelVersion]:
         """The stored plan and the import it runs (another precision's version of the same source, or
@@ -115,17 +228,26 @@ class GenerationModels:
     def configure(self, config: ServingConfig) -> None:
         """Apply a config's defaults to the served model it names: requests admitted from now on use
         them; running generations keep the parameters they started with."""
-        engine = self.get(config.model).engine  # a model not served is refused, never another substituted
+        engines = [served.engine for served in self.served_versions(config.model)]
+        if not engines:
+            self.get(config.model)  # a model not served is refused, never another substituted
         self._defaults[config.model] = config.inference.parameters
         if "strategy" in config.inference.model_fields_set:  # unset: the server's or the plan's choice stays
             speculative = config.inference.strategy == "speculative_decoding"
-            engine.speculative_tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
+            tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
+            for engine in engines:
+                engine.speculative_tokens = tokens
 
-    def get(self, name: str) -> ServedLLM:
-        served = self._served.get(name)
-        if served is None:
+    def get(self, name: str, version: str | None = None) -> ServedLLM:
+        """The served version (the default when ``version`` is None), else NotFoundError naming what is served."""
+        entry = self._served.get(name)
+        if entry is None:
             known = ", ".join(sorted(self._served)) or "none"
             raise NotFoundError(f"model {name!r} is not a served language model (served: {known})")
+        served = entry.versions.get(version or entry.default)
+        if served is None:
+            loaded = ", ".join(sorted(entry.versions))
+            raise NotFoundError(f"language model {name!r} has no loaded version {version} (loaded: {loaded})")
         return served
 
     def describe(self, name: str) -> ModelDescription:
@@ -134,7 +256,7 @@ class GenerationModels:
         engine = served.engine
         return ModelDescription(
             name=name,
-            versions=(served.record.version,),
+            versions=tuple(sorted(self._served[name].versions)),
             platform=PLATFORM,
             signature=served.record.signature,
             max_batch_size=0,
@@ -149,7 +271,27 @@ class GenerationModels:
     def names(self) -> list[str]:
         return sorted(self._served)
 
+    def engines(self) -> list[Engine]:
+        """Every engine running: the served versions', and those of versions still retiring."""
+        served = [served for entry in self._served.values() for served in entry.versions.values()]
+        return [model.engine for model in [*served, *self._retiring]]
+
     async def close(self) -> None:
-        served, self._served = list(self._served.values()), {}
-        for model in served:
-            await asyncio.to_thread(model.engine.close)
+        served = [model for entry in self._served.values() for model in entry.versions.values()]
+        self._served = {}
+        await self._retire(served, 0.0)
+
+
+RETIRE_POLL_S = 0.05
+
+
+async def retire(served: ServedLLM, drain_timeout_s: float) -> None:
+    """A version no longer routed to: wait (up to ``drain_timeout_s``) until every generation it
+    accepted has ended, then close its engine (what still runs ends with an error, never cut off)."""
+    deadline = time.monotonic() + drain_timeout_s
+    while not served.idle and time.monotonic() < deadline:
+        await asyncio.sleep(RETIRE_POLL_S)
+    if not served.idle:
+        log.warning("%s: drain timeout reached with generations running; ending them", served.record.ref)
+    await asyncio.to_thread(served.engine.close)
+    log.info("retired %s", served.record.ref)

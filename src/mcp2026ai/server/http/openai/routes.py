@@ -18,7 +18,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration
+from mcp2026ai.dataplane.generation import VERSION_RESPONSE_HEADER, ResultCodes, TextGeneration
 from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.types import Delta
 from mcp2026ai.protocol.v2_json import parse_json
@@ -62,7 +62,8 @@ class OpenAIEndpoints:
             served = self.plane.generation.model(request.path_params["model"])
         except MCPError as exc:
             return openai_error(exc)
-        return Response(orjson.dumps(_model_entry(served)), media_type="application/json")
+        headers = {VERSION_RESPONSE_HEADER: served.record.version}
+        return Response(orjson.dumps(_model_entry(served)), media_type="application/json", headers=headers)
 
     async def tokenize(self, request: Request) -> Response:
         try:
@@ -134,7 +135,8 @@ class OpenAIEndpoints:
             except MCPError as exc:
                 return openai_error(exc)
             events = _events(generation, deltas, encoder, logprobs, parsed.include_usage)
-            return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+            headers = {**SSE_HEADERS, **generation.answer_headers}
+            return StreamingResponse(events, media_type="text/event-stream", headers=headers)
         try:
             choices = await collect_unless_gone(request, generation, _choices(generation))
             if isinstance(parsed, CompletionRequest) and parsed.ranked:
@@ -142,7 +144,7 @@ class OpenAIEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         body = encoder.response(choices, generation.usage, logprobs)
-        return Response(orjson.dumps(body), media_type="application/json")
+        return Response(orjson.dumps(body), media_type="application/json", headers=generation.answer_headers)
 
 
 def _encoder(parsed: ChatCompletionRequest | CompletionRequest, generation: TextGeneration | PromptBatch) -> Any:
@@ -189,6 +191,7 @@ def _model_entry(served: ServedLLM) -> dict[str, Any]:
         "created": int(served.record.created_at.timestamp()),
         "owned_by": "mcp2026ai",
         "max_model_len": served.engine.max_len,
+        "version": served.record.version,
     }
 
 
