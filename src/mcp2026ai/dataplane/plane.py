@@ -53,7 +53,7 @@ class DataPlane:
         self.inference = InferenceHandlers(models, self.traffic, self.gate)
         self.generation = GenerationHandlers(self.llms, self.gate, generation_limits, self.traffic)
         self.embeddings = EmbeddingHandlers(models, self.inference, self.llms)
-        self.repository = RepositoryHandlers(models, self.traffic, audit)
+        self.repository = RepositoryHandlers(models, self.traffic, audit, self.llms)
         self.extensions = Extensions(models, trace_settings)
 
     # health ---------------------------------------------------------------------------------

@@ -142,6 +142,13 @@ MODEL_LOAD_SECONDS = Gauge(
 MODELS_LOADED = Gauge(
     "mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY, multiprocess_mode="livemax"
 )
+MODEL_RESIDENT_BYTES = Gauge(
+    "mcp_model_resident_bytes",
+    "Resident memory a loaded model version added to the process, measured at its load (0 once unloaded).",
+    ["model", "version"],
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
+)
 
 
 COMPUTE_DURATION = NativeHistogram(

@@ -13,8 +13,9 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
+from mcp2026ai.observability import metrics
 from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
-from mcp2026ai.policy.memory import release_freed_memory
+from mcp2026ai.policy.memory import release_freed_memory, resident_bytes
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
@@ -73,6 +74,8 @@ class ServedLLM:
     engine: Engine
     loaded_at: float
     leases: int = 0
+    footprint_bytes: int = 0
+    """Resident memory its load added to the process (weights, KV pool, sessions), measured."""
 
     def acquire(self) -> None:
         self.leases += 1
@@ -127,8 +130,13 @@ class GenerationModels:
             record = await asyncio.to_thread(self.registry.resolve, name, version)
             if not is_llm_format(record.format):
                 raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
+            before, started = resident_bytes(), time.perf_counter()
             engine = await self._build(record)
-            served = ServedLLM(record, engine, time.time())
+            after = resident_bytes()
+            metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(time.perf_counter() - started)
+            footprint = max(0, after - before) if after is not None and before is not None else 0
+            served = ServedLLM(record, engine, time.time(), footprint_bytes=footprint)
+            metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
             old = self._served.get(name)
             versions = {**(old.versions if old else {}), record.version: served}
             default = record.version if make_default or old is None else old.default
@@ -294,4 +302,5 @@ async def retire(served: ServedLLM, drain_timeout_s: float) -> None:
     if not served.idle:
         log.warning("%s: drain timeout reached with generations running; ending them", served.record.ref)
     await asyncio.to_thread(served.engine.close)
+    metrics.MODEL_RESIDENT_BYTES.labels(served.record.name, served.record.version).set(0)
     log.info("retired %s", served.record.ref)
