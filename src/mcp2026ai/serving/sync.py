@@ -25,6 +25,7 @@ from pathlib import Path
 
 from mcp2026ai.errors import MCPError
 from mcp2026ai.registry.store import sha256_of
+from mcp2026ai.routing.rollout import Verdict
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
@@ -98,6 +99,14 @@ class ServingSync:
             except Exception:
                 log.exception("unexpected error while syncing model %s", name)
 
+    def _roll_back_unloadable_canary(self, name: str, version: str, error: MCPError) -> None:
+        """A canary that cannot be loaded (its import fails the integrity check, its contract cannot
+        be met) breaks its contract before its first request: rolled back, the reason recorded for
+        ``mcp rollout show`` and ``mcp policy trace``."""
+        reason = f"canary {name}:{version} failed to load: {error}"
+        self.traffic.manager.roll_back(name, Verdict(True, reason))
+        log.warning("rolled back %s", reason)
+
     def _llm_names(self) -> list[str]:
         return self.llms.names() if self.llms is not None else []
 
@@ -148,7 +157,13 @@ class ServingSync:
         wanted = {default} | {version for version in extras if version} | self.pinned.get(name, set())
         loaded = {served.record.version for served in models.served_versions(name)}
         for version in sorted(wanted - loaded):
-            await models.load(name, version, make_default=(version == default))
+            try:
+                await models.load(name, version, make_default=(version == default))
+            except MCPError as exc:
+                if rollout is None or version != rollout.canary or version == default:
+                    raise
+                self._roll_back_unloadable_canary(name, version, exc)
+                continue
             log.info("loaded %s:%s", name, version)
         if models.default_version(name) != default:
             models.set_default(name, default)
