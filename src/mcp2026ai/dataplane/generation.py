@@ -28,7 +28,7 @@ from typing import Any
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.tool_prompt import template_messages
-from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError
+from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError, ModelNotReadyError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import (
@@ -44,6 +44,8 @@ from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
 from mcp2026ai.routing.breaker import Target
+from mcp2026ai.routing.router import RouteReason
+from mcp2026ai.routing.traffic import Choice as RouteChoice
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.serving.limits import GenerationLimits
 from mcp2026ai.serving.llms import GenerationModels, ServedLLM
@@ -264,7 +266,7 @@ class GenerationHandlers:
         default = self.llms.get(request.model)  # NotFoundError for a model not served
         routed = InferenceRequest(request.model, {}, version=request.version, headers=dict(request.headers))
         choice = self.traffic.choose(routed, default.record.version)
-        served = self.llms.get(choice.target.model, choice.target.version)
+        served = self._routed(request.model, choice)
         served.acquire()
         started = time.perf_counter()
 
@@ -275,6 +277,17 @@ class GenerationHandlers:
 
         observation.on_end.append(observed)
         return served, choice.target
+
+    def _routed(self, model: str, choice: RouteChoice) -> ServedLLM:
+        """The served version ``choice`` names; one the rollout routes to that failed to load is a
+        server fault (503, counted by its breaker, so that its circuit opens onto the fallback model)."""
+        target = choice.target
+        failure = self.llms.load_failure(target.model, target.version) if target.version else None
+        if failure is None or choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
+            return self.llms.get(target.model, target.version)
+        error = ModelNotReadyError(failure)
+        self.traffic.observe(choice, model, target.version or "", error, 0.0)
+        raise error
 
     async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:
         """Admit ``request``: its observed stream, or the domain error that refused it (counted too)."""

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp2026ai.errors import ContractError, InvalidArgumentError, NotFoundError
+from mcp2026ai.errors import ContractError, InvalidArgumentError, MCPError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
@@ -112,6 +112,8 @@ class GenerationModels:
         self._served: dict[str, _Entry] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
         self._lock = asyncio.Lock()
+        self._failures: dict[tuple[str, str], str] = {}
+        """Why a version could not be loaded (a rollout routing to it gets 503 naming it)."""
         self._retiring: set[ServedLLM] = set()
         """Versions no longer routed to whose accepted generations are still finishing."""
         self._background: set[asyncio.Task[None]] = set()
@@ -131,7 +133,12 @@ class GenerationModels:
             if not is_llm_format(record.format):
                 raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
             before, started = resident_bytes(), time.perf_counter()
-            engine = await self._build(record)
+            try:
+                engine = await self._build(record)
+            except MCPError as exc:
+                self._failures[(name, record.version)] = f"{record.ref} failed to load: {exc}"
+                raise
+            self._failures.pop((name, record.version), None)
             after = resident_bytes()
             metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(time.perf_counter() - started)
             footprint = max(0, after - before) if after is not None and before is not None else 0
@@ -158,6 +165,10 @@ class GenerationModels:
         folder = await asyncio.to_thread(self.registry.llm_folder, artifact)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         return await asyncio.to_thread(build_engine, record.name, folder, config)
+
+    def load_failure(self, name: str, version: str) -> str | None:
+        """Why ``name:version`` could not be loaded, if its last load failed."""
+        return self._failures.get((name, version))
 
     def set_default(self, name: str, version: str) -> None:
         """Point unpinned generations at another loaded version (one atomic swap)."""

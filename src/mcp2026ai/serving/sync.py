@@ -153,6 +153,9 @@ class ServingSync:
             raise registry_default
         else:
             default = registry_default
+        fallback = rollout.fallback_model if rollout else None
+        if fallback and not self.models.is_loaded(fallback) and fallback not in self._llm_names():
+            await self._load_model(fallback)  # first: it serves while the versions below fail
         extras = [rollout.canary, rollout.shadow] if rollout else []
         wanted = {default} | {version for version in extras if version} | self.pinned.get(name, set())
         loaded = {served.record.version for served in models.served_versions(name)}
@@ -174,6 +177,3 @@ class ServingSync:
             else:
                 await models.unload_version(name, version)
             log.info("retiring %s:%s", name, version)
-        fallback = rollout.fallback_model if rollout else None
-        if fallback and not self.models.is_loaded(fallback) and fallback not in self._llm_names():
-            await self._load_model(fallback)
