@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import UnavailableError
 from mcp2026ai.observability.export import start_trace_export
@@ -57,7 +58,7 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     executors = partial(batching_executor, bulk_nice=config.bulk_batch_nice)
     models = ServedModels(registry, executors, backends, config.drain_timeout_s)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
-    llms = GenerationModels(registry, config.generation, config.drain_timeout_s)
+    llms = GenerationModels(registry, config.generation, config.drain_timeout_s, config.memory_budget_mb)
     tensor_names = [name for name in names if not llms.is_language_model(name)]
     return DataPlane(
         models,
@@ -73,7 +74,10 @@ async def load_models(plane: DataPlane, names: list[str]) -> list[ModelVersion]:
     loaded = []
     for name in names:
         if plane.llms.is_language_model(name):
-            loaded.append(await plane.llms.load(name))
+            record = await plane.llms.load(name, reason="start")
+            if record.contract is not None and record.contract.sla_class is SLAClass.LATENCY_CRITICAL:
+                plane.llms.pinned.add(name)  # the memory budget never evicts it
+            loaded.append(record)
         else:
             loaded.append((await plane.models.load(name)).record)
     return loaded

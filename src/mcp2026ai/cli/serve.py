@@ -103,6 +103,14 @@ def serve(
         ),
     ] = None,
     sync_interval: Annotated[float, typer.Option(help="Seconds between hot-reload checks of the registry.")] = 2.0,
+    memory_budget_mb: Annotated[
+        float | None,
+        typer.Option(
+            min=1,
+            help="One memory budget in MiB for the language models held: loads evict the least recently used "
+            "model of the lowest SLA class (never a latency-critical one named at start), or are refused.",
+        ),
+    ] = None,
     max_num_seqs: Annotated[
         int, typer.Option(min=1, max=256, help="Language models: sequences decoded together (KV slots).")
     ] = 8,
@@ -264,6 +272,7 @@ def serve(
         plan_with_policy=policy,
         runtime=backend,
         sync_interval_s=sync_interval,
+        memory_budget_mb=memory_budget_mb,
         security=serving_security(
             require_signed, trusted_key or [], auth, tls_cert, tls_key, tls_ca, tls_require_client_cert
         ),

@@ -43,6 +43,9 @@ class RepositoryHandlers:
     def index(self) -> list[dict[str, str]]:
         """Every registered model with its state; a language model's loaded versions are READY."""
         rows = [row for row in self.models.index() if not self.llms.serves(row["name"])]
+        for row in rows:
+            evicted = self.llms.eviction_reason(row["name"]) if row["state"] == "UNAVAILABLE" else None
+            row["reason"] = evicted or row["reason"]
         for name in self.llms.names():
             versions = sorted(served.record.version for served in self.llms.served_versions(name))
             rows += [{"name": name, "version": version, "state": "READY", "reason": ""} for version in versions]
@@ -56,7 +59,7 @@ class RepositoryHandlers:
         if parameters:
             listed = ", ".join(sorted(parameters))[:200]
             raise InvalidArgumentError(f"load {name!r}: a language model takes no load parameters (got {listed})")
-        return await self.llms.load(name)
+        return await self.llms.load(name, reason="repository")
 
     async def load(
         self,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import ContractError, InvalidArgumentError, MCPError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
@@ -20,6 +22,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
+from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +79,16 @@ class ServedLLM:
     leases: int = 0
     footprint_bytes: int = 0
     """Resident memory its load added to the process (weights, KV pool, sessions), measured."""
+    last_used: float = field(default_factory=time.monotonic)
 
     def acquire(self) -> None:
         self.leases += 1
+        self.last_used = time.monotonic()
+
+    @property
+    def sla_class(self) -> SLAClass:
+        contract = self.record.contract
+        return contract.sla_class if contract else SLAClass.BEST_EFFORT
 
     def release(self) -> None:
         self.leases = max(0, self.leases - 1)
@@ -104,11 +114,21 @@ class GenerationModels:
     ``drain_timeout_s``), then its engine is closed and its memory returned."""
 
     def __init__(
-        self, registry: ModelRegistry, config: EngineConfig | None = None, drain_timeout_s: float = 30.0
+        self,
+        registry: ModelRegistry,
+        config: EngineConfig | None = None,
+        drain_timeout_s: float = 30.0,
+        budget_mb: float | None = None,
     ) -> None:
         self.registry = registry
         self.config = config or EngineConfig()
         self.drain_timeout_s = drain_timeout_s
+        self.budget_mb = budget_mb
+        """One memory budget for the language models held (serving/memory_budget.py); None: none."""
+        self.pinned: set[str] = set()
+        """Models the budget never evicts (latency-critical models named at start)."""
+        self._evicted: dict[str, str] = {}
+        self._measured: dict[tuple[str, str], float] = {}
         self._served: dict[str, _Entry] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
         self._lock = asyncio.Lock()
@@ -125,13 +145,18 @@ class GenerationModels:
         except NotFoundError:
             return False
 
-    async def load(self, name: str, version: str | None = None, make_default: bool = True) -> ModelVersion:
+    async def load(
+        self, name: str, version: str | None = None, make_default: bool = True, reason: str = "sync"
+    ) -> ModelVersion:
         """Build an engine for ``name``'s registry default (or ``version``) and install it; a version
-        already loaded is replaced, the old engine retired after its streams end."""
+        already loaded is replaced, the old engine retired after its streams end. Under a memory
+        budget, models are evicted first to make room (or the load is refused, naming the budget)."""
+        record = await asyncio.to_thread(self.registry.resolve, name, version)
+        if not is_llm_format(record.format):
+            raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
+        if self.budget_mb is not None:
+            await self._make_room(record)
         async with self._lock:
-            record = await asyncio.to_thread(self.registry.resolve, name, version)
-            if not is_llm_format(record.format):
-                raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
             before, started = resident_bytes(), time.perf_counter()
             try:
                 engine = await self._build(record)
@@ -139,9 +164,12 @@ class GenerationModels:
                 self._failures[(name, record.version)] = f"{record.ref} failed to load: {exc}"
                 raise
             self._failures.pop((name, record.version), None)
+            self._evicted.pop(name, None)
             after = resident_bytes()
             metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(time.perf_counter() - started)
+            metrics.MODEL_LOADS.labels(reason).inc()
             footprint = max(0, after - before) if after is not None and before is not None else 0
+            self._measured[(name, record.version)] = footprint / (1 << 20)
             served = ServedLLM(record, engine, time.time(), footprint_bytes=footprint)
             metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
             old = self._served.get(name)
@@ -165,6 +193,46 @@ class GenerationModels:
         folder = await asyncio.to_thread(self.registry.llm_folder, artifact)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         return await asyncio.to_thread(build_engine, record.name, folder, config)
+
+    async def _make_room(self, record: ModelVersion) -> None:
+        """Evict what the budget says must go for ``record`` to fit (each eviction a drain)."""
+        assert self.budget_mb is not None
+        need_mb = await asyncio.to_thread(self._estimate_mb, record)
+        for name in plan_room(self.budget_mb, need_mb, record.name, self._residents(excluding=record.name)):
+            log.warning("evicting %s to load %s (memory budget %g MiB)", name, record.ref, self.budget_mb)
+            self._evicted[name] = EVICTED_REASON
+            metrics.MODEL_EVICTIONS.labels(name).inc()
+            with contextlib.suppress(NotFoundError):  # unloaded meanwhile
+                await self.unload(name)
+
+    def _estimate_mb(self, record: ModelVersion) -> float:
+        """Its footprint when measured before, else its weights on disk and the configured KV pool."""
+        measured = self._measured.get((record.name, record.version))
+        if measured:
+            return measured
+        _, artifact = self.planned_artifact(record)
+        return weights_mb(self.registry.llm_folder(artifact)) + (self.config.kv_cache_mb or 0.0)
+
+    def _residents(self, excluding: str) -> list[Resident]:
+        residents = []
+        for name, entry in self._served.items():
+            if name == excluding:
+                continue
+            versions = list(entry.versions.values())
+            residents.append(
+                Resident(
+                    name,
+                    sum(served.footprint_bytes for served in versions) / (1 << 20),
+                    entry.versions[entry.default].sla_class,
+                    max(served.last_used for served in versions),
+                    pinned=name in self.pinned,
+                )
+            )
+        return residents
+
+    def eviction_reason(self, name: str) -> str | None:
+        """Why ``name`` is not loaded when the memory budget evicted it."""
+        return self._evicted.get(name)
 
     def load_failure(self, name: str, version: str) -> str | None:
         """Why ``name:version`` could not be loaded, if its last load failed."""
