@@ -3,6 +3,9 @@ with SmolLM2 (int4, 84 MiB of weights) and Gemma 3 270M (int4, 225 MiB), under a
 
 - loading gemma3 through the repository API evicts the best-effort SmolLM2 (a drain), which the index
   then shows UNAVAILABLE with the reason "evicted (memory budget)"; ``mcp_model_evictions_total`` counts it;
+- the evicted SmolLM2 is loaded again by its next request (evicting gemma3 in turn), within the 30 s
+  a request without a TTFT promise waits; a model whose contract promises a 1 ms time to first token
+  cannot be cold-loaded in time: 503 with Retry-After, and the load goes on for the next request;
 - a latency-critical SmolLM2 named at start is pinned: the same load is refused (503) naming the
   budget, and SmolLM2 goes on serving.
 """
@@ -10,12 +13,13 @@ with SmolLM2 (int4, 84 MiB of weights) and Gemma 3 270M (int4, 225 MiB), under a
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from mcp2026ai.contract import InferenceContract, SLAClass
+from mcp2026ai.contract import GenerationSpec, InferenceContract, SLAClass
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
 from mcp2026ai.registry import ModelRegistry
@@ -36,6 +40,8 @@ def serve(home: Path, smollm2: Path, sla_class: SLAClass) -> BackgroundServer:
         registry = ModelRegistry(home)
         registry.register("smollm2", smollm2, contract=InferenceContract(sla_class=sla_class))
         registry.register("gemma3", gemma)
+        fast = InferenceContract(generation=GenerationSpec(ttft_p99_ms=1))
+        registry.register("smollm2-fast", smollm2, contract=fast)
     config = ServerConfig(
         http_port=0,
         grpc_port=None,
@@ -62,10 +68,22 @@ def test_a_load_past_the_budget_evicts_the_best_effort_model(
         rows = index(client)
         assert rows["gemma3"]["state"] == "READY"
         assert rows["smollm2"]["state"] == "UNAVAILABLE" and rows["smollm2"]["reason"] == "evicted (memory budget)"
-        assert client.post("/v1/chat/completions", json=CHAT).status_code == 404
         assert client.post("/v1/chat/completions", json={**CHAT, "model": "gemma3"}).status_code == 200
         text = client.get("/metrics").text
         assert re.search(r'mcp_model_evictions_total\{model="smollm2"\} 1\.0', text), text[-2000:]
+
+        assert client.post("/v1/chat/completions", json=CHAT).status_code == 200  # loaded on request
+        assert index(client)["gemma3"]["reason"] == "evicted (memory budget)"
+        fast = {**CHAT, "model": "smollm2-fast"}
+        cold = client.post("/v1/chat/completions", json=fast)
+        assert cold.status_code == 503 and int(cold.headers["retry-after"]) >= 1, cold.text
+        assert "cold start" in cold.json()["error"]["message"]
+        deadline = time.monotonic() + 120
+        while (answer := client.post("/v1/chat/completions", json=fast)).status_code == 503:
+            assert time.monotonic() < deadline, answer.text
+            time.sleep(0.5)
+        assert answer.status_code == 200, answer.text
+        assert re.search(r'mcp_model_loads_total\{reason="request"\} 2\.0', client.get("/metrics").text)
 
 
 def test_a_pinned_latency_critical_model_is_never_evicted(

@@ -54,6 +54,8 @@ TOKENIZE_INLINE_CHARS = 4096
 """Prompts up to this many characters are tokenized on the event loop (well under a millisecond);
 longer ones in a worker thread, so that one large prompt never stalls every other connection."""
 DRAIN_POLL_S = 0.05
+COLD_LOAD_WAIT_S = 30.0
+"""How long a request whose contract states no time to first token waits for its model's cold load."""
 VERSION_RESPONSE_HEADER = "X-Model-Version"
 FALLBACK_RESPONSE_HEADER = "X-Fallback-Model"
 
@@ -278,6 +280,18 @@ class GenerationHandlers:
         observation.on_end.append(observed)
         return served, choice.target
 
+    async def _cold_load_wait_s(self, model: str) -> float:
+        """How long a request may wait for its model's load on first request: its contract's time to
+        first token, else :data:`COLD_LOAD_WAIT_S`."""
+        if self.llms.serves(model) or self.llms.budget_mb is None:
+            return 0.0
+        try:
+            record = await asyncio.to_thread(self.llms.registry.resolve, model)
+        except MCPError:
+            return 0.0
+        spec = record.contract.generation if record.contract else None
+        return spec.ttft_p99_ms / 1000 if spec and spec.ttft_p99_ms else COLD_LOAD_WAIT_S
+
     def _routed(self, model: str, choice: RouteChoice) -> ServedLLM:
         """The served version ``choice`` names; one the rollout routes to that failed to load is a
         server fault (503, counted by its breaker, so that its circuit opens onto the fallback model)."""
@@ -294,6 +308,7 @@ class GenerationHandlers:
         observation = _Observation(codes)
         try:
             self.gate.check()
+            await self.llms.load_on_request(request.model, await self._cold_load_wait_s(request.model))
             served, target = self._route(request, observation)
             observation.model, observation.version = request.model, served.record.version
             sla_class = self._sla_class(served, request)

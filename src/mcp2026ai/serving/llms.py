@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.errors import ContractError, InvalidArgumentError, MCPError, NotFoundError
+from mcp2026ai.errors import ColdLoadError, ContractError, InvalidArgumentError, MCPError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
@@ -25,6 +25,9 @@ from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stor
 from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
 
 log = logging.getLogger(__name__)
+
+COLD_LOAD_RETRY_S = 5.0
+"""Retry-After of a request refused because its model is still loading."""
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
@@ -128,6 +131,7 @@ class GenerationModels:
         self.pinned: set[str] = set()
         """Models the budget never evicts (latency-critical models named at start)."""
         self._evicted: dict[str, str] = {}
+        self._cold_loads: dict[str, asyncio.Task[ModelVersion]] = {}
         self._measured: dict[tuple[str, str], float] = {}
         self._served: dict[str, _Entry] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
@@ -229,6 +233,27 @@ class GenerationModels:
                 )
             )
         return residents
+
+    async def load_on_request(self, name: str, wait_s: float) -> None:
+        """Under a memory budget, a registered language model not held is loaded by its first request
+        (one load per model however many ask). ColdLoadError (503 + Retry-After) when it will not be
+        ready within ``wait_s`` (the request's deadline); the load goes on for the next request."""
+        if self.budget_mb is None or self.serves(name):
+            return
+        if not await asyncio.to_thread(self.is_language_model, name):
+            return  # not a language model: the lookup answers 404
+        task = self._cold_loads.get(name)
+        if task is None:
+            task = asyncio.create_task(self.load(name, reason="request"), name=f"mcp-cold-load-{name}")
+            self._cold_loads[name] = task
+            task.add_done_callback(lambda _: self._cold_loads.pop(name, None))
+        done, _ = await asyncio.wait({task}, timeout=wait_s)
+        if not done:
+            raise ColdLoadError(
+                f"model {name!r} is being loaded (cold start) and is not ready within {wait_s:g} s; retry later",
+                COLD_LOAD_RETRY_S,
+            )
+        task.result()  # its refusal (the budget, a broken import) is this request's answer
 
     def eviction_reason(self, name: str) -> str | None:
         """Why ``name`` is not loaded when the memory budget evicted it."""
