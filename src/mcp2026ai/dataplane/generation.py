@@ -48,7 +48,8 @@ from mcp2026ai.routing.router import RouteReason
 from mcp2026ai.routing.traffic import Choice as RouteChoice
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.serving.limits import GenerationLimits
-from mcp2026ai.serving.llms import GenerationModels, ServedLLM
+from mcp2026ai.serving.llm_versions import ServedLLM
+from mcp2026ai.serving.llms import GenerationModels
 
 TOKENIZE_INLINE_CHARS = 4096
 """Prompts up to this many characters are tokenized on the event loop (well under a millisecond);

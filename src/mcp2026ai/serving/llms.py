@@ -6,10 +6,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import ColdLoadError, ContractError, InvalidArgumentError, MCPError, NotFoundError
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
@@ -22,6 +21,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
+from mcp2026ai.serving.llm_versions import ServedLLM, resident_of, retire
 from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
 
 log = logging.getLogger(__name__)
@@ -69,37 +69,6 @@ def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineC
         "max_num_batched_tokens": plan.max_num_batched_tokens,
     }
     return config.model_copy(update=update)
-
-
-@dataclass(eq=False)
-class ServedLLM:
-    """One loaded version of a language model: its engine, and the generations that hold it (leases),
-    so that a retiring version is closed only after its last stream ends."""
-
-    record: ModelVersion
-    engine: Engine
-    loaded_at: float
-    leases: int = 0
-    footprint_bytes: int = 0
-    """Resident memory its load added to the process (weights, KV pool, sessions), measured."""
-    last_used: float = field(default_factory=time.monotonic)
-
-    def acquire(self) -> None:
-        self.leases += 1
-        self.last_used = time.monotonic()
-
-    @property
-    def sla_class(self) -> SLAClass:
-        contract = self.record.contract
-        return contract.sla_class if contract else SLAClass.BEST_EFFORT
-
-    def release(self) -> None:
-        self.leases = max(0, self.leases - 1)
-
-    @property
-    def idle(self) -> bool:
-        """No generation holds it and its engine has nothing running, preempted or waiting."""
-        return self.leases == 0 and not self.engine.busy
 
 
 @dataclass(frozen=True)
@@ -218,21 +187,11 @@ class GenerationModels:
         return weights_mb(self.registry.llm_folder(artifact)) + (self.config.kv_cache_mb or 0.0)
 
     def _residents(self, excluding: str) -> list[Resident]:
-        residents = []
-        for name, entry in self._served.items():
-            if name == excluding:
-                continue
-            versions = list(entry.versions.values())
-            residents.append(
-                Resident(
-                    name,
-                    sum(served.footprint_bytes for served in versions) / (1 << 20),
-                    entry.versions[entry.default].sla_class,
-                    max(served.last_used for served in versions),
-                    pinned=name in self.pinned,
-                )
-            )
-        return residents
+        return [
+            resident_of(name, list(entry.versions.values()), entry.versions[entry.default], name in self.pinned)
+            for name, entry in self._served.items()
+            if name != excluding
+        ]
 
     async def load_on_request(self, name: str, wait_s: float) -> None:
         """Under a memory budget, a registered language model not held is loaded by its first request
@@ -392,19 +351,3 @@ class GenerationModels:
         served = [model for entry in self._served.values() for model in entry.versions.values()]
         self._served = {}
         await self._retire(served, 0.0)
-
-
-RETIRE_POLL_S = 0.05
-
-
-async def retire(served: ServedLLM, drain_timeout_s: float) -> None:
-    """A version no longer routed to: wait (up to ``drain_timeout_s``) until every generation it
-    accepted has ended, then close its engine (what still runs ends with an error, never cut off)."""
-    deadline = time.monotonic() + drain_timeout_s
-    while not served.idle and time.monotonic() < deadline:
-        await asyncio.sleep(RETIRE_POLL_S)
-    if not served.idle:
-        log.warning("%s: drain timeout reached with generations running; ending them", served.record.ref)
-    await asyncio.to_thread(served.engine.close)
-    metrics.MODEL_RESIDENT_BYTES.labels(served.record.name, served.record.version).set(0)
-    log.info("retired %s", served.record.ref)

@@ -33,8 +33,9 @@ def openai_error_document(error: MCPError) -> dict[str, Any]:
 
 def openai_error(error: MCPError) -> Response:
     """OpenAI's error document with the domain error's HTTP status (and Retry-After when overloaded)."""
-    retry = isinstance(error, OverloadedError | ColdLoadError)
-    headers = {"Retry-After": str(max(1, round(error.retry_after_s)))} if retry else {}
+    headers = {}
+    if isinstance(error, OverloadedError | ColdLoadError):
+        headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     return Response(
         orjson.dumps(openai_error_document(error)), http_status(error), headers, media_type="application/json"
     )

@@ -39,7 +39,7 @@ from mcp2026ai.server.http.openai.errors import openai_error, openai_error_docum
 from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, response_deltas, sse
-from mcp2026ai.serving.llms import ServedLLM
+from mcp2026ai.serving.llm_versions import ServedLLM
 
 CODES = ResultCodes("openai", ok="200", cancelled="499", unexpected="500", of_error=lambda exc: str(http_status(exc)))
 """``protocol="openai"`` in the request metrics, with the HTTP status as the code."""
