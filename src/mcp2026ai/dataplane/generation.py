@@ -276,6 +276,8 @@ class GenerationHandlers:
         def observed(error: BaseException | None) -> None:
             served.release()
             elapsed_ms = (time.perf_counter() - started) * 1000
+            if isinstance(error, asyncio.CancelledError | GeneratorExit):
+                return  # the client went away: says nothing of the version's health
             self.traffic.observe(choice, request.model, served.record.version, error, elapsed_ms)
 
         observation.on_end.append(observed)
