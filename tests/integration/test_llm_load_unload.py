@@ -111,6 +111,7 @@ def test_unload_waits_for_the_stream_then_returns_the_memory_and_load_needs_no_r
     assert index_states(base) == {"UNAVAILABLE"}
     assert chat(base).status_code == 404
     assert freed >= FREED_SHARE * measured, f"freed {freed / 2**20:.0f} MiB of {measured / 2**20:.0f} MiB"
+    print(f"HTTP unload: RSS fell {freed / 2**20:.0f} MiB, footprint {measured / 2**20:.0f} MiB")
 
     client = grpcclient.InferenceServerClient(grpc_url)
     client.load_model(MODEL)
@@ -120,6 +121,7 @@ def test_unload_waits_for_the_stream_then_returns_the_memory_and_load_needs_no_r
     client.unload_model(MODEL)
     freed = before - rss_bytes(process.pid)
     assert freed >= FREED_SHARE * measured, f"freed {freed / 2**20:.0f} MiB of {measured / 2**20:.0f} MiB"
+    print(f"gRPC unload: RSS fell {freed / 2**20:.0f} MiB, footprint {measured / 2**20:.0f} MiB")
     refused = httpx.post(f"{base}/v2/repository/models/{MODEL}/load", json={"parameters": {"config": "{}"}})
     assert refused.status_code == 400 and "takes no load parameters" in refused.json()["error"]
     assert httpx.post(f"{base}/v2/repository/models/{MODEL}/load", timeout=120).status_code == 200
