@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.dataplane import DataPlane
 from mcp2026ai.errors import UnavailableError
 from mcp2026ai.observability.export import start_trace_export
@@ -66,7 +67,9 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     llms = GenerationModels(
         registry,
         config.generation,
-        config.security.trusted_keys(),
+        config.drain_timeout_s,
+        config.memory_budget_mb,
+        trusted_keys=config.security.trusted_keys(),
         model_defaults=config.generation_config == "auto",
     )
     tensor_names = [name for name in names if not llms.is_language_model(name)]
@@ -84,14 +87,18 @@ async def load_models(
     plane: DataPlane, names: list[str], config: ServerConfig, repository: RepositoryServing | None = None
 ) -> list[ModelVersion]:
     """Load ``names`` (a Triton ``repository``: the versions it selects), then settle the heap as the host
-    tuning asks: every entry point loads here."""
+    tuning asks: every entry point loads here. A latency-critical language model named here is pinned:
+    the memory budget never evicts it."""
     if repository is not None:
         loaded = await load_repository(plane.models, repository)
     else:
         loaded = []
         for name in names:
             if plane.llms.is_language_model(name):
-                loaded.append(await plane.llms.load(name))
+                record = await plane.llms.load(name, reason="start")
+                if record.contract is not None and record.contract.sla_class is SLAClass.LATENCY_CRITICAL:
+                    plane.llms.pinned.add(name)
+                loaded.append(record)
             else:
                 loaded.append((await plane.models.load(name)).record)
     settle_startup_heap(config.host_tuning)
@@ -108,7 +115,14 @@ def serving_sync(
     """The background reconciliation of what ``plane`` serves (hot reload, rollouts, canary ticks)."""
     pinned = repository.versions if repository is not None else None
     return ServingSync(
-        plane.models, plane.traffic, plane.repository.tick, config.sync_interval_s, watched, replanner, pinned
+        plane.models,
+        plane.traffic,
+        plane.repository.tick,
+        config.sync_interval_s,
+        watched,
+        replanner,
+        pinned,
+        llms=plane.llms,
     )
 
 

@@ -16,6 +16,7 @@ Every error the product raises on purpose derives from :class:`MCPError`. The tr
     ├── PayloadTooLargeError        a request over the configured size limit
     ├── UnavailableError            not ready, shutting down, or overloaded
     │   ├── ModelNotReadyError
+    │   │   └── ColdLoadError       loading on first request: retry later (503 + Retry-After)
     │   ├── OverloadedError         queue full: retry later (Retry-After)
     │   └── DeadlineExceededError   request timeout expired before it ran
     ├── UnauthenticatedError
@@ -126,6 +127,15 @@ class UnavailableError(MCPError):
 
 class ModelNotReadyError(UnavailableError):
     """The model is known but not loaded or not ready."""
+
+
+class ColdLoadError(ModelNotReadyError):
+    """The model is being loaded for this request and will not be ready within its deadline; the
+    caller should retry after ``retry_after_s`` seconds (503 + Retry-After)."""
+
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class OverloadedError(UnavailableError):

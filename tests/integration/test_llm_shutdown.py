@@ -27,7 +27,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
 from tests.support.llm import LLM_CACHE, register_smollm2
 
-from .conftest import mcp_command
+from .conftest import listening_line, mcp_command
 from .test_llm_streams_under_pressure import STORY
 
 pytestmark = pytest.mark.timeout(180)
@@ -131,3 +131,66 @@ def test_new_requests_get_503_once_the_gate_closes(tmp_path: Path, smollm2_gguf:
         answer = httpx.post(f"{base}/v2/models/smollm2/generate", json={"text_input": "Hi"}, timeout=30)
         assert answer.status_code == 503 and "shutting down" in answer.json()["error"]
         assert httpx.get(f"{base}/v2/health/ready", timeout=30).status_code != 200
+
+
+@pytest.mark.slow
+def test_sigterm_answers_every_queued_chat_when_the_drain_allows(
+    tmp_path: Path, smollm2_gguf: Path, smollm2_int4: Path
+) -> None:
+    """Issue 51, item 5: 16 streams hold every slot, 4 chats (2 streaming, 2 not) queue behind them,
+    SIGTERM with a drain timeout long enough: every chat sent before the signal is answered 200 with
+    all its tokens; the engine closes only afterwards."""
+    home = tmp_path / "home"
+    register_smollm2(home, smollm2_gguf)
+    command = [*mcp_command(), "serve", "--name", "smollm2", "--port", "0", "--grpc-port", "-1", "--no-policy"]
+    command += ["--max-num-seqs", "16", "--max-model-len", "256", "--drain-timeout", "120"]
+    env = {**os.environ, "MCP_HOME": str(home), CACHE_VARIABLE: str(LLM_CACHE)}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        match = re.search(r"http=(\d+)", listening_line(process))
+        assert match, process.stderr.read() if process.stderr else ""
+        url = f"http://127.0.0.1:{match.group(1)}"
+        body = {"model": "smollm2", "messages": STORY, "max_tokens": 32, "ignore_eos": True}
+        finished: list[tuple[int, str | None]] = []
+        started = threading.Semaphore(0)
+
+        def stream() -> None:
+            streamed = {**body, "stream": True}
+            with httpx.stream("POST", f"{url}/v1/chat/completions", json=streamed, timeout=120) as answer:
+                events = []
+                for line in answer.iter_lines():
+                    if line.startswith("data: "):
+                        if not events:
+                            started.release()
+                        events.append(line)
+            last = json.loads(events[-2].removeprefix("data: ")) if len(events) > 1 else {}
+            reason = last.get("choices", [{}])[0].get("finish_reason") if "choices" in last else str(last)
+            finished.append((answer.status_code if events[-1:] == ["data: [DONE]"] else 0, reason))
+
+        def whole() -> None:
+            answer = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=120)
+            reason = answer.json()["choices"][0]["finish_reason"] if answer.status_code == 200 else answer.text
+            finished.append((answer.status_code, reason))
+
+        running = [threading.Thread(target=stream) for _ in range(16)]
+        for thread in running:
+            thread.start()
+        for _ in running:
+            assert started.acquire(timeout=120), "a stream never started"
+        behind = [threading.Thread(target=target) for target in (stream, stream, whole, whole)]
+        for thread in behind:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while waiting_sequences(url) < 4:
+            assert time.monotonic() < deadline, "the four chats never queued"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        for thread in [*running, *behind]:
+            thread.join(150)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    assert finished == [(200, "length")] * 20, finished

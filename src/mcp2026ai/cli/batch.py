@@ -62,7 +62,7 @@ async def _answer_all(lines: list[BatchLine], models: list[str], concurrency: in
     config = ServerConfig(http_port=0, grpc_port=None, plan_with_policy=False)
     plane = build_plane(context.registry(), models, config)
     try:
-        await load_models(plane, models)
+        await load_models(plane, models, config)
         router = Starlette(routes=openai_routes(plane, config, BodyBudget(config.max_inflight_body_bytes))).router
         answer, slots, never = line_answerer(router), asyncio.Semaphore(concurrency), asyncio.Event()
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

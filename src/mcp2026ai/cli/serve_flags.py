@@ -107,6 +107,7 @@ FLAGS: list[Flag] = [
     Flag("plan_with_policy", "--policy/--no-policy", MODELS, default=True),  # `mcp serve` measures; code opts in
     Flag("runtime", "--backend", MODELS),
     Flag("sync_interval_s", "--sync-interval", MODELS),
+    Flag("memory_budget_mb", panel=MODELS),
     Flag("generation.max_num_seqs", panel=LLM),
     Flag("generation.max_model_len", panel=LLM),
     Flag("generation.kv_cache_mb", panel=LLM),

@@ -28,7 +28,7 @@ from typing import Any
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.tool_prompt import template_messages
-from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError
+from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError, ModelNotReadyError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import (
@@ -40,15 +40,25 @@ from mcp2026ai.generation.types import (
     TokenLogprob,
     Usage,
 )
+from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
+from mcp2026ai.routing.breaker import Target
+from mcp2026ai.routing.router import RouteReason
+from mcp2026ai.routing.traffic import Choice as RouteChoice
+from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.serving.limits import GenerationLimits
-from mcp2026ai.serving.llms import GenerationModels, ServedLLM
+from mcp2026ai.serving.llm_versions import ServedLLM
+from mcp2026ai.serving.llms import GenerationModels
 
 TOKENIZE_INLINE_CHARS = 4096
 """Prompts up to this many characters are tokenized on the event loop (well under a millisecond);
 longer ones in a worker thread, so that one large prompt never stalls every other connection."""
 DRAIN_POLL_S = 0.05
+COLD_LOAD_WAIT_S = 30.0
+"""How long a request whose contract states no time to first token waits for its model's cold load."""
+VERSION_RESPONSE_HEADER = "X-Model-Version"
+FALLBACK_RESPONSE_HEADER = "X-Fallback-Model"
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,9 @@ class TextRequest:
     """Constrained decoding (structured outputs, forced tool calls): the text every choice must match."""
     priority: int = 0
     """vLLM's request priority; non-zero picks the SLA class (:func:`class_of_priority`)."""
+    version: str | None = None
+    """A version pinned by the route (``/v2/models/{m}/versions/{v}/generate``); else the
+    ``X-Model-Version`` header, the rollout and the registry default decide."""
 
 
 @dataclass(frozen=True)
@@ -110,10 +123,12 @@ class ResultCodes:
 
 
 class _Observation:
-    """In-flight gauge on start; one ``mcp_requests_total`` count and duration when :meth:`end` is called."""
+    """In-flight gauge on start; one ``mcp_requests_total`` count and duration when :meth:`end` is called,
+    then ``on_end`` (the routing's observation and the served version's lease)."""
 
     def __init__(self, codes: ResultCodes) -> None:
         self.codes = codes
+        self.on_end: list[Callable[[BaseException | None], None]] = []
         self.model = metrics.UNKNOWN_MODEL
         self.version = ""
         self.sla_class = metrics.UNKNOWN_CLASS
@@ -122,16 +137,18 @@ class _Observation:
         self._in_flight.inc()
         self._ended = False
 
-    def end(self, code: str) -> None:
+    def end(self, code: str, error: BaseException | None = None) -> None:
         if self._ended:
             return
         self._ended = True
         self._in_flight.dec()
         seconds = time.perf_counter() - self._started
         metrics.observe_request(self.model, self.version, self.codes.protocol, self.sla_class, code, seconds)
+        for callback in self.on_end:
+            callback(error)
 
     def end_with(self, error: BaseException) -> None:
-        self.end(self.codes.of_error(error) if isinstance(error, MCPError) else self.codes.unexpected)
+        self.end(self.codes.of_error(error) if isinstance(error, MCPError) else self.codes.unexpected, error)
 
 
 class TextGeneration:
@@ -148,10 +165,13 @@ class TextGeneration:
         stream: GenerationStream,
         observation: _Observation,
         prompt_ids: list[int] | None = None,
+        fallback_model: str | None = None,
     ) -> None:
         self.served = served
         self.params = params
         self.prompt_ids = prompt_ids or []
+        self.fallback_model = fallback_model
+        """The model that answers instead of the one asked for (its versions' circuits are open)."""
         self._stream = stream
         self._observation = observation
 
@@ -168,6 +188,14 @@ class TextGeneration:
     @property
     def usage(self) -> Usage:
         return self._stream.usage
+
+    @property
+    def answer_headers(self) -> dict[str, str]:
+        """What every transport tells the caller: the version that answered, and the fallback model."""
+        headers = {VERSION_RESPONSE_HEADER: self.served.record.version}
+        if self.fallback_model is not None:
+            headers[FALLBACK_RESPONSE_HEADER] = self.fallback_model
+        return headers
 
     @property
     def prompt_logprobs(self) -> list[TokenLogprob | None] | None:
@@ -201,37 +229,92 @@ class TextGeneration:
 
 
 class GenerationHandlers:
-    """The text use cases over the served language models."""
+    """The text use cases over the served language models, routed like tensor requests (the
+    ``X-Model-Version`` header, a rollout's canary weight by ``X-User-Id``, the circuit breakers and
+    their fallback model: routing/traffic.py)."""
 
-    def __init__(self, llms: GenerationModels, gate: AcceptGate, limits: GenerationLimits | None = None) -> None:
+    def __init__(
+        self,
+        llms: GenerationModels,
+        gate: AcceptGate,
+        limits: GenerationLimits | None = None,
+        traffic: TrafficController | None = None,
+    ) -> None:
         self.llms = llms
         self.gate = gate
         self.limits = limits or GenerationLimits()
+        self.traffic = traffic or TrafficController(llms.registry)
 
     def served(self) -> list[ServedLLM]:
+        """Each served language model's default version."""
         return [self.llms.get(name) for name in self.llms.names()]
 
     def model(self, name: str) -> ServedLLM:
         return self.llms.get(name)
 
     async def drain(self, streams_deadline_s: float) -> None:
-        """Shutdown (the gate is closed): waiting requests fail now (503); running ones may finish until
-        ``streams_deadline_s``, then every engine stops and they end with an error (never cut off)."""
-        engines = [served.engine for served in self.served()]
-        for engine in engines:
-            engine.drain()
+        """Shutdown (the gate is closed, so nothing new is accepted): every generation already accepted,
+        queued ones included, may finish until ``streams_deadline_s``; then every engine stops and what
+        still runs or waits ends with an error (never cut off)."""
+        engines = self.llms.engines()
         deadline = time.monotonic() + streams_deadline_s
         while any(engine.busy for engine in engines) and time.monotonic() < deadline:
             await asyncio.sleep(DRAIN_POLL_S)
         for engine in engines:
+            engine.drain()
+        for engine in engines:
             await asyncio.to_thread(engine.close)
+
+    def _route(self, request: TextRequest, observation: _Observation) -> tuple[ServedLLM, Target]:
+        """The version that serves ``request`` (tensor routing: header, canary, breakers, fallback),
+        leased until the generation ends and observed for canary analysis and the breakers then."""
+        default = self.llms.get(request.model)  # NotFoundError for a model not served
+        routed = InferenceRequest(request.model, {}, version=request.version, headers=dict(request.headers))
+        choice = self.traffic.choose(routed, default.record.version)
+        served = self._routed(request.model, choice)
+        served.acquire()
+        started = time.perf_counter()
+
+        def observed(error: BaseException | None) -> None:
+            served.release()
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            if isinstance(error, asyncio.CancelledError | GeneratorExit):
+                return  # the client went away: says nothing of the version's health
+            self.traffic.observe(choice, request.model, served.record.version, error, elapsed_ms)
+
+        observation.on_end.append(observed)
+        return served, choice.target
+
+    async def _cold_load_wait_s(self, model: str) -> float:
+        """How long a request may wait for its model's load on first request: its contract's time to
+        first token, else :data:`COLD_LOAD_WAIT_S`."""
+        if self.llms.serves(model) or self.llms.budget_mb is None:
+            return 0.0
+        try:
+            record = await asyncio.to_thread(self.llms.registry.resolve, model)
+        except MCPError:
+            return 0.0
+        spec = record.contract.generation if record.contract else None
+        return spec.ttft_p99_ms / 1000 if spec and spec.ttft_p99_ms else COLD_LOAD_WAIT_S
+
+    def _routed(self, model: str, choice: RouteChoice) -> ServedLLM:
+        """The served version ``choice`` names; one the rollout routes to that failed to load is a
+        server fault (503, counted by its breaker, so that its circuit opens onto the fallback model)."""
+        target = choice.target
+        failure = self.llms.load_failure(target.model, target.version) if target.version else None
+        if failure is None or choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
+            return self.llms.get(target.model, target.version)
+        error = ModelNotReadyError(failure)
+        self.traffic.observe(choice, model, target.version or "", error, 0.0)
+        raise error
 
     async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:
         """Admit ``request``: its observed stream, or the domain error that refused it (counted too)."""
         observation = _Observation(codes)
         try:
             self.gate.check()
-            served = self.llms.get(request.model)
+            await self.llms.load_on_request(request.model, await self._cold_load_wait_s(request.model))
+            served, target = self._route(request, observation)
             observation.model, observation.version = request.model, served.record.version
             sla_class = self._sla_class(served, request)
             observation.sla_class = sla_class.value
@@ -258,7 +341,8 @@ class GenerationHandlers:
         except BaseException as exc:
             observation.end_with(exc)
             raise
-        return TextGeneration(served, params, stream, observation, ids)
+        fallback = target.model if target.reason == "fallback" else None
+        return TextGeneration(served, params, stream, observation, ids, fallback)
 
     async def tokenize(self, model: str, prompt: Prompt) -> tuple[list[int], ServedLLM]:
         """``prompt``'s token ids as a generation would take them (the same count as its usage's

@@ -52,9 +52,9 @@ class DataPlane:
         self.traffic = traffic or TrafficController(models.registry)
         self.gate = AcceptGate()
         self.inference = InferenceHandlers(models, self.traffic, self.gate)
-        self.generation = GenerationHandlers(self.llms, self.gate, generation_limits)
+        self.generation = GenerationHandlers(self.llms, self.gate, generation_limits, self.traffic)
         self.embeddings = EmbeddingHandlers(models, self.inference, self.llms)
-        self.repository = RepositoryHandlers(models, self.traffic, audit)
+        self.repository = RepositoryHandlers(models, self.traffic, audit, self.llms)
         self.extensions = Extensions(models, trace_settings)
 
     # health ---------------------------------------------------------------------------------
@@ -81,7 +81,8 @@ class DataPlane:
         if self.models.is_ready(name, version):
             return True
         if self.llms.serves(name):
-            return version in (None, self.llms.get(name).record.version)
+            loaded = {served.record.version for served in self.llms.served_versions(name)}
+            return version is None or version in loaded
         if not self.models.is_loaded(name) and self.models.knows(name):
             return False
         self.models.get(name, version)  # raises the right not-found error

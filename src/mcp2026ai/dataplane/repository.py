@@ -1,5 +1,10 @@
 """The model repository's use cases: index, load (with Triton's ``config`` and ``file:`` parameters),
-unload, and the rollout tick; every load and unload, refusals included, is written to the audit log."""
+unload, and the rollout tick; every load and unload, refusals included, is written to the audit log.
+
+Language models (serving/llms.py) are loaded and unloaded here too: an unload stops routing to the
+model at once and returns when every generation it accepted has ended (up to the drain timeout) and
+its engines are closed and their memory returned; a load needs no restart. Sentence encoders are
+tensor models and follow the tensor path."""
 
 from __future__ import annotations
 
@@ -10,8 +15,10 @@ import hashlib
 from typing import Any
 
 from mcp2026ai.errors import InvalidArgumentError, MCPError, PermissionDeniedError
+from mcp2026ai.registry import ModelVersion
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
+from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.overrides import ConfigOverride, parse_config_override
 from mcp2026ai.serving.uploads import Upload, file_number, resolve_upload
@@ -21,13 +28,38 @@ ROLLBACK_ACTOR = "system:canary-analysis"
 
 
 class RepositoryHandlers:
-    def __init__(self, models: ServedModels, traffic: TrafficController, audit: AuditLog | None = None) -> None:
+    def __init__(
+        self,
+        models: ServedModels,
+        traffic: TrafficController,
+        audit: AuditLog | None = None,
+        llms: GenerationModels | None = None,
+    ) -> None:
         self.models = models
         self.traffic = traffic
         self.audit = audit
+        self.llms = llms or GenerationModels(models.registry)
 
     def index(self) -> list[dict[str, str]]:
-        return self.models.index()
+        """Every registered model with its state; a language model's loaded versions are READY."""
+        rows = [row for row in self.models.index() if not self.llms.serves(row["name"])]
+        for row in rows:
+            evicted = self.llms.eviction_reason(row["name"]) if row["state"] == "UNAVAILABLE" else None
+            row["reason"] = evicted or row["reason"]
+        for name in self.llms.names():
+            versions = sorted(served.record.version for served in self.llms.served_versions(name))
+            rows += [{"name": name, "version": version, "state": "READY", "reason": ""} for version in versions]
+        return sorted(rows, key=lambda row: row["name"])
+
+    async def _load_language_model(self, name: str, parameters: dict[str, Any]) -> ModelVersion | None:
+        """Load ``name`` as a language model when it is one (None: a tensor model); Triton's ``config``
+        and ``file:`` parameters describe tensor models, so they are refused for it, naming them."""
+        if self.models.is_loaded(name) or not await asyncio.to_thread(self.llms.is_language_model, name):
+            return None
+        if parameters:
+            listed = ", ".join(sorted(parameters))[:200]
+            raise InvalidArgumentError(f"load {name!r}: a language model takes no load parameters (got {listed})")
+        return await self.llms.load(name, reason="repository")
 
     async def load(
         self,
@@ -40,23 +72,26 @@ class RepositoryHandlers:
         given; recorded in the audit log, refusals and failures included."""
         details = dict(details or {})
         try:
-            override = _load_override(name, parameters or {})
-            upload = await self._upload(name, parameters or {}, details)
-            if upload is not None:
-                details["ephemeral"] = upload.ephemeral
-            if upload is not None and upload.ephemeral:
-                served = await self.models.load_upload(upload.record, upload.backend, override)
-            else:
-                version = upload.record.version if upload is not None else None
-                served = await self.models.load(name, version, override=override)
+            record = await self._load_language_model(name, parameters or {})
+            if record is None:
+                override = _load_override(name, parameters or {})
+                upload = await self._upload(name, parameters or {}, details)
+                if upload is not None:
+                    details["ephemeral"] = upload.ephemeral
+                if upload is not None and upload.ephemeral:
+                    served = await self.models.load_upload(upload.record, upload.backend, override)
+                else:
+                    version = upload.record.version if upload is not None else None
+                    served = await self.models.load(name, version, override=override)
+                record = served.record
         except MCPError as exc:
             await self._record("model.load", actor, name, {**details, **_refusal(exc)})
             raise
         except Exception as exc:  # still audited: every attempt is in the log
             await self._record("model.load", actor, name, {**details, "result": "failed", "error": type(exc).__name__})
             raise
-        outcome = {"result": "ok", "digest": served.record.digest}
-        await self._record("model.load", actor, served.record.ref, {**details, **outcome})
+        outcome = {"result": "ok", "digest": record.digest}
+        await self._record("model.load", actor, record.ref, {**details, **outcome})
 
     async def _upload(self, name: str, parameters: dict[str, Any], details: dict[str, Any]) -> Upload | None:
         """A model file sent with ``load`` (Triton's ``file:<version>/model.onnx`` parameter, base64 over
@@ -80,7 +115,10 @@ class RepositoryHandlers:
 
     async def unload(self, name: str, actor: str = SYSTEM_ACTOR, details: dict[str, Any] | None = None) -> None:
         try:
-            await self.models.unload(name)
+            if self.llms.serves(name) and not self.models.is_loaded(name):
+                await self.llms.unload(name)  # returns once its accepted generations have ended
+            else:
+                await self.models.unload(name)
         except MCPError as exc:
             await self._record("model.unload", actor, name, {**(details or {}), **_refusal(exc)})
             raise
@@ -88,7 +126,8 @@ class RepositoryHandlers:
 
     def tick(self) -> None:
         """Let canary analysis run; automatic rollbacks are recorded in the audit log."""
-        rollouts = {name: self.traffic.rollout(name) for name in self.models.loaded_names()}
+        names = [*self.models.loaded_names(), *self.llms.names()]
+        rollouts = {name: self.traffic.rollout(name) for name in names}
         for model, verdict in self.traffic.tick().items():
             canary = getattr(rollouts.get(model), "canary", None)
             if verdict.rollback and self.audit is not None:

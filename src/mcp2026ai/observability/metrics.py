@@ -145,6 +145,25 @@ MODEL_LOAD_SECONDS = Gauge(
 MODELS_LOADED = Gauge(
     "mcp_models_loaded", "Model versions loaded and serving.", registry=REGISTRY, multiprocess_mode="livemax"
 )
+MODEL_LOADS = Counter(
+    "mcp_model_loads_total",
+    "Language model versions loaded, by why: start, sync (registry or rollout), repository (load API).",
+    ["reason"],
+    registry=REGISTRY,
+)
+MODEL_EVICTIONS = Counter(
+    "mcp_model_evictions_total",
+    "Models unloaded to make room under the memory budget (--memory-budget-mb).",
+    ["model"],
+    registry=REGISTRY,
+)
+MODEL_RESIDENT_BYTES = Gauge(
+    "mcp_model_resident_bytes",
+    "Resident memory a loaded model version added to the process, measured at its load (0 once unloaded).",
+    ["model", "version"],
+    registry=REGISTRY,
+    multiprocess_mode="livesum",
+)
 
 
 COMPUTE_DURATION = NativeHistogram(

@@ -41,6 +41,12 @@ def _status_kb(status: Path, key: str) -> int | None:
     return None
 
 
+def resident_bytes() -> int | None:
+    """This process's resident memory now (``VmRSS``), or None where /proc is not readable."""
+    kb = _status_kb(_SELF / "status", "VmRSS")
+    return None if kb is None else kb * 1024
+
+
 class MemoryMeter:
     """Measures how much resident memory was added at peak since :meth:`start`."""
 

@@ -85,6 +85,13 @@ class ServerConfig(BaseModel):
         "name the real client; from anyone else these headers are ignored (the audit log records the socket peer).",
     )
     sync_interval_s: float = Field(2.0, gt=0, description="How often served versions are reconciled with the registry.")
+    memory_budget_mb: float | None = Field(
+        None,
+        gt=0,
+        description="One memory budget for the language models held: a load that would exceed it evicts the "
+        "least recently used model of the lowest SLA class first (never a latency-critical model named at "
+        "start), or is refused (503) naming the budget. None: no budget.",
+    )
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
     runtime: str | None = Field(
         None, description="Run every model on this runtime (`--backend openvino`); None: the policy picks."

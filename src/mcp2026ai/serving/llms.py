@@ -3,26 +3,41 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp2026ai.errors import ContractError, NotFoundError, SignatureError
+from mcp2026ai.errors import (
+    ColdLoadError,
+    ContractError,
+    InvalidArgumentError,
+    MCPError,
+    NotFoundError,
+    SignatureError,
+)
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.ir.llm_sampling import read_sampling
+from mcp2026ai.observability import metrics
 from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
+from mcp2026ai.policy.memory import release_freed_memory, resident_bytes
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import read_verified_artifact, verified_llm_folder
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
 from mcp2026ai.security.trust import TrustedKeys
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
+from mcp2026ai.serving.llm_versions import ServedLLM, resident_of, retire
+from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
 
 log = logging.getLogger(__name__)
+
+COLD_LOAD_RETRY_S = 5.0
+"""Retry-After of a request refused because its model is still loading."""
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
@@ -67,19 +82,25 @@ def planned_config(config: EngineConfig, plan: GenerationPlan | None) -> EngineC
 
 
 @dataclass(frozen=True)
-class ServedLLM:
-    record: ModelVersion
-    engine: Engine
-    loaded_at: float
+class _Entry:
+    versions: dict[str, ServedLLM]
+    default: str
 
 
 class GenerationModels:
-    """Engines by model name; the edges reach them through the data plane."""
+    """Engines by model name and version; the edges reach them through the data plane.
+
+    Like the tensor models' table (serving/models.py) it is copy-on-write: a load builds the engine
+    first and installs it in one assignment; a version swapped out or unloaded is retired by
+    :func:`retire`: it takes no new work, finishes what it accepted (queued requests included, up to
+    ``drain_timeout_s``), then its engine is closed and its memory returned."""
 
     def __init__(
         self,
         registry: ModelRegistry,
         config: EngineConfig | None = None,
+        drain_timeout_s: float = 30.0,
+        budget_mb: float | None = None,
         trusted_keys: TrustedKeys | None = None,
         model_defaults: bool = True,
     ) -> None:
@@ -89,9 +110,23 @@ class GenerationModels:
         """``--require-signed``: every version an engine opens is verified as it is opened."""
         self.model_defaults = model_defaults
         """``--generation-config auto``: a model's own sampling defaults (ir/llm_sampling.py) apply."""
-        self._served: dict[str, ServedLLM] = {}
-        self._defaults: dict[str, GenerationDefaults] = {}
         self._own: dict[str, GenerationDefaults] = {}
+        self.drain_timeout_s = drain_timeout_s
+        self.budget_mb = budget_mb
+        """One memory budget for the language models held (serving/memory_budget.py); None: none."""
+        self.pinned: set[str] = set()
+        """Models the budget never evicts (latency-critical models named at start)."""
+        self._evicted: dict[str, str] = {}
+        self._cold_loads: dict[str, asyncio.Task[ModelVersion]] = {}
+        self._measured: dict[tuple[str, str], float] = {}
+        self._served: dict[str, _Entry] = {}
+        self._defaults: dict[str, GenerationDefaults] = {}
+        self._lock = asyncio.Lock()
+        self._failures: dict[tuple[str, str], str] = {}
+        """Why a version could not be loaded (a rollout routing to it gets 503 naming it)."""
+        self._retiring: set[ServedLLM] = set()
+        """Versions no longer routed to whose accepted generations are still finishing."""
+        self._background: set[asyncio.Task[None]] = set()
 
     def is_language_model(self, name: str) -> bool:
         """Whether ``name``'s default version in the registry is a language model."""
@@ -100,19 +135,170 @@ class GenerationModels:
         except NotFoundError:
             return False
 
-    async def load(self, name: str) -> ModelVersion:
-        record = self.registry.resolve(name)
+    async def load(
+        self, name: str, version: str | None = None, make_default: bool = True, reason: str = "sync"
+    ) -> ModelVersion:
+        """Build an engine for ``name``'s registry default (or ``version``) and install it; a version
+        already loaded is replaced, the old engine retired after its streams end. Under a memory
+        budget, models are evicted first to make room (or the load is refused, naming the budget)."""
+        record = await asyncio.to_thread(self.registry.resolve, name, version)
+        if not is_llm_format(record.format):
+            raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
+        if self.budget_mb is not None:
+            await self._make_room(record)
+        async with self._lock:
+            before, started = resident_bytes(), time.perf_counter()
+            try:
+                engine = await self._build(record)
+            except MCPError as exc:
+                self._failures[(name, record.version)] = f"{record.ref} failed to load: {exc}"
+                raise
+            self._failures.pop((name, record.version), None)
+            self._evicted.pop(name, None)
+            after = resident_bytes()
+            metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(time.perf_counter() - started)
+            metrics.MODEL_LOADS.labels(reason).inc()
+            footprint = max(0, after - before) if after is not None and before is not None else 0
+            self._measured[(name, record.version)] = footprint / (1 << 20)
+            served = ServedLLM(record, engine, time.time(), footprint_bytes=footprint)
+            metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
+            old = self._served.get(name)
+            versions = {**(old.versions if old else {}), record.version: served}
+            default = record.version if make_default or old is None else old.default
+            replaced = old.versions.get(record.version) if old else None
+            self._served = {**self._served, name: _Entry(versions, default)}
+            if name not in self._defaults or make_default:
+                stored = stored_config(self.registry, record)
+                if stored is not None:
+                    self.configure(stored)
+                else:
+                    self._defaults.setdefault(name, GenerationDefaults())
+        retired = [replaced] if replaced is not None else []
+        del old, replaced
+        await self._retire(retired)
+        return record
+
+    async def _build(self, record: ModelVersion) -> Engine:
         plan, _artifact, folder = await asyncio.to_thread(self.open_planned, record)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
-        engine = await asyncio.to_thread(build_engine, name, folder, config)
-        self._served[name] = ServedLLM(record, engine, time.time())
-        self._own[name] = GenerationDefaults(**read_sampling(folder)) if self.model_defaults else GenerationDefaults()
-        stored = stored_config(self.registry, record)
-        if stored is not None:
-            self.configure(stored)
-        else:
-            self._defaults[name] = GenerationDefaults()
-        return record
+        engine = await asyncio.to_thread(build_engine, record.name, folder, config)
+        own = GenerationDefaults(**read_sampling(folder)) if self.model_defaults else GenerationDefaults()
+        self._own[record.name] = own
+        return engine
+
+    async def _make_room(self, record: ModelVersion) -> None:
+        """Evict what the budget says must go for ``record`` to fit (each eviction a drain)."""
+        assert self.budget_mb is not None
+        need_mb = await asyncio.to_thread(self._estimate_mb, record)
+        for name in plan_room(self.budget_mb, need_mb, record.name, self._residents(excluding=record.name)):
+            log.warning("evicting %s to load %s (memory budget %g MiB)", name, record.ref, self.budget_mb)
+            self._evicted[name] = EVICTED_REASON
+            metrics.MODEL_EVICTIONS.labels(name).inc()
+            with contextlib.suppress(NotFoundError):  # unloaded meanwhile
+                await self.unload(name)
+
+    def _estimate_mb(self, record: ModelVersion) -> float:
+        """Its footprint when measured before, else its weights on disk and the configured KV pool."""
+        measured = self._measured.get((record.name, record.version))
+        if measured:
+            return measured
+        _, artifact = self.planned_artifact(record)
+        return weights_mb(self.registry.llm_folder(artifact)) + (self.config.kv_cache_mb or 0.0)
+
+    def _residents(self, excluding: str) -> list[Resident]:
+        return [
+            resident_of(name, list(entry.versions.values()), entry.versions[entry.default], name in self.pinned)
+            for name, entry in self._served.items()
+            if name != excluding
+        ]
+
+    async def load_on_request(self, name: str, wait_s: float) -> None:
+        """Under a memory budget, a registered language model not held is loaded by its first request
+        (one load per model however many ask). ColdLoadError (503 + Retry-After) when it will not be
+        ready within ``wait_s`` (the request's deadline); the load goes on for the next request."""
+        if self.budget_mb is None or self.serves(name):
+            return
+        if not await asyncio.to_thread(self.is_language_model, name):
+            return  # not a language model: the lookup answers 404
+        task = self._cold_loads.get(name)
+        if task is None:
+            task = asyncio.create_task(self.load(name, reason="request"), name=f"mcp-cold-load-{name}")
+            self._cold_loads[name] = task
+            task.add_done_callback(lambda _: self._cold_loads.pop(name, None))
+        done, _ = await asyncio.wait({task}, timeout=wait_s)
+        if not done:
+            raise ColdLoadError(
+                f"model {name!r} is being loaded (cold start) and is not ready within {wait_s:g} s; retry later",
+                COLD_LOAD_RETRY_S,
+            )
+        task.result()  # its refusal (the budget, a broken import) is this request's answer
+
+    def eviction_reason(self, name: str) -> str | None:
+        """Why ``name`` is not loaded when the memory budget evicted it."""
+        return self._evicted.get(name)
+
+    def load_failure(self, name: str, version: str) -> str | None:
+        """Why ``name:version`` could not be loaded, if its last load failed."""
+        return self._failures.get((name, version))
+
+    def set_default(self, name: str, version: str) -> None:
+        """Point unpinned generations at another loaded version (one atomic swap)."""
+        entry = self._served.get(name)
+        if entry is None or version not in entry.versions:
+            raise NotFoundError(f"language model {name!r} has no loaded version {version}")
+        self._served = {**self._served, name: _Entry(entry.versions, version)}
+
+    def default_version(self, name: str) -> str | None:
+        entry = self._served.get(name)
+        return entry.default if entry else None
+
+    def served_versions(self, name: str) -> list[ServedLLM]:
+        entry = self._served.get(name)
+        return list(entry.versions.values()) if entry else []
+
+    def retire_version_later(self, name: str, version: str) -> None:
+        """:meth:`unload_version` on a task of its own (the serving sync does not wait for streams)."""
+        task = asyncio.create_task(self.unload_version(name, version), name=f"mcp-retire-{name}:{version}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def unload_version(self, name: str, version: str) -> None:
+        """Retire one non-default version: its running and queued generations finish first."""
+        async with self._lock:
+            entry = self._served.get(name)
+            if entry is None or version not in entry.versions:
+                return
+            if entry.default == version:
+                raise InvalidArgumentError(f"{name}:{version} is the default version; set another default first")
+            versions = {key: served for key, served in entry.versions.items() if key != version}
+            self._served = {**self._served, name: _Entry(versions, entry.default)}
+            retired = [entry.versions[version]]
+        del entry
+        await self._retire(retired)
+
+    async def unload(self, name: str) -> None:
+        """Stop serving ``name`` (new requests: 404); what it accepted finishes, then its memory is freed."""
+        async with self._lock:
+            entry = self._served.get(name)
+            if entry is None:
+                raise NotFoundError(f"language model {name!r} is not loaded")
+            self._served = {key: value for key, value in self._served.items() if key != name}
+            retired = list(entry.versions.values())
+        del entry
+        await self._retire(retired)
+
+    async def _retire(self, retired: list[ServedLLM], drain_timeout_s: float | None = None) -> None:
+        """Retire ``retired`` (the caller holds no other reference), then return their memory: the
+        engines are freed once the list is emptied."""
+        timeout_s = self.drain_timeout_s if drain_timeout_s is None else drain_timeout_s
+        self._retiring.update(retired)
+        try:
+            await asyncio.gather(*(retire(served, timeout_s) for served in retired))
+        finally:
+            self._retiring.difference_update(retired)
+        if retired:
+            retired.clear()
+            await asyncio.to_thread(release_freed_memory)
 
     def open_planned(self, record: ModelVersion) -> tuple[GenerationPlan | None, ModelVersion, Path]:
         """The plan, the import it runs and that import's files, opened through the one verification
@@ -151,17 +337,26 @@ class GenerationModels:
     def configure(self, config: ServingConfig) -> None:
         """Apply a config's defaults to the served model it names: requests admitted from now on use
         them; running generations keep the parameters they started with."""
-        engine = self.get(config.model).engine  # a model not served is refused, never another substituted
+        engines = [served.engine for served in self.served_versions(config.model)]
+        if not engines:
+            self.get(config.model)  # a model not served is refused, never another substituted
         self._defaults[config.model] = config.inference.parameters
         if "strategy" in config.inference.model_fields_set:  # unset: the server's or the plan's choice stays
             speculative = config.inference.strategy == "speculative_decoding"
-            engine.speculative_tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
+            tokens = (self.config.speculative_tokens or DEFAULT_DRAFT_TOKENS) if speculative else 0
+            for engine in engines:
+                engine.speculative_tokens = tokens
 
-    def get(self, name: str) -> ServedLLM:
-        served = self._served.get(name)
-        if served is None:
+    def get(self, name: str, version: str | None = None) -> ServedLLM:
+        """The served version (the default when ``version`` is None), else NotFoundError naming what is served."""
+        entry = self._served.get(name)
+        if entry is None:
             known = ", ".join(sorted(self._served)) or "none"
             raise NotFoundError(f"model {name!r} is not a served language model (served: {known})")
+        served = entry.versions.get(version or entry.default)
+        if served is None:
+            loaded = ", ".join(sorted(entry.versions))
+            raise NotFoundError(f"language model {name!r} has no loaded version {version} (loaded: {loaded})")
         return served
 
     def describe(self, name: str) -> ModelDescription:
@@ -170,7 +365,7 @@ class GenerationModels:
         engine = served.engine
         return ModelDescription(
             name=name,
-            versions=(served.record.version,),
+            versions=tuple(sorted(self._served[name].versions)),
             platform=PLATFORM,
             signature=served.record.signature,
             max_batch_size=0,
@@ -185,7 +380,12 @@ class GenerationModels:
     def names(self) -> list[str]:
         return sorted(self._served)
 
+    def engines(self) -> list[Engine]:
+        """Every engine running: the served versions', and those of versions still retiring."""
+        served = [served for entry in self._served.values() for served in entry.versions.values()]
+        return [model.engine for model in [*served, *self._retiring]]
+
     async def close(self) -> None:
-        served, self._served = list(self._served.values()), {}
-        for model in served:
-            await asyncio.to_thread(model.engine.close)
+        served = [model for entry in self._served.values() for model in entry.versions.values()]
+        self._served = {}
+        await self._retire(served, 0.0)

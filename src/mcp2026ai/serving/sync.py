@@ -1,5 +1,9 @@
 """Keep what is served in step with the registry and rollouts: hot reload, canary loading, ticks.
 
+Tensor models (serving/models.py) and language models (serving/llms.py: one generation engine per
+loaded version) are reconciled alike; a language model's retired version finishes its streams,
+queued ones included, before its engine is closed and its memory returned.
+
 Every ``interval_s`` the sync (1) re-registers watched model files whose content changed,
 (2) re-reads rollouts, and (3) for each served model loads the versions it should serve — the
 registry default (highest production, else highest non-archived) or the rollout's stable, plus
@@ -21,7 +25,9 @@ from pathlib import Path
 
 from mcp2026ai.errors import MCPError
 from mcp2026ai.registry.store import sha256_of
+from mcp2026ai.routing.rollout import Verdict
 from mcp2026ai.routing.traffic import TrafficController
+from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.replanning import ReplanSupervisor
 
@@ -44,8 +50,10 @@ class ServingSync:
         watched: dict[str, Path] | None = None,
         replanner: ReplanSupervisor | None = None,
         pinned: Mapping[str, Collection[str]] | None = None,
+        llms: GenerationModels | None = None,
     ) -> None:
         self.models = models
+        self.llms = llms
         self.pinned = {name: set(versions) for name, versions in (pinned or {}).items()}
         self.traffic = traffic
         self.tick = tick
@@ -81,7 +89,7 @@ class ServingSync:
         await self.traffic.refresh_off_loop()
         if self.replanner is not None:
             await self.replanner.observe()
-        names = self.models.loaded_names()
+        names = self.models.loaded_names() + [name for name in self._llm_names() if not self.models.is_loaded(name)]
         defaults = await asyncio.to_thread(self._registry_defaults, names)
         for name in names:
             try:
@@ -90,6 +98,30 @@ class ServingSync:
                 log.warning("could not sync model %s: %s", name, exc)
             except Exception:
                 log.exception("unexpected error while syncing model %s", name)
+
+    def _roll_back_unloadable_canary(self, name: str, version: str, error: MCPError) -> None:
+        """A canary that cannot be loaded (its import fails the integrity check, its contract cannot
+        be met) breaks its contract before its first request: rolled back, the reason recorded for
+        ``mcp rollout show`` and ``mcp policy trace``."""
+        reason = f"canary {name}:{version} failed to load: {error}"
+        self.traffic.manager.roll_back(name, Verdict(True, reason))
+        log.warning("rolled back %s", reason)
+
+    def _llm_names(self) -> list[str]:
+        return self.llms.names() if self.llms is not None else []
+
+    def _table(self, name: str) -> ServedModels | GenerationModels:
+        """Where ``name``'s versions are served: the generation engines, or the tensor models."""
+        if self.llms is not None and self.llms.serves(name) and not self.models.is_loaded(name):
+            return self.llms
+        return self.models
+
+    async def _load_model(self, name: str) -> None:
+        """Load a model not served yet (a rollout's fallback model) where its kind is served."""
+        if self.llms is not None and await asyncio.to_thread(self.llms.is_language_model, name):
+            await self.llms.load(name)
+        else:
+            await self.models.load(name)
 
     def _registry_defaults(self, names: list[str]) -> dict[str, str | MCPError]:
         """Each model's registry default version, or why it has none (registry reads: off the loop)."""
@@ -113,9 +145,9 @@ class ServingSync:
             self._digests[name] = digest
 
     async def _reconcile(self, name: str, registry_default: str | MCPError) -> None:
-        models = self.models
-        if models.serves_upload(name):  # a file: load overrides the registry here until loaded or unloaded again
+        if self.models.serves_upload(name):  # a file: load overrides the registry here until loaded or unloaded again
             return
+        models = self._table(name)
         rollout = self.traffic.rollout(name)
         if rollout and rollout.stable:
             default = rollout.stable
@@ -123,18 +155,27 @@ class ServingSync:
             raise registry_default
         else:
             default = registry_default
+        fallback = rollout.fallback_model if rollout else None
+        if fallback and not self.models.is_loaded(fallback) and fallback not in self._llm_names():
+            await self._load_model(fallback)  # first: it serves while the versions below fail
         extras = [rollout.canary, rollout.shadow] if rollout else []
         wanted = {default} | {version for version in extras if version} | self.pinned.get(name, set())
         loaded = {served.record.version for served in models.served_versions(name)}
         for version in sorted(wanted - loaded):
-            await models.load(name, version, make_default=(version == default))
+            try:
+                await models.load(name, version, make_default=(version == default))
+            except MCPError as exc:
+                if rollout is None or version != rollout.canary or version == default:
+                    raise
+                self._roll_back_unloadable_canary(name, version, exc)
+                continue
             log.info("loaded %s:%s", name, version)
         if models.default_version(name) != default:
             models.set_default(name, default)
             log.info("%s now serves %s by default", name, default)
         for version in sorted(loaded - wanted):
-            await models.unload_version(name, version)
-            log.info("retired %s:%s", name, version)
-        fallback = rollout.fallback_model if rollout else None
-        if fallback and fallback not in models.loaded_names():
-            await models.load(fallback)
+            if isinstance(models, GenerationModels):  # its streams finish on it: do not hold the sync
+                models.retire_version_later(name, version)
+            else:
+                await models.unload_version(name, version)
+            log.info("retiring %s:%s", name, version)

@@ -44,7 +44,7 @@ def http_status(error: errors.MCPError) -> int:
 def error_response(error: errors.MCPError) -> Response:
     status = http_status(error)
     headers = {}
-    if isinstance(error, errors.OverloadedError):
+    if isinstance(error, errors.OverloadedError | errors.ColdLoadError):
         headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     if isinstance(error, errors.UnauthenticatedError):
         headers["WWW-Authenticate"] = "Bearer"

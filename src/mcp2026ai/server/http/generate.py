@@ -7,6 +7,7 @@ Server-Sent Events of ``{"model_name", "model_version", "text_output"}`` documen
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -90,7 +91,8 @@ class GenerateEndpoints:
             choices = await collect_unless_gone(request, generation, 1)
         except MCPError as exc:
             return error_response(exc)
-        return Response(orjson.dumps(_output(generation, choices[0].text)), media_type="application/json")
+        body = orjson.dumps(_output(generation, choices[0].text))
+        return Response(body, media_type="application/json", headers=generation.answer_headers)
 
     async def generate_stream(self, request: Request) -> Response:
         generation = await self._start(request)
@@ -106,7 +108,8 @@ class GenerateEndpoints:
             finally:
                 generation.abort()
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+        headers = {**SSE_HEADERS, **generation.answer_headers}
+        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
 
     async def _start(self, request: Request) -> TextGeneration:
         """Raises domain errors: the app's handler answers them with the v2 error JSON."""
@@ -116,7 +119,8 @@ class GenerateEndpoints:
         async with read_body(request, min(self.config.max_json_bytes, limits.max_body_bytes), self.bodies) as raw:
             document = parse_json(raw)
         headers = {key.lower(): value for key, value in request.headers.items()}
-        return await self.plane.generation.start(text_request(model, document, headers, limits), CODES)
+        text = replace(text_request(model, document, headers, limits), version=request.path_params.get("version"))
+        return await self.plane.generation.start(text, CODES)
 
 
 def _output(generation: TextGeneration, text: str) -> dict[str, Any]:

@@ -39,6 +39,10 @@ class PromptBatch:
         return self.generations[0].ttft_budget_s  # one model, one contract
 
     @property
+    def answer_headers(self) -> dict[str, str]:
+        return self.generations[0].answer_headers
+
+    @property
     def usage(self) -> Usage:
         parts = [generation.usage for generation in self.generations]
         return Usage(

@@ -9,7 +9,14 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from mcp2026ai.errors import ContextLengthError, MCPError, NotFoundError, OverloadedError, bounded_message
+from mcp2026ai.errors import (
+    ColdLoadError,
+    ContextLengthError,
+    MCPError,
+    NotFoundError,
+    OverloadedError,
+    bounded_message,
+)
 from mcp2026ai.server.http.errors import http_status
 
 
@@ -26,7 +33,9 @@ def openai_error_document(error: MCPError) -> dict[str, Any]:
 
 def openai_error(error: MCPError) -> Response:
     """OpenAI's error document with the domain error's HTTP status (and Retry-After when overloaded)."""
-    headers = {"Retry-After": str(max(1, round(error.retry_after_s)))} if isinstance(error, OverloadedError) else {}
+    headers = {}
+    if isinstance(error, OverloadedError | ColdLoadError):
+        headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     return Response(
         orjson.dumps(openai_error_document(error)), http_status(error), headers, media_type="application/json"
     )

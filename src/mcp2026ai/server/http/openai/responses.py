@@ -242,10 +242,11 @@ async def create_response(
         except MCPError as exc:
             return openai_error(exc)
         events = (_buffered_events if encoder.plan or encoder.reasoning else _events)(generation, deltas, encoder)
-        return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+        headers = {**SSE_HEADERS, **generation.answer_headers}
+        return StreamingResponse(events, media_type="text/event-stream", headers=headers)
     try:
         (choice,) = await collect_unless_gone(request, generation, 1)
     except MCPError as exc:
         return openai_error(exc)
     body = encoder.response(final_status(choice.finish_reason), choice.text, generation.usage)
-    return Response(orjson.dumps(body), media_type="application/json")
+    return Response(orjson.dumps(body), media_type="application/json", headers=generation.answer_headers)

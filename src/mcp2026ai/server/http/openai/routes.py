@@ -20,7 +20,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcp2026ai.dataplane import DataPlane
-from mcp2026ai.dataplane.generation import ResultCodes, TextGeneration, TextRequest
+from mcp2026ai.dataplane.generation import VERSION_RESPONSE_HEADER, ResultCodes, TextGeneration, TextRequest
 from mcp2026ai.dataplane.reasoning import ChoiceReasoning, ReasoningPlan, reasoning_plan
 from mcp2026ai.dataplane.similarity import SimilarityHandlers
 from mcp2026ai.dataplane.tool_parsers import resolve_parser
@@ -47,7 +47,7 @@ from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
 from mcp2026ai.server.http.openai.tools import ToolPlan
 from mcp2026ai.server.http.streaming import DONE, SSE_HEADERS, collect_unless_gone, response_deltas, sse
 from mcp2026ai.serving.llm_config import GenerationDefaults
-from mcp2026ai.serving.llms import ServedLLM
+from mcp2026ai.serving.llm_versions import ServedLLM
 
 CODES = ResultCodes("openai", ok="200", cancelled="499", unexpected="500", of_error=lambda exc: str(http_status(exc)))
 """``protocol="openai"`` in the request metrics, with the HTTP status as the code."""
@@ -71,7 +71,8 @@ class OpenAIEndpoints:
             served = self.plane.generation.model(request.path_params["model"])
         except MCPError as exc:
             return openai_error(exc)
-        return Response(orjson.dumps(self._model_entry(served)), media_type="application/json")
+        headers = {VERSION_RESPONSE_HEADER: served.record.version}
+        return Response(orjson.dumps(self._model_entry(served)), media_type="application/json", headers=headers)
 
     async def tokenize(self, request: Request) -> Response:
         try:
@@ -190,7 +191,8 @@ class OpenAIEndpoints:
             except MCPError as exc:
                 return openai_error(exc)
             events = _events(generation, deltas, encoder, logprobs, parsed.include_usage)
-            return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+            headers = {**SSE_HEADERS, **generation.answer_headers}
+            return StreamingResponse(events, media_type="text/event-stream", headers=headers)
         try:
             choices = await collect_unless_gone(request, generation, _choices(generation))
             if isinstance(parsed, CompletionRequest) and parsed.ranked:
@@ -198,7 +200,7 @@ class OpenAIEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         body = encoder.response(choices, generation.usage, logprobs)
-        return Response(orjson.dumps(body), media_type="application/json")
+        return Response(orjson.dumps(body), media_type="application/json", headers=generation.answer_headers)
 
 
 def _encoder(parsed: ChatCompletionRequest | CompletionRequest, generation: TextGeneration | PromptBatch) -> Any:
@@ -250,6 +252,7 @@ def _model_entry(served: ServedLLM, defaults: GenerationDefaults) -> dict[str, A
         "owned_by": "mcp2026ai",
         "max_model_len": served.engine.max_len,
         "sampling_defaults": defaults.fill({}),
+        "version": served.record.version,
     }
 
 
