@@ -36,8 +36,9 @@ from mcp2026ai.ir.llm_sampling import sampling_of_gguf, sampling_of_hf, write_sa
 
 SOURCE_GGUF = "gguf"
 SOURCE_HF = "huggingface"
-CONVERTER_REVISION = "2"
-"""Bump when this module's output changes for the same source and builder version."""
+CONVERTER_REVISION = "3"
+"""Bump when this module's output changes for the same source and builder version (3: the model's sampling
+defaults and Gemma 3's own chat template are written beside the decoder)."""
 CACHE_VARIABLE = "MCP_LLM_CACHE"
 _CHUNK = 1 << 20
 _INT64_MAX = 2**63 - 1
