@@ -141,20 +141,21 @@ def test_a_large_shed_is_answered_a_slice_per_event_loop_turn(mlp_backend: OnnxR
     ("policy", "late_s", "admitted", "refusal"),
     [
         # the k-th admitted is answered after k one-row batches and the running one: 2..5 s; a fifth, 6 s
+        # (less the time since the running batch began: up to 100 ms on a loaded host)
         (
             ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500, admit_within=1.0),
             0.0,
             4,
-            r"(599\d|6000) ms, past the (549\d|5500)",
+            r"(59\d\d|6000) ms, past the (549\d|5500)",
         ),
         # by default the expected answer may take ADMIT_WITHIN (0.8) of the deadline, the rest being
         # headroom for what the scheduler does not see: 2, 3 and 4 s are within 4.4 s, 5 s is not
-        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500), 0.0, 3, r"(499\d|5000) ms, past the (439\d|4400)"),
+        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500), 0.0, 3, r"(49\d\d|5000) ms, past the (439\d|4400)"),
         # answers lately came 1 s later than expected: 4.4 s less 1 s is left (2 and 3 s admitted, 4 s not)
-        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500), 1.0, 2, r"(399\d|4000) ms, past the (339\d|3400)"),
+        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500), 1.0, 2, r"(39\d\d|4000) ms, past the (339\d|3400)"),
         # nothing answered yet (a class's first requests, the start of an overload): the spread is taken
         # to be the most it may be, half of 4.4 s, and 2.2 s is left (2 s admitted, 3 s not)
-        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500), None, 1, r"(299\d|3000) ms, past the (219\d|2200)"),
+        (ClassPolicy(weight=5.0, capacity=64, deadline_ms=5500), None, 1, r"(29\d\d|3000) ms, past the (219\d|2200)"),
     ],
 )
 def test_a_deadline_class_is_refused_at_once_when_nothing_can_be_shed(
