@@ -26,8 +26,9 @@ class BatchInvariance(StrEnum):
     ON = "on"
     """Always run lone rows padded to two (the same kernels as a batch) on every host."""
     OFF = "off"
-    """Fastest single-stream decode: on hosts of the first kind a sequence's greedy or seeded tokens may
-    change with what runs beside it."""
+    """The default, the fastest single-stream decode: on hosts of the first kind (AVX2) a sequence's greedy
+    or seeded tokens may change with what runs beside it (padding would make the int4 and int8 imports'
+    single stream slower than fp32's there)."""
 
 
 def default_generation_classes() -> dict[SLAClass, ClassPolicy]:
@@ -76,9 +77,10 @@ class EngineConfig(BaseModel):
     )
     threads: int = Field(0, ge=0, le=256, description="onnxruntime intra-op threads; 0 lets onnxruntime choose.")
     batch_invariance: BatchInvariance = Field(
-        BatchInvariance.AUTO,
-        description="auto: a sequence's tokens do not depend on what runs beside it, on every host (lone rows "
-        "padded to two only where this host's kernels need it); on: padded everywhere; off: never padded.",
+        BatchInvariance.OFF,
+        description="auto: a sequence's tokens do not depend on what runs beside it, on every host (lone decode "
+        "rows padded to two where this host's kernels need it: AVX2 hosts, a lone step about 1.4x slower); on: "
+        "padded everywhere; off (default): never padded, the fastest single stream (docs/determinism.md).",
     )
     classes: dict[SLAClass, ClassPolicy] = Field(
         default_factory=default_generation_classes,

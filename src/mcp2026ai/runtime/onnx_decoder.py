@@ -22,7 +22,7 @@ dozen or so). From two rows up, each row's result is the same whatever the numbe
 place among them (measured: ``tests/unit/runtime/test_onnx_decoder_invariance.py``).
 :meth:`OnnxDecoder.lone_row_matches_batched` measures which kind of host this is; where it is the
 first kind, :attr:`OnnxDecoder.pad_lone_rows` makes every run have two rows or more: the engine adds
-a throwaway row to a lone decode row (``generation/engine.py``), and a prompt chunk of one token
+a throwaway row to a lone decode row (``generation/step_scheduler.py``), and a prompt chunk of one token
 after cached context re-runs the token before it too (its keys and values come out the same).
 """
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
@@ -40,6 +40,7 @@ def engine_with(folder: Path, chunk: int, budget: int, seqs: int = 8) -> Engine:
         prefill_chunk_tokens=chunk,
         max_num_batched_tokens=budget,
         prefix_cache_mb=0,
+        batch_invariance=BatchInvariance.AUTO,  # the answers are compared across batch compositions
     )
     return build_engine("smollm2", folder, config)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.generation.config import EngineConfig
+from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from tests.support.llm import chat_ids
@@ -27,9 +27,14 @@ async def generate_all(engine: Engine, prompts: list[list[int]], tokens: int) ->
 
 
 def test_a_small_block_budget_preempts_and_recomputes_without_changing_answers(smollm2_int4: Path) -> None:
-    roomy = build_engine("smollm2", smollm2_int4, EngineConfig(max_num_seqs=6, max_model_len=256))
+    invariant = BatchInvariance.AUTO  # preemption changes what runs beside each sequence
+    roomy = build_engine(
+        "smollm2", smollm2_int4, EngineConfig(max_num_seqs=6, max_model_len=256, batch_invariance=invariant)
+    )
     tight = build_engine(
-        "smollm2", smollm2_int4, EngineConfig(max_num_seqs=6, max_model_len=256, kv_cache_mb=24 * BLOCK_MB + 0.01)
+        "smollm2",
+        smollm2_int4,
+        EngineConfig(max_num_seqs=6, max_model_len=256, kv_cache_mb=24 * BLOCK_MB + 0.01, batch_invariance=invariant),
     )
     try:
         assert tight.blocks.num_blocks == 24 and roomy.blocks.num_blocks == 6 * 256 // 16
