@@ -103,12 +103,16 @@ def test_the_contract_picks_the_precision_from_measured_figures(
     assert strict.chosen is not None and strict.chosen.plan.precision == "fp32"
     assert variant(strict, "int4").rejected[0].startswith(f"drift {int4.drift:.3f} > {tight:g}")
 
+    # Which is faster on one core is the host's: the quantized imports on AVX-512/AMX hosts, fp32 on the AVX2
+    # hosts measured so far (int4 30 vs fp32 36 tok/s, on 39d6862 too). A speed floor between the two picks
+    # the faster kind and rules the other out, on either.
     fp32_best, quantized_best = best_rate(decision, {"fp32"}), best_rate(decision, {"int4", "int8"})
-    assert quantized_best > fp32_best, "the quantized imports decode faster than fp32 on one core"
+    assert quantized_best != fp32_best
+    faster = {"int4", "int8"} if quantized_best > fp32_best else {"fp32"}
     floor = (fp32_best + quantized_best) / 2
     fast = judge(parse_contract({"generation": {"min_tokens_per_s": floor}}), decision)
-    assert fast.chosen is not None and fast.chosen.plan.precision in ("int4", "int8")
-    assert all(not e.feasible for e in fast.evaluations if e.plan.precision == "fp32")
+    assert fast.chosen is not None and fast.chosen.plan.precision in faster
+    assert all(not e.feasible for e in fast.evaluations if e.plan.precision not in faster)
     gated = judge(parse_contract({"generation": {"min_tokens_per_s": floor}, "accuracy": {"max_drift": 0.1}}), decision)
     for quantized in (int4, int8):  # a drift above the gate rules the import out, whatever its speed
         assert bool(variant(gated, quantized.precision).rejected) == ((quantized.drift or 0.0) > 0.1)
