@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,7 +84,7 @@ def _named_call(document: Any, keys: tuple[str, ...]) -> ParsedCall | None:
     return ParsedCall(document["name"], _json_arguments(arguments))
 
 
-class CallFormat:
+class CallFormat(ABC):
     """One family's call syntax (see the module docstring)."""
 
     name = ""
@@ -92,8 +93,9 @@ class CallFormat:
     leading: tuple[str, ...] = ()
     """Text that opens a call region only at the answer's start (kept: it is the call's own first character)."""
 
+    @abstractmethod
     def parse(self, region: str, final: bool, tools: Sequence[Mapping[str, Any]]) -> Parsed:
-        raise NotImplementedError
+        """The calls in a call region (``final``: the answer has ended, so the region is whole)."""
 
 
 class Llama3Json(CallFormat):
