@@ -70,19 +70,36 @@ def test_reasoning_is_apart_from_content_whole_and_streamed(deepseek: openai.Ope
     answer = deepseek.chat.completions.create(model="smollm2", messages=FEW_SHOT, max_tokens=30, temperature=0)  # type: ignore[arg-type]
     message = answer.choices[0].message
     assert message.reasoning_content == "France's capital is Paris." and message.content == "Paris."  # type: ignore[attr-defined]
+    assert answer.usage is not None and answer.usage.completion_tokens_details is not None
+    thought = answer.usage.completion_tokens_details.reasoning_tokens
+    assert thought is not None and 0 < thought < answer.usage.completion_tokens  # the answer's tokens are not reasoning
     stream = deepseek.chat.completions.create(
         model="smollm2",
         messages=FEW_SHOT,
         max_tokens=30,
         temperature=0,
         stream=True,  # type: ignore[arg-type]
+        stream_options={"include_usage": True},
     )
-    reasoning, content = "", ""
+    reasoning, content, streamed_usage = "", "", None
     for chunk in stream:
+        streamed_usage = chunk.usage or streamed_usage
+        if not chunk.choices:
+            continue
         delta = chunk.choices[0].delta
         reasoning += getattr(delta, "reasoning_content", None) or ""
         content += delta.content or ""
     assert (reasoning, content) == ("France's capital is Paris.", "Paris.")
+    assert streamed_usage is not None and streamed_usage.completion_tokens_details is not None
+    assert streamed_usage.completion_tokens_details.reasoning_tokens == thought
+    response = deepseek.responses.create(model="smollm2", input=FEW_SHOT, max_output_tokens=30, temperature=0)  # type: ignore[arg-type]
+    assert response.usage is not None and response.usage.output_tokens_details.reasoning_tokens == thought
+
+
+def test_an_answer_without_reasoning_counts_none(qwen3: openai.OpenAI) -> None:
+    answer = qwen3.chat.completions.create(model="smollm2", messages=QUESTION, max_tokens=8, temperature=0)  # type: ignore[arg-type]
+    assert answer.usage is not None and answer.usage.completion_tokens_details is not None
+    assert answer.usage.completion_tokens_details.reasoning_tokens == 0
 
 
 def test_response_format_applies_after_the_reasoning(deepseek: openai.OpenAI) -> None:
@@ -125,6 +142,8 @@ def test_an_unclosed_block_is_reasoning_and_a_responses_item(deepseek: openai.Op
     answer = deepseek.chat.completions.create(model="smollm2", messages=QUESTION, max_tokens=8, temperature=0)  # type: ignore[arg-type]
     message = answer.choices[0].message
     assert message.reasoning_content and message.content == ""  # type: ignore[attr-defined]
+    assert answer.usage is not None and answer.usage.completion_tokens_details is not None
+    assert answer.usage.completion_tokens_details.reasoning_tokens == answer.usage.completion_tokens == 8
     response = deepseek.responses.create(model="smollm2", input="What is the capital of France?", max_output_tokens=8)
     assert response.output[0].type == "reasoning" and response.output[0].content[0].text  # type: ignore[union-attr]
     events = deepseek.responses.create(

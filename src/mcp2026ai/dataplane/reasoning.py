@@ -16,7 +16,7 @@ applies after the reasoning ends (generation/grammar.py ``after_reasoning``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,19 +129,51 @@ def _partial(text: str, tag: str) -> int:
     return 0
 
 
+def reasoning_token_count(plan: ReasoningPlan, token_ids: Sequence[int], decode: Callable[[Sequence[int]], str]) -> int:
+    """How many of an answer's tokens are reasoning: those up to and including the one that completes
+    ``</think>`` (all of them when the block never closes; none when the answer has no block). Found by
+    decoding prefixes (a binary search: about log2(n) decodes), so a marker split over tokens counts once."""
+    if not token_ids:
+        return 0
+    text = decode(token_ids)
+    if not (plan.inside or text.lstrip().startswith(OPEN)):
+        return 0
+    if CLOSE not in text:
+        return len(token_ids)
+    low, high = 1, len(token_ids)
+    while low < high:
+        middle = (low + high) // 2
+        if CLOSE in decode(token_ids[:middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 class ChoiceReasoning:
     """The reasoning splitters of one request's choices (an encoder's helper)."""
 
     def __init__(self, plan: ReasoningPlan) -> None:
         self.plan = plan
         self._splitters: dict[int, ReasoningSplitter] = {}
+        self._token_ids: dict[int, list[int]] = {}
+        """Each streamed choice's token ids so far (for the usage's reasoning token count)."""
+
+    def token_count(
+        self, decode: Callable[[Sequence[int]], str], choices: Mapping[int, Sequence[int]] | None = None
+    ) -> int:
+        """The reasoning tokens of all choices: those given, or those streamed through :meth:`delta`."""
+        answers = self._token_ids if choices is None else choices
+        return sum(reasoning_token_count(self.plan, ids, decode) for ids in answers.values())
 
     def whole(self, text: str) -> tuple[str | None, str]:
         return split_reasoning(self.plan, text)
 
-    def delta(self, index: int, text: str, final: bool) -> tuple[str, str]:
+    def delta(self, index: int, text: str, final: bool, token_ids: Sequence[int] = ()) -> tuple[str, str]:
         """Choice ``index``'s next text as (reasoning, content); ``final``: its last delta."""
         splitter = self._splitters.setdefault(index, ReasoningSplitter(self.plan.inside))
+        if token_ids:
+            self._token_ids.setdefault(index, []).extend(token_ids)
         reasoning, content = splitter.feed(text)
         if final:
             more_reasoning, more_content = splitter.finish()

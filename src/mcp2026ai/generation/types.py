@@ -132,6 +132,9 @@ class Usage:
     completion_tokens: int = 0
     cached_tokens: int = 0
     """Prompt tokens whose KV came from the prefix cache."""
+    reasoning_tokens: int = 0
+    """Completion tokens spent inside the thinking block, its markers included (set by the encoder
+    when a reasoning parser splits the answer: dataplane/reasoning.py :func:`reasoning_token_count`)."""
 
     @property
     def total_tokens(self) -> int:

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp2026ai.dataplane.reasoning import ReasoningPlan, ReasoningSplitter, reasoning_plan, split_reasoning
+from mcp2026ai.dataplane.reasoning import (
+    ReasoningPlan,
+    ReasoningSplitter,
+    reasoning_plan,
+    reasoning_token_count,
+    split_reasoning,
+)
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.generation.grammar import Grammars, after_reasoning
 from mcp2026ai.generation.tokenizer import TextTokenizer
@@ -104,3 +110,24 @@ def test_a_reasoning_item_document_names_its_text() -> None:
 
     item = reasoning_item("rs_1", "Because.")
     assert json.loads(json.dumps(item))["content"] == [{"type": "reasoning_text", "text": "Because."}]
+
+
+VOCABULARY = ["<think>", "Paris", " is", " the", " capital", "</", "think", ">", "Paris", "."]
+
+
+def _decode(ids: object) -> str:
+    return "".join(VOCABULARY[token] for token in ids)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("inside", "ids", "expected"),
+    [
+        (True, [1, 2, 3, 4, 5, 6, 7, 8, 9], 7),  # up to the token that completes a split </think>
+        (False, [0, 1, 2, 5, 6, 7, 8], 6),  # qwen3: the model opens the block itself, its marker counts
+        (False, [1, 2, 3, 4], 0),  # qwen3 without a block: all content
+        (True, [1, 2, 3], 3),  # the block never closes: all reasoning
+        (True, [], 0),
+    ],
+)
+def test_reasoning_tokens_are_those_up_to_the_closing_marker(inside: bool, ids: list[int], expected: int) -> None:
+    assert reasoning_token_count(ReasoningPlan(inside=inside), ids, _decode) == expected

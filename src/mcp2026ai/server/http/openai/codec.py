@@ -268,6 +268,7 @@ def usage_json(usage: Usage) -> dict[str, Any]:
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
         "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
     }
 
 
@@ -356,7 +357,12 @@ class ChatEncoder(CompletionEncoder):
         """A delta's (reasoning, content) text."""
         if self.reasoning is None:
             return "", delta.text
-        return self.reasoning.delta(delta.index, delta.text, delta.finish_reason is not None)
+        return self.reasoning.delta(delta.index, delta.text, delta.finish_reason is not None, delta.token_ids)
+
+    def usage_chunk(self, usage: Usage) -> dict[str, Any]:
+        if self.reasoning is not None:
+            usage.reasoning_tokens = self.reasoning.token_count(self.tokenizer.decode)
+        return super().usage_chunk(usage)
 
     def _message(self, reasoning: str | None, content: str | None) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -385,6 +391,10 @@ class ChatEncoder(CompletionEncoder):
             }
             for choice in choices
         ]
+        if self.reasoning is not None:
+            usage.reasoning_tokens = self.reasoning.token_count(
+                self.tokenizer.decode, {choice.index: choice.token_ids for choice in choices}
+            )
         return {**self._base(body, "chat.completion"), "usage": usage_json(usage)}
 
     def chunk(self, delta: Delta, logprobs: bool, include_usage: bool) -> dict[str, Any]:

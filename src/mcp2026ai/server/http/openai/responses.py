@@ -16,7 +16,7 @@ for a call). With ``--reasoning-parser`` the ``<think>`` text is a ``reasoning``
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import orjson
@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from mcp2026ai.dataplane.generation import GenerationHandlers, ResultCodes, TextGeneration, TextRequest
-from mcp2026ai.dataplane.reasoning import ReasoningPlan, split_reasoning
+from mcp2026ai.dataplane.reasoning import ReasoningPlan, reasoning_token_count, split_reasoning
 from mcp2026ai.dataplane.tool_parsers import AUTO, new_parser, parse_whole, resolve_parser
 from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.types import Delta, FinishReason, Usage
@@ -43,7 +43,7 @@ def usage_document(usage: Usage) -> dict[str, Any]:
         "input_tokens": usage.prompt_tokens,
         "input_tokens_details": {"cached_tokens": usage.cached_tokens},
         "output_tokens": usage.completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
         "total_tokens": usage.total_tokens,
     }
 
@@ -70,6 +70,12 @@ class ResponseEncoder:
         self.reasoning_id = new_id("rs")
         self.created_at = int(time.time())
         self.sequence = 0
+
+    def count_reasoning(self, usage: Usage, token_ids: Sequence[int], decode: Callable[[Sequence[int]], str]) -> Usage:
+        """``usage`` with the answer's reasoning tokens counted (with a reasoning parser)."""
+        if self.reasoning is not None:
+            usage.reasoning_tokens = reasoning_token_count(self.reasoning, token_ids, decode)
+        return usage
 
     def message(self, text: str, status: str) -> dict[str, Any]:
         content = [] if status == "in_progress" else [self.part(text)]
@@ -166,17 +172,19 @@ async def _buffered_events(
     generation: TextGeneration, deltas: AsyncIterator[Delta], encoder: ResponseEncoder
 ) -> AsyncIterator[bytes]:
     """With tools the text is parsed whole, then sent as its output items, each with its events."""
-    text, reason = "", None
+    text, reason, token_ids = "", None, []
     try:
         yield encoder.event("response.created", response=encoder.response("in_progress"))
         yield encoder.event("response.in_progress", response=encoder.response("in_progress"))
         async for delta in deltas:
             reason, text = delta.finish_reason or reason, text + delta.text
+            token_ids += delta.token_ids
         for index, item in enumerate(encoder.output(text)):
             for event in _item_events(encoder, index, item):
                 yield event
         status = final_status(reason)
-        yield encoder.event(f"response.{status}", response=encoder.response(status, text, generation.usage))
+        usage = encoder.count_reasoning(generation.usage, token_ids, generation.tokenizer.decode)
+        yield encoder.event(f"response.{status}", response=encoder.response(status, text, usage))
     except MCPError as exc:
         error = openai_error_document(exc)["error"]
         yield encoder.event("error", code=error["code"], message=error["message"], param=error["param"])
@@ -248,5 +256,6 @@ async def create_response(
         (choice,) = await collect_unless_gone(request, generation, 1)
     except MCPError as exc:
         return openai_error(exc)
-    body = encoder.response(final_status(choice.finish_reason), choice.text, generation.usage)
+    usage = encoder.count_reasoning(generation.usage, choice.token_ids, generation.tokenizer.decode)
+    body = encoder.response(final_status(choice.finish_reason), choice.text, usage)
     return Response(orjson.dumps(body), media_type="application/json", headers=generation.answer_headers)
