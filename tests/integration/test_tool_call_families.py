@@ -1,7 +1,7 @@
 """Tool calls in each family's own format, through the real server and the official openai client:
-SmolLM2 is forced (``guided_regex``) to write exactly what a Llama 3.x, Mistral, Qwen3-Coder or
-pythonic model writes, and ``--tool-call-parser`` reads it as that family's parser does (vLLM's flag),
-whole and streamed."""
+SmolLM2 is forced (``guided_regex``) to write exactly what a Hermes/Qwen, Llama 3.x, Mistral, Qwen3-Coder
+or pythonic model writes, and ``--tool-call-parser`` reads it as that family's parser does (vLLM's flag),
+whole and streamed; the OpenAI Agents SDK runs each family's call as a call of its function tool."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ TOOLS = [
     }
 ]
 OUTPUTS = {
+    "hermes": 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>',
     "llama3_json": 'Checking. {"name": "get_weather", "parameters": {"city": "Paris", "days": 2}}',
     "mistral": 'Checking.[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}]',
     "qwen3_coder": "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
@@ -110,3 +111,33 @@ def test_text_that_is_not_a_call_stays_content(client: openai.OpenAI, family: st
     answer = forced(client, text, stream=False)
     assert answer.choices[0].message.content == text  # type: ignore[attr-defined]
     assert not answer.choices[0].message.tool_calls and answer.choices[0].finish_reason == "stop"  # type: ignore[attr-defined]
+
+
+def test_the_agents_sdk_runs_the_family_s_call(client: openai.OpenAI, family: str) -> None:
+    """The OpenAI Agents SDK, unchanged, on its chat-completions model: it reads the family's call as a
+    call to its function tool, runs the tool with the parsed arguments, and stops there."""
+    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+
+    set_tracing_disabled(True)
+    seen: list[tuple[str, int]] = []
+
+    @function_tool
+    def get_weather(city: str, days: int) -> str:
+        """The weather in a city."""
+        seen.append((city, days))
+        return f"sunny in {city} for {days} days"
+
+    text = OUTPUTS[family].removeprefix("Checking. ") if family in CONTENT else OUTPUTS[family]
+    agent = Agent(
+        name="weather",
+        instructions="Use the tool.",
+        tools=[get_weather],
+        tool_use_behavior="stop_on_first_tool",
+        model=OpenAIChatCompletionsModel(
+            model="smollm2",
+            openai_client=openai.AsyncOpenAI(base_url=str(client.base_url), api_key="unused", max_retries=0),
+        ),
+        model_settings=ModelSettings(temperature=0, max_tokens=120, extra_body={"guided_regex": re.escape(text)}),
+    )
+    result = Runner.run_sync(agent, "What is the weather in Paris for two days?", max_turns=2)
+    assert seen == [("Paris", 2)] and result.final_output == "sunny in Paris for 2 days"
