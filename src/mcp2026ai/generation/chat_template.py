@@ -80,24 +80,61 @@ class ChatTemplate:
         tools: Sequence[Mapping[str, Any]] | None = None,
         kwargs: Mapping[str, Any] | None = None,
     ) -> str:
-        """The prompt text for ``messages`` (with ``tools`` and the request's template kwargs)."""
+        """The prompt text for ``messages`` (with ``tools`` and the request's template kwargs).
+
+        Tool-call arguments reach the template as mappings, as transformers' templates expect; a
+        template that joins them as text (DeepSeek-R1's ``+ tool['function']['arguments'] +``) fails on
+        a mapping with a TypeError, and is rendered again with the arguments as JSON text, as the client
+        sent them."""
         jinja2 = require("jinja2", "chat templates", ModelImportError)
         context = {**self.special_tokens, **(kwargs or {})}
+        turns = [_normalized(message) for message in messages]
         try:
-            return str(
-                self._template.render(
-                    messages=[_normalized(message) for message in messages],
-                    tools=[dict(tool) for tool in tools] if tools else None,
-                    documents=None,
-                    add_generation_prompt=add_generation_prompt,
-                    **context,
-                )
-            )
+            try:
+                return self._render(turns, tools, add_generation_prompt, context)
+            except TypeError:
+                if not any(_mapping_arguments(turn) for turn in turns):
+                    raise
+                return self._render([_text_arguments(turn) for turn in turns], tools, add_generation_prompt, context)
         except jinja2.TemplateError as exc:
             raise InvalidArgumentError(f"the model's chat template refused the messages: {exc}") from None
         except Exception as exc:  # a template failing on the caller's messages  # noqa: BLE001
             kind = type(exc).__name__
             raise InvalidArgumentError(f"messages do not fit the model's chat template ({kind}: {exc})") from None
+
+    def _render(
+        self,
+        turns: list[dict[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
+        add_generation_prompt: bool,
+        context: Mapping[str, Any],
+    ) -> str:
+        return str(
+            self._template.render(
+                messages=turns,
+                tools=[dict(tool) for tool in tools] if tools else None,
+                documents=None,
+                add_generation_prompt=add_generation_prompt,
+                **context,
+            )
+        )
+
+
+def _mapping_arguments(turn: Mapping[str, Any]) -> bool:
+    return any(isinstance(call.get("function", {}).get("arguments"), Mapping) for call in turn.get("tool_calls") or [])
+
+
+def _text_arguments(turn: dict[str, Any]) -> dict[str, Any]:
+    """``turn`` with its tool calls' mapping arguments written as JSON text."""
+    if not _mapping_arguments(turn):
+        return turn
+    calls = [
+        {**call, "function": {**call["function"], "arguments": json.dumps(call["function"]["arguments"])}}
+        if isinstance(call.get("function", {}).get("arguments"), Mapping)
+        else call
+        for call in turn["tool_calls"]
+    ]
+    return {**turn, "tool_calls": calls}
 
 
 def _normalized(message: Mapping[str, Any]) -> dict[str, Any]:
