@@ -61,7 +61,7 @@ demo: $(DEMO)
 # while you work: `.venv/bin/python -m pytest -m "not slow"`.
 TEST_WORKERS ?= 2
 test: $(TESTS)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=40
 
 lint: $(LINT)
 	$(BIN)/ruff check src tests
