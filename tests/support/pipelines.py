@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from support.models import _save
 
-STEPS = '''
+STEPS = """
 import numpy as np
 
 from mcp2026ai.errors import InvalidInputError
@@ -49,7 +49,7 @@ class Join:
 
     def finalize(self):
         pass
-'''
+"""
 
 SPEC = """
 kind: pipeline

@@ -17,7 +17,7 @@ from mcp2026ai.contract import load_contract
 from mcp2026ai.dataplane.management import Registration
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
-from mcp2026ai.ir.pipeline_spec import is_pipeline_spec
+from mcp2026ai.ir.pipeline_spec import ModelRef, is_pipeline_spec
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
@@ -133,7 +133,10 @@ def _register_pipeline(
         registry, spec, check_python_source, name=name, version=version, stage=stage, actor=context.actor()
     )
     for step in read_pipeline(registry, record).steps:
-        runs = f"python {step.python[:12]}" if step.python else f"model {step.model}"
+        if isinstance(step.model, ModelRef):
+            runs = f"model {step.model.name}" + (f":{step.model.version}" if step.model.version else "")
+        else:
+            runs = f"python {step.class_name} (sha256 {str(step.python)[:12]})"
         console.print(f"  step {step.name}: {runs}", highlight=False, soft_wrap=True)
     return record
 

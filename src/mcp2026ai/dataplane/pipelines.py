@@ -130,11 +130,19 @@ class PipelineExecutor:
     async def _model_step(
         self, step: PipelineStep, ref: ModelRef, given: Arrays, sla_class: SLAClass, deadline: float | None
     ) -> Arrays:
+        started = time.perf_counter_ns()
         try:
             served = self.models.get(ref.name, ref.version)
-            return await served.executor.submit(given, list(step.outputs), sla_class=sla_class, deadline=deadline)
         except MCPError as exc:
             raise _named(exc, step) from None
+        try:
+            produced = await served.executor.submit(given, list(step.outputs), sla_class=sla_class, deadline=deadline)
+        except MCPError as exc:
+            served.stats.record_failure(time.perf_counter_ns() - started)
+            raise _named(exc, step) from None
+        rows = len(next(iter(given.values()))) if given and served.record.signature.batchable else 1
+        served.stats.record_success(rows, time.perf_counter_ns() - started)  # the step's model counts it too
+        return produced
 
     async def _python_step(self, loaded: LoadedPythonStep, given: Arrays, times: timing.RequestTimes) -> Arrays:
         submitted = time.perf_counter_ns()

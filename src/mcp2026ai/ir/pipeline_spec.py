@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.ir.dtypes import V2_TO_NUMPY
 from mcp2026ai.ir.signature import Signature, TensorSpec
@@ -89,7 +88,9 @@ class PipelineSpec(BaseModel):
     name: str | None = Field(None, description="The default name to register it under.")
     inputs: list[_Tensor] = Field(min_length=1)
     outputs: list[_Tensor] = Field(min_length=1)
-    contract: InferenceContract | None = None
+    contract: dict[str, Any] | None = Field(
+        None, description="The pipeline's inference contract (checked as a contract when registered)."
+    )
     steps: list[PipelineStep] = Field(min_length=1, max_length=MAX_STEPS)
 
     @property

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcp2026ai.contract import parse_contract
 from mcp2026ai.errors import MCPError, NotFoundError
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.pipeline_spec import (
@@ -103,6 +104,7 @@ def register_spec(
     actor: str | None = None,
 ) -> ModelVersion:
     """Register an already parsed spec (a Triton ensemble's has no folder: its steps name models)."""
+    contract = parse_contract(spec.contract, f"{source}: contract") if spec.contract is not None else None
     checked = check_spec(registry, spec, name, source, folder, check_source)
     stored = _store_steps(registry, spec, name, checked, source)
     digest = _store_spec(registry, stored)
@@ -111,7 +113,7 @@ def register_spec(
         digest,
         PIPELINE_FORMAT,
         spec.signature,
-        contract=spec.contract,
+        contract=contract,
         version=version,
         stage=stage,
         actor=actor,
