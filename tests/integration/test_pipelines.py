@@ -22,7 +22,7 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.pipelines import register_pipeline
 from mcp2026ai.runtime.python_code import check_python_source
 from mcp2026ai.testing import BackgroundServer
-from support.pipelines import write_pipeline
+from support.pipelines import ENSEMBLE_CONFIG, write_ensemble_repository, write_pipeline
 from tests.integration.conftest import listening_line, mcp_command
 
 pytestmark = pytest.mark.timeout(120)
@@ -147,6 +147,42 @@ def test_register_and_serve_from_the_command_line(tmp_path: Path) -> None:
         assert match, line
         client = httpclient.InferenceServerClient(f"127.0.0.1:{match.group(1)}")
         np.testing.assert_allclose(client.infer("calc", http_inputs("1,2,3,4")).as_numpy("total"), [[4, 7, 10, 13]])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.slow
+def test_a_triton_ensemble_is_served_from_its_repository(tmp_path: Path) -> None:
+    repository = write_ensemble_repository(tmp_path / "repo")
+    broken = ENSEMBLE_CONFIG.replace('"calc_ensemble"', '"broken_ensemble"').replace('"shift"', '"nowhere"')
+    (repository / "broken_ensemble" / "1").mkdir(parents=True)
+    (repository / "broken_ensemble" / "config.pbtxt").write_text(broken)
+    command = [*mcp_command(), "serve", "--model-repository", str(repository), "--port", "0", "--grpc-port", "0"]
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home")}
+    process = subprocess.Popen(
+        [*command, "--no-policy"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        match = re.search(r"http=(\d+) grpc=(\d+)", listening_line(process))
+        assert match
+        http = httpclient.InferenceServerClient(f"127.0.0.1:{match.group(1)}")
+        values = np.arange(8, dtype=np.float32).reshape(2, 4)
+        tensor = httpclient.InferInput("IN", [2, 4], "FP32")
+        tensor.set_data_from_numpy(values)
+        result = http.infer("calc_ensemble", [tensor])
+        np.testing.assert_allclose(result.as_numpy("OUT"), values * 2 + 1)
+        np.testing.assert_allclose(result.as_numpy("MID"), values * 2)
+        config = http.get_model_config("calc_ensemble")
+        assert (config["platform"], config["max_batch_size"]) == ("ensemble", 8)
+        grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{match.group(2)}")
+        tensor = grpcclient.InferInput("IN", [1, 4], "FP32")
+        tensor.set_data_from_numpy(values[:1])
+        np.testing.assert_allclose(grpc.infer("calc_ensemble", [tensor]).as_numpy("OUT"), values[:1] * 2 + 1)
+        index = {entry["name"]: entry for entry in http.get_model_repository_index()}
+        assert index["broken_ensemble"]["state"] == "UNAVAILABLE"
+        assert "model_name 'nowhere' is not a model of this repository" in index["broken_ensemble"]["reason"]
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)

@@ -104,3 +104,40 @@ def write_pipeline(folder: Path, spec: str = SPEC, steps: str = STEPS) -> Path:
     path = folder / "calc.yaml"
     path.write_text(spec)
     return path
+
+
+def _model_config(name: str) -> str:
+    return f"""name: "{name}"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [ {{ name: "x" data_type: TYPE_FP32 dims: [ 4 ] }} ]
+output [ {{ name: "y" data_type: TYPE_FP32 dims: [ 4 ] }} ]
+"""
+
+
+ENSEMBLE_CONFIG = """name: "calc_ensemble"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [
+  { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] },
+  { name: "MID" data_type: TYPE_FP32 dims: [ 4 ] }
+]
+ensemble_scheduling {
+  step [
+    { model_name: "double" model_version: -1 input_map { key: "x" value: "IN" } output_map { key: "y" value: "MID" } },
+    { model_name: "shift" model_version: -1 input_map { key: "x" value: "MID" } output_map { key: "y" value: "OUT" } }
+  ]
+}
+"""
+
+
+def write_ensemble_repository(root: Path, ensemble: str = ENSEMBLE_CONFIG) -> Path:
+    """A Triton repository: ``double`` (2x) and ``shift`` (x + 1), ONNX, and ``calc_ensemble``: OUT = 2x + 1."""
+    for name, op, value in (("double", "Mul", 2.0), ("shift", "Add", 1.0)):
+        (root / name / "1").mkdir(parents=True, exist_ok=True)
+        scalar_model(root / name / "1" / "model.onnx", op, value)
+        (root / name / "config.pbtxt").write_text(_model_config(name))
+    (root / "calc_ensemble" / "1").mkdir(parents=True, exist_ok=True)
+    (root / "calc_ensemble" / "config.pbtxt").write_text(ensemble)
+    return root

@@ -148,8 +148,10 @@ class ModelRegistry:
         tags: dict[str, str] | None = None,
         actor: str | None = None,
         audit_details: dict[str, Any] | None = None,
+        number: int | None = None,
     ) -> ModelVersion:
-        """Catalogue an artifact already in the store (a pipeline's spec) as a new version of ``name``."""
+        """Catalogue an artifact already in the store (a pipeline's spec) as a new version of ``name``
+        (``number``: its integer alias, else the next free one)."""
         validate_model_name(name)
         chosen = self._new_version(name, version)
         record = ModelVersion(
@@ -165,7 +167,7 @@ class ModelRegistry:
         )
         details = {"digest": digest, **(audit_details or {})}
         intent = AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details)
-        return self._catalogue(record, not version, intent)
+        return self._catalogue(record, not version, intent, number)
 
     def _catalogue(
         self, record: ModelVersion, automatic: bool, intent: AuditIntent, number: int | None = None

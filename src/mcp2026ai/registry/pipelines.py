@@ -102,6 +102,7 @@ def register_spec(
     version: str | None = None,
     stage: Stage = Stage.DEV,
     actor: str | None = None,
+    number: int | None = None,
 ) -> ModelVersion:
     """Register an already parsed spec (a Triton ensemble's has no folder: its steps name models)."""
     contract = parse_contract(spec.contract, f"{source}: contract") if spec.contract is not None else None
@@ -118,6 +119,7 @@ def register_spec(
         stage=stage,
         actor=actor,
         audit_details={"source": source, "steps": [step.name for step in spec.steps]},
+        number=number,
     )
 
 

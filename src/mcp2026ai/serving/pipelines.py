@@ -68,7 +68,11 @@ class PipelineBackend:
 
     @property
     def plan(self) -> Plan:
-        return DEFAULT_PLAN
+        """Not a runtime's plan (each model step has its own): the contract's batch limit, which the
+        model configuration reports as ``max_batch_size``."""
+        contract = self.record.contract
+        limit = contract.batching.max_batch_size if contract is not None else DEFAULT_PLAN.max_batch_size
+        return DEFAULT_PLAN.model_copy(update={"max_batch_size": limit})
 
     @property
     def platform(self) -> str:
