@@ -109,23 +109,37 @@ class PipelineExecutor:
             raise DeadlineExceededError(f"pipeline {self.name!r}: deadline passed before step {step.name!r}")
         started = time.perf_counter_ns()
         given = {own: tensors[tensor] for own, tensor in step.inputs.items()}
-        runs = self.stats.steps[step.name].kind
         ok = False
         times = timing.RequestTimes()
+        token = timing.collect(times)
         try:
-            with tracing.step_span(self.name, step.name, runs) as span, timing.measuring() as times:
-                if isinstance(step.model, ModelRef):
-                    produced = await self._model_step(step, step.model, given, sla_class, deadline)
-                else:
-                    produced = await self._python_step(self.backend.python[step.name], given, times)
-                if span.is_recording():
-                    span.set_attribute("step.queue_ns", times.queue_ns)
-                    span.set_attribute("step.compute_ns", times.compute_ns)
-                ok = True
+            if tracing.recording():
+                produced = await self._traced_step(step, given, sla_class, deadline, times)
+            else:
+                produced = await self._run_step(step, given, sla_class, deadline, times)
+            ok = True
         finally:
+            timing.stop(token)
             self.stats.record_step(step.name, ok, time.perf_counter_ns() - started, times.queue_ns, times.compute_ns)
             timing.report(times.queue_ns, times.compute_ns)  # into the request's total: every step's
         return {tensor: produced[own] for own, tensor in step.outputs.items()}
+
+    async def _run_step(
+        self, step: PipelineStep, given: Arrays, sla_class: SLAClass, deadline: float | None, times: timing.RequestTimes
+    ) -> Arrays:
+        if isinstance(step.model, ModelRef):
+            return await self._model_step(step, step.model, given, sla_class, deadline)
+        return await self._python_step(self.backend.python[step.name], given, times)
+
+    async def _traced_step(
+        self, step: PipelineStep, given: Arrays, sla_class: SLAClass, deadline: float | None, times: timing.RequestTimes
+    ) -> Arrays:
+        """The step inside its own span (``step {name}``), with its queue and compute time."""
+        with tracing.step_span(self.name, step.name, self.stats.steps[step.name].kind) as span:
+            produced = await self._run_step(step, given, sla_class, deadline, times)
+            span.set_attribute("step.queue_ns", times.queue_ns)
+            span.set_attribute("step.compute_ns", times.compute_ns)
+            return produced
 
     async def _model_step(
         self, step: PipelineStep, ref: ModelRef, given: Arrays, sla_class: SLAClass, deadline: float | None

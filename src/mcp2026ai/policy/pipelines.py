@@ -27,14 +27,13 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from mcp2026ai.contract import InferenceContract, LatencySpec
-from mcp2026ai.ir.pipeline_spec import ModelRef
 from mcp2026ai.policy.orchestrator import UNCONSTRAINED, PolicyOrchestrator
 from mcp2026ai.policy.probe import HardwareProfile, probe_hardware
 from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.policy.records import Trigger
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.registry.pipelines import read_pipeline
+from mcp2026ai.registry.pipelines import pipeline_model_steps, read_pipeline
 from mcp2026ai.runtime.catalog import create_backend
 from mcp2026ai.runtime.plan import Plan
 
@@ -130,11 +129,7 @@ def plan_pipeline(
     contract = record.contract or UNCONSTRAINED
     shapes = shapes or SyntheticShapes()
     hardware = hardware or probe_hardware()
-    steps = {
-        step.name: registry.resolve(step.model.name, step.model.version)
-        for step in stored.steps
-        if isinstance(step.model, ModelRef)
-    }
+    steps = dict(pipeline_model_steps(registry, record))
     python_steps = [step.name for step in stored.steps if step.python is not None]
     costs = {name: lone_cost_ms(registry, step_record, shapes) for name, step_record in steps.items()}
     cores = shares(costs, hardware.logical_cores)

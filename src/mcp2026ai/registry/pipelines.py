@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp2026ai.contract import parse_contract
+from mcp2026ai.contract import InferenceContract, parse_contract
 from mcp2026ai.errors import MCPError, NotFoundError
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.pipeline_spec import (
@@ -38,6 +38,7 @@ from mcp2026ai.ir.pipeline_spec import (
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion, Stage
+from mcp2026ai.registry.store import sha256_of
 from mcp2026ai.security.paths import confined_path
 
 SPEC_SUFFIX = ".pipeline.json"
@@ -107,7 +108,7 @@ def register_spec(
     """Register an already parsed spec (a Triton ensemble's has no folder: its steps name models)."""
     contract = parse_contract(spec.contract, f"{source}: contract") if spec.contract is not None else None
     checked = check_spec(registry, spec, name, source, folder, check_source)
-    stored = _store_steps(registry, spec, name, checked, source)
+    stored = _store_steps(registry, spec, name, checked, source, contract)
     digest = _store_spec(registry, stored)
     return registry.register_stored(
         name,
@@ -231,23 +232,38 @@ def _check_names(where: str, kind: str, given: set[str], known: set[str], *, req
 
 
 def _store_steps(
-    registry: ModelRegistry, spec: PipelineSpec, name: str, checked: _Checked, source: str
+    registry: ModelRegistry,
+    spec: PipelineSpec,
+    name: str,
+    checked: _Checked,
+    source: str,
+    contract: InferenceContract | None,
 ) -> StoredPipeline:
+    """Store each step; a model file is registered with the pipeline's contract (its SLA class and
+    batching: the queue the step's requests wait in), an identical version reused."""
     steps = []
     for step in spec.steps:
         if step.name in checked.python:
             digest = _store_bytes(registry, checked.python[step.name], PYTHON_SUFFIX)
             steps.append(step.model_copy(update={"python": digest}))
         elif step.name in checked.model_files:
-            record = registry.register_or_reuse(
-                f"{name}.{step.name}", checked.model_files[step.name], audit_details={"pipeline": name}
-            )
+            record = _register_step_model(registry, f"{name}.{step.name}", checked.model_files[step.name], contract)
             steps.append(step.model_copy(update={"model": ModelRef(name=record.name, version=record.version)}))
         else:
             steps.append(step)
     document = spec.model_dump(by_alias=True, exclude_none=True) | {"name": name, "spec_source": source}
     document["steps"] = [step.model_dump(by_alias=True, exclude_none=True) for step in steps]
     return StoredPipeline.model_validate(document)
+
+
+def _register_step_model(
+    registry: ModelRegistry, name: str, path: Path, contract: InferenceContract | None
+) -> ModelVersion:
+    digest = sha256_of(path)
+    for record in registry.catalog.versions(name):
+        if record.digest == digest and record.contract == contract:
+            return record
+    return registry.register(name, path, contract=contract, audit_details={"pipeline": name.rsplit(".", 1)[0]})
 
 
 def _store_bytes(registry: ModelRegistry, data: bytes, suffix: str) -> str:
@@ -274,6 +290,17 @@ def read_pipeline(registry: ModelRegistry, record: ModelVersion) -> StoredPipeli
 def python_step_source(registry: ModelRegistry, digest: str) -> bytes:
     """A Python step's source, read and checked against its digest (the only way it is opened)."""
     return registry.store.read(digest, PYTHON_SUFFIX)
+
+
+def pipeline_model_steps(registry: ModelRegistry, record: ModelVersion) -> list[tuple[str, ModelVersion]]:
+    """(step, the version it runs) for each model step of a pipeline version (a step naming no version:
+    its model's default now)."""
+    stored = read_pipeline(registry, record)
+    return [
+        (step.name, registry.resolve(step.model.name, step.model.version))
+        for step in stored.steps
+        if isinstance(step.model, ModelRef)
+    ]
 
 
 def is_pipeline(record: ModelVersion) -> bool:

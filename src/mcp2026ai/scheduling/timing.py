@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 
@@ -25,11 +25,20 @@ _CURRENT: ContextVar[RequestTimes | None] = ContextVar("mcp_request_times", defa
 @contextlib.contextmanager
 def measuring() -> Iterator[RequestTimes]:
     times = RequestTimes()
-    token = _CURRENT.set(times)
+    token = collect(times)
     try:
         yield times
     finally:
-        _CURRENT.reset(token)
+        stop(token)
+
+
+def collect(times: RequestTimes) -> Token[RequestTimes | None]:
+    """Report into ``times`` until :func:`stop` (the hot path's form of :func:`measuring`)."""
+    return _CURRENT.set(times)
+
+
+def stop(token: Token[RequestTimes | None]) -> None:
+    _CURRENT.reset(token)
 
 
 def report(queue_ns: int, compute_ns: int) -> None:
