@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.dataplane import DataPlane
+from mcp2026ai.dataplane.pipelines import pipeline_executor
 from mcp2026ai.errors import UnavailableError
 from mcp2026ai.observability.export import start_trace_export
 from mcp2026ai.observability.runtime_settings import TraceSettings
@@ -62,7 +63,7 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
         registry, config.security.trusted_keys(), planner, config.runtime, config.host_tuning.lone_session_plan
     )
     executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice)
-    models = ServedModels(registry, executors, backends, config.drain_timeout_s)
+    models = ServedModels(registry, executors, backends, config.drain_timeout_s, pipeline_executor)
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
     llms = GenerationModels(
         registry,

@@ -17,11 +17,14 @@ from mcp2026ai.contract import load_contract
 from mcp2026ai.dataplane.management import Registration
 from mcp2026ai.errors import InvalidArgumentError, MCPError
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
+from mcp2026ai.ir.pipeline_spec import ModelRef, is_pipeline_spec
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.pipelines import read_pipeline, register_pipeline
 from mcp2026ai.registry.remote_sources import is_remote
 from mcp2026ai.registry.signing import sign_version
+from mcp2026ai.runtime.python_code import check_python_source
 from mcp2026ai.security import KeyRing
 from mcp2026ai.serving.llm_config import (
     ServingConfig,
@@ -98,6 +101,9 @@ def register(
     if serving is not None and path is None:
         _configure(registry, serving, config, as_json)  # type: ignore[arg-type]
         return
+    if path is not None and not is_remote(path) and is_pipeline_spec(Path(path)):
+        _print_registered(_register_pipeline(registry, Path(path), name, version, stage), as_json)
+        return
     name = _model_name(name, serving, config)
     if path is None:
         raise InvalidArgumentError("--path is required (or --config naming a registered model)")
@@ -117,6 +123,22 @@ def register(
     if serving is not None:
         _store_serving_config(registry, record, serving, config)  # type: ignore[arg-type]
     _print_registered(record, as_json)
+
+
+def _register_pipeline(
+    registry: ModelRegistry, spec: Path, name: str | None, version: str | None, stage: Stage
+) -> ModelVersion:
+    """A pipeline spec (``kind: pipeline``): its model files as ``<name>.<step>``, its Python steps by digest."""
+    record = register_pipeline(
+        registry, spec, check_python_source, name=name, version=version, stage=stage, actor=context.actor()
+    )
+    for step in read_pipeline(registry, record).steps:
+        if isinstance(step.model, ModelRef):
+            runs = f"model {step.model.name}" + (f":{step.model.version}" if step.model.version else "")
+        else:
+            runs = f"python {step.class_name} (sha256 {str(step.python)[:12]})"
+        console.print(f"  step {step.name}: {runs}", highlight=False, soft_wrap=True)
+    return record
 
 
 def _print_registered(record: ModelVersion, as_json: bool) -> None:

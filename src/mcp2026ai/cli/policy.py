@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from mcp2026ai.cli import context, policy_generation
+from mcp2026ai.cli import context, policy_generation, policy_pipeline
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.cli.policy_views import (
     CANDIDATE_COLUMNS,
@@ -33,6 +33,7 @@ from mcp2026ai.policy.selection import NoFeasiblePlanError, fmt
 from mcp2026ai.policy.synthetic import SyntheticShapes, parse_shape_override
 from mcp2026ai.policy.trace import parse_duration
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.pipelines import is_pipeline
 
 app = typer.Typer(
     help="Execution plans: measure against the contract, trace and explain decisions.", no_args_is_help=True
@@ -59,9 +60,18 @@ def plan_command(
     seconds_per_plan: Annotated[float, typer.Option(help="Profiling time per plan, seconds.")] = 1.0,
     total_seconds: Annotated[float, typer.Option(help="Profiling time for all plans, seconds.")] = 15.0,
     shape: Annotated[list[str] | None, typer.Option(help="Synthetic input shape NAME=D1xD2...; repeatable.")] = None,
+    input_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input",
+            help="Pipelines: NAME=FILE, an example input to measure the whole at c=4 (BYTES: the file's bytes; "
+            "else a .npy array); repeatable.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Measure every candidate plan now, pick one against the contract and store it."""
+    """Measure every candidate plan now, pick one against the contract and store it (a pipeline: each model
+    step on its share of the cores and of the latency budget)."""
     registry = context.registry()
     record = registry.resolve(model, version)
     if is_llm_format(record.format):
@@ -69,6 +79,9 @@ def plan_command(
         return
     budget = ProfileBudget(seconds_per_plan=seconds_per_plan, total_seconds=total_seconds)
     shapes = SyntheticShapes(overrides=dict(parse_shape_override(text) for text in shape or []))
+    if is_pipeline(record):
+        policy_pipeline.plan(registry, record, budget, shapes, input_file or [], as_json)
+        return
     orchestrator = PolicyOrchestrator(registry, budget=budget, shapes=shapes)
     try:
         decision = orchestrator.plan_for(record, trigger="manual")
@@ -121,6 +134,9 @@ def explain(model: ModelOption, version: VersionOption = None, as_json: JsonOpti
         record = registry.resolve(model, version)
         if is_llm_format(record.format):
             policy_generation.explain(registry, record, as_json)
+            return
+        if is_pipeline(record):
+            policy_pipeline.explain(registry, record, as_json)
             return
     explained = context.management().explanation(model, version)
     record, stored, contract, decisions = explained.record, explained.stored, explained.contract, explained.decisions

@@ -30,6 +30,7 @@ from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.pipelines import is_pipeline, pipeline_model_steps
 from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.site_guard import check_exposure
@@ -310,6 +311,11 @@ def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None)
         record = registry.resolve(model)
         if is_llm_format(record.format):  # its generation engine's plan, when its contract has a generation section
             _plan_generation(registry, record)
+            continue
+        if is_pipeline(record):  # its model steps' plans (`mcp policy plan` splits the cores between them)
+            for step, step_record in pipeline_model_steps(registry, record):
+                stored = orchestrator.ensure_plan(step_record, trigger="serve")
+                console.print(f"plan for {model} step {step}: {stored.plan.describe()}", highlight=False)
             continue
         if registry.store.is_encrypted(record.digest):
             console.print(f"plan for {model}: stored or default (encrypted at rest: not measured)", highlight=False)

@@ -11,6 +11,9 @@ client sent (HTTP header or gRPC metadata). Attributes:
   requests that batch merged;
 - ``protocol`` (``http`` or ``grpc``) and ``status.code`` (the HTTP status or gRPC code name).
 
+A pipeline's request has one child span per step, ``step {name}`` (:func:`step_span`), with its
+queue and compute time.
+
 Without OpenTelemetry every function here is a cheap no-op, so callers never check.
 """
 
@@ -139,3 +142,15 @@ def annotate_batch(batch_id: int, size: int) -> None:
     if span.is_recording():
         span.set_attribute("batch.id", batch_id)
         span.set_attribute("batch.size", size)
+
+
+@contextlib.contextmanager
+def step_span(pipeline: str, step: str, runs: str) -> Iterator[SpanLike]:
+    """A child span of the current request span for one pipeline step (``step {name}``); the caller
+    sets ``step.queue_ns`` and ``step.compute_ns``. A failed step's span gets status ERROR."""
+    if not _configured():
+        yield NOOP_SPAN
+        return
+    attributes = {"pipeline": pipeline, "step": step, "step.runs": runs}
+    with _get_tracer().start_as_current_span(f"step {step}", attributes=attributes) as span:
+        yield span

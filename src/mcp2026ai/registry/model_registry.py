@@ -14,6 +14,7 @@ from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundE
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_digest
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
+from mcp2026ai.ir.signature import Signature
 from mcp2026ai.registry.audit_trail import REGISTER_ACTION, recover_pending
 from mcp2026ai.registry.catalog import AuditIntent, Catalog
 from mcp2026ai.registry.catalogs import catalog_for
@@ -133,6 +134,40 @@ class ModelRegistry:
         return self._catalogue(
             record, not version, AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details), number
         )
+
+    def register_stored(
+        self,
+        name: str,
+        digest: str,
+        source_format: str,
+        signature: Signature,
+        *,
+        contract: InferenceContract | None = None,
+        version: str | None = None,
+        stage: Stage = Stage.DEV,
+        tags: dict[str, str] | None = None,
+        actor: str | None = None,
+        audit_details: dict[str, Any] | None = None,
+        number: int | None = None,
+    ) -> ModelVersion:
+        """Catalogue an artifact already in the store (a pipeline's spec) as a new version of ``name``
+        (``number``: its integer alias, else the next free one)."""
+        validate_model_name(name)
+        chosen = self._new_version(name, version)
+        record = ModelVersion(
+            name=name,
+            version=chosen,
+            stage=stage,
+            format=source_format,
+            digest=digest,
+            signature=signature,
+            contract=contract,
+            tags=tags or {},
+            created_at=datetime.now(UTC),
+        )
+        details = {"digest": digest, **(audit_details or {})}
+        intent = AuditIntent(uuid.uuid4().hex, REGISTER_ACTION, actor or self.actor, details)
+        return self._catalogue(record, not version, intent, number)
 
     def _catalogue(
         self, record: ModelVersion, automatic: bool, intent: AuditIntent, number: int | None = None

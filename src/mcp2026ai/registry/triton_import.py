@@ -33,6 +33,7 @@ from mcp2026ai.registry.triton_config import (
     reshapes,
     unapplied_notes,
 )
+from mcp2026ai.registry.triton_ensemble import check_ensemble_steps, is_ensemble, register_ensemble
 from mcp2026ai.registry.triton_repository import RepositoryFailure, RepositoryModel, TritonConfigError, scan_repository
 from mcp2026ai.registry.versioning import version_of_triton
 
@@ -169,6 +170,10 @@ def import_repository(
     if failures and all_or_nothing:
         raise TritonConfigError(failures[0].reason)
     outcome = RepositoryImport(failures=list(failures))
+    ensembles = [model for model in models if is_ensemble(model.config)]
+    models = [model for model in models if not is_ensemble(model.config)]
+    known = {model.name for model in models} | set(registry.model_names())
+    ensembles = _checked_ensembles(ensembles, known, outcome, all_or_nothing)
     prepared = []
     for model in models:
         try:
@@ -189,4 +194,27 @@ def import_repository(
             if all_or_nothing:
                 raise
             outcome.failures.append(RepositoryFailure(ready.model.name, str(exc)))
+    for ensemble in ensembles:  # after the models their steps name
+        try:
+            outcome.records[ensemble.name] = register_ensemble(registry, ensemble)
+        except MCPError as exc:
+            if all_or_nothing:
+                raise
+            outcome.failures.append(RepositoryFailure(ensemble.name, str(exc)))
     return outcome
+
+
+def _checked_ensembles(
+    ensembles: list[RepositoryModel], known: set[str], outcome: RepositoryImport, all_or_nothing: bool
+) -> list[RepositoryModel]:
+    """The ensembles whose config reads as a pipeline over known models (refused ones are failures)."""
+    checked = []
+    for ensemble in ensembles:
+        try:
+            check_ensemble_steps(ensemble, known)
+            checked.append(ensemble)
+        except MCPError as exc:
+            if all_or_nothing:
+                raise
+            outcome.failures.append(RepositoryFailure(ensemble.name, str(exc)))
+    return checked

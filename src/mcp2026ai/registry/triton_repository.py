@@ -22,6 +22,8 @@ CONFIG_FILE = "config.pbtxt"
 DEFAULT_MODEL_FILE = "model.onnx"
 ONNX_PLATFORMS = {"", "onnxruntime_onnx"}
 ONNX_BACKENDS = {"", "onnxruntime"}
+ENSEMBLE_PLATFORM = "ensemble"
+"""Served as a pipeline (registry/triton_ensemble.py): its steps name the repository's other models."""
 
 
 class TritonConfigError(InvalidArgumentError):
@@ -91,6 +93,8 @@ def read_model(directory: Path) -> RepositoryModel:
     if config.name and config.name != directory.name:
         raise TritonConfigError(f"{path}: name: {config.name!r} differs from the directory name {directory.name!r}")
     config.name = directory.name
+    if config.platform == ENSEMBLE_PLATFORM:
+        return RepositoryModel(directory.name, directory, config, ensemble_versions(directory))
     for field, value, served in (
         ("platform", config.platform, ONNX_PLATFORMS),
         ("backend", config.backend, ONNX_BACKENDS),
@@ -107,6 +111,12 @@ def read_model(directory: Path) -> RepositoryModel:
     if missing:
         raise TritonConfigError(f"{directory / str(missing[0]) / filename}: missing (version {missing[0]})")
     return RepositoryModel(directory.name, directory, config, {number: available[number] for number in selected})
+
+
+def ensemble_versions(directory: Path) -> dict[int, Path]:
+    """An ensemble's version directories (Triton wants one, empty); version 1 when there is none."""
+    numbers = sorted(int(path.name) for path in directory.iterdir() if path.is_dir() and path.name.isdigit())
+    return {number: directory / str(number) for number in numbers[-1:] or [1]}
 
 
 def model_filename(config: mc.ModelConfig, path: Path) -> str:

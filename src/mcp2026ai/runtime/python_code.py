@@ -77,6 +77,11 @@ def check_source(source: bytes, *, label: str, provided: Iterable[str] = ()) -> 
     return tree
 
 
+def check_python_source(source: bytes, label: str) -> None:
+    """:func:`check_source` as the registry's ``SourceCheck`` (a pipeline's Python step at register)."""
+    check_source(source, label=label)
+
+
 def load_class(
     source: bytes,
     *,

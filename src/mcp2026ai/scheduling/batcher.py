@@ -34,6 +34,7 @@ from mcp2026ai.observability import tracing
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+from mcp2026ai.scheduling import timing
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay
 from mcp2026ai.scheduling.admission import (
     MAX_SPREAD_SHARE,
@@ -169,6 +170,7 @@ class BatchingExecutor:
         finally:
             if pending.batch_id is not None:
                 tracing.annotate_batch(pending.batch_id, pending.batch_size)
+                timing.report(pending.queue_ns, pending.compute_ns)
 
     def _admit(
         self, inputs: Tensors, outputs: Sequence[str] | None, sla_class: SLAClass, deadline: float | None
@@ -432,10 +434,11 @@ class BatchingExecutor:
 
     async def _execute(self, batch: list[Pending]) -> None:
         batch_id = next_batch_id()
+        now = self._clock()
         for pending in batch:
             pending.batch_id, pending.batch_size = batch_id, len(batch)
+            pending.queue_ns = int((now - pending.enqueued_at) * 1e9)
         run: RunTimes | None = None
-        now = self._clock()
         try:
             self._running_since[batch_id] = now
             self._telemetry.dispatched(batch, now)
@@ -490,6 +493,8 @@ class BatchingExecutor:
 
     def _record_execution(self, batch: list[Pending], started: int, merged: int, ran: int) -> None:
         self._telemetry.executed((ran - merged) / 1e9)
+        for pending in batch:
+            pending.compute_ns = ran - started
         if self.stats is not None:
             output_ns = time.perf_counter_ns() - ran
             rows = sum(pending.rows for pending in batch)

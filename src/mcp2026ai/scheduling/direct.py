@@ -15,6 +15,7 @@ from mcp2026ai.observability import tracing
 from mcp2026ai.runtime.base import Backend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
+from mcp2026ai.scheduling import timing
 from mcp2026ai.scheduling.assemble import request_rows
 from mcp2026ai.scheduling.batch_runs import BatchRuns
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
@@ -76,6 +77,7 @@ class DirectExecutor:
                 tracing.annotate_batch(next_batch_id(), 1)
                 result, _ = await self._runs.run(self.backend.infer, inputs, outputs, urgent=True)
                 ran_ns = time.perf_counter_ns() - started
+                timing.report(started - queued, ran_ns)
                 self._telemetry.executed(ran_ns / 1e9)
                 if self.stats is not None:
                     self.stats.record_execution(ran_ns, rows=self._rows(inputs))

@@ -48,6 +48,9 @@ class Pending:
     batch_size: int = 0
     expected_s: float | None = None
     """For a class with a deadline: the seconds to its answer expected when it was admitted."""
+    queue_ns: int = 0
+    """Set when dispatched: how long it waited; ``compute_ns`` when run: its batch's run (scheduling/timing.py)."""
+    compute_ns: int = 0
 
     def expired(self, now: float) -> bool:
         return self.deadline is not None and now > self.deadline

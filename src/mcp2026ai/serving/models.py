@@ -23,8 +23,10 @@ from mcp2026ai.errors import (
     NotFoundError,
     SignatureError,
 )
+from mcp2026ai.ir.pipeline_spec import ModelRef
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.pipelines import is_pipeline, read_pipeline
 from mcp2026ai.registry.triton_config import priority_classes
 from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.versioning import integer_alias
@@ -38,6 +40,7 @@ from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
+from mcp2026ai.serving.pipelines import pipeline_backend, pipeline_stats
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,12 @@ class ExecutorFactory(Protocol):
 
 BackendFactory = Callable[[ModelVersion], Backend]
 """Builds an unloaded backend for a version (blocking: may measure plans); runs off the event loop."""
+
+
+class PipelineExecutorFactory(Protocol):
+    """Builds a pipeline's executor (dataplane/pipelines.py), which looks its steps up in ``models``."""
+
+    def __call__(self, record: ModelVersion, backend: Backend, stats: ModelStats, models: ServedModels) -> Executor: ...
 
 
 def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
@@ -149,8 +158,11 @@ class ServedModels:
         executor_factory: ExecutorFactory = batching_executor,
         backend_factory: BackendFactory | None = None,
         drain_timeout_s: float = 30.0,
+        pipeline_executor: PipelineExecutorFactory | None = None,
     ) -> None:
         self.registry = registry
+        self.pipeline_executor = pipeline_executor
+        """Runs pipelines (the servers give dataplane's); None: a pipeline is refused at load."""
         self.executor_factory = executor_factory
         self.backend_factory = backend_factory or ArtifactBackends(registry)
         self.drain_timeout_s = drain_timeout_s
@@ -164,7 +176,9 @@ class ServedModels:
         self, name: str, version: str | None = None, make_default: bool = True, override: ConfigOverride | None = None
     ) -> ServedModel:
         """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False.
-        A config ``override`` stays in force for the model (later loads and reloads) until it is unloaded."""
+        A config ``override`` stays in force for the model (later loads and reloads) until it is unloaded.
+        A pipeline's model steps are loaded first (each as its own model, its default if it has none)."""
+        await self._load_steps(name, version)
         async with self._lock:
             record = self._resolve(name, version)
             try:
@@ -207,6 +221,28 @@ class ServedModels:
                 self._overrides[name] = override
         await self._retire(retired)
         return served
+
+    async def _load_steps(self, name: str, version: str | None) -> None:
+        try:
+            record = self.registry.resolve(name, version)
+        except MCPError:
+            return  # load() answers it
+        if not is_pipeline(record):
+            return
+        stored = await asyncio.to_thread(read_pipeline, self.registry, record)
+        for step in stored.steps:
+            if not isinstance(step.model, ModelRef):
+                continue
+            try:
+                self.get(step.model.name, step.model.version)
+            except NotFoundError:
+                first = self.default_version(step.model.name) is None
+                try:
+                    await self.load(step.model.name, step.model.version, make_default=first)
+                except MCPError as exc:
+                    reason = f"failed to load {record.ref}: step {step.name!r} ({step.model.name}): {exc}"
+                    self.record_failure(name, reason)
+                    raise ModelNotReadyError(reason) from None
 
     def serves_upload(self, name: str) -> bool:
         return name in self._uploads
@@ -322,6 +358,8 @@ class ServedModels:
         self, record: ModelVersion, override: ConfigOverride | None, factory: BackendFactory | None = None
     ) -> ServedModel:
         started = time.perf_counter()
+        if is_pipeline(record):
+            return await self._build_pipeline(record, started)
         backend = await asyncio.to_thread(factory or self.backend_factory, record)
         await asyncio.to_thread(backend.load)
         stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
@@ -337,6 +375,18 @@ class ServedModels:
         spec = record.contract.sequence if record.contract is not None else None
         sequences = SequenceTable(record.name, spec, backend.signature) if spec is not None else None
         return ServedModel(record, backend, executor, stats, seconds, sequences)
+
+    async def _build_pipeline(self, record: ModelVersion, started: float) -> ServedModel:
+        if self.pipeline_executor is None:
+            raise ModelNotReadyError(f"{record.ref} is a pipeline; this server does not run pipelines")
+        backend = await asyncio.to_thread(pipeline_backend, self.registry, record)
+        await asyncio.to_thread(backend.load)
+        stats = pipeline_stats(record, backend)
+        executor = self.pipeline_executor(record, backend, stats, self)
+        await executor.start()
+        seconds = time.perf_counter() - started
+        log.info("loaded pipeline %s (%d steps) in %.3f s", record.ref, len(backend.stored.steps), seconds)
+        return ServedModel(record, backend, executor, stats, seconds)
 
     def _install(self, served: ServedModel, make_default: bool, replace: bool = False) -> list[ServedModel]:
         """Add ``served`` (``replace``: as the model's only version, retiring the others)."""

@@ -1,0 +1,176 @@
+"""Planning a pipeline: its contract split between its model steps, each step planned as one model.
+
+Each model step is planned by the single-model policy (:class:`PolicyOrchestrator`, unchanged: its
+candidates, interleaved measurements, selection and stored plan) against a contract derived from the
+pipeline's, on a share of the machine's cores:
+
+- **cores**: the steps of one request run one after another, but under concurrency each step runs
+  beside the others, so the cores are split in proportion to each step's cost (its median lone run
+  on one thread, measured first), every step getting at least one;
+- **latency**: the pipeline's p99 budget, less a reserve for the Python steps and the hops between
+  steps (:data:`PYTHON_RESERVE` with Python steps, :data:`HOP_RESERVE` without), split between the
+  model steps in the same proportion;
+- **throughput**, precision, accuracy, memory and SLA class: the pipeline's, for every step (each
+  step must carry every request).
+
+The result (per step: cores, budget, chosen plan, expected p99, throughput; and the end-to-end figures
+measured at concurrency 4, when given) is kept with the pipeline version (annotation
+:data:`PIPELINE_PLAN_ANNOTATION`) for ``mcp policy explain``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, Field
+
+from mcp2026ai.contract import InferenceContract, LatencySpec
+from mcp2026ai.policy.orchestrator import UNCONSTRAINED, PolicyOrchestrator
+from mcp2026ai.policy.probe import HardwareProfile, probe_hardware
+from mcp2026ai.policy.profiler import ProfileBudget
+from mcp2026ai.policy.records import Trigger
+from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.pipelines import pipeline_model_steps, read_pipeline
+from mcp2026ai.runtime.catalog import create_backend
+from mcp2026ai.runtime.plan import Plan
+
+PIPELINE_PLAN_ANNOTATION = "pipeline.plan"
+PYTHON_RESERVE = 0.2
+HOP_RESERVE = 0.05
+CALIBRATION_RUNS = 5
+
+
+class StepPlan(BaseModel):
+    step: str
+    model: str
+    """The step's model version (``name:version``)."""
+    cost_ms: float = Field(description="Median lone run on one thread, which set the step's share.")
+    cores: int
+    p99_budget_ms: float
+    plan: str
+    expected_p99_ms: float | None = None
+    throughput_rps: float | None = None
+    decision_id: str
+
+
+class EndToEnd(BaseModel):
+    """The served pipeline measured in process at ``concurrency`` with the steps' plans."""
+
+    concurrency: int
+    requests: int
+    p50_ms: float
+    p99_ms: float
+    throughput_rps: float
+
+
+class PipelinePlan(BaseModel):
+    pipeline: str
+    contract: InferenceContract
+    cores: int
+    python_steps: list[str]
+    steps: list[StepPlan]
+    end_to_end: EndToEnd | None = None
+    decided_at: datetime
+
+
+def shares(costs: dict[str, float], cores: int) -> dict[str, int]:
+    """Cores per step in proportion to cost (largest remainders), at least one each."""
+    total = sum(costs.values()) or 1.0
+    exact = {step: cores * cost / total for step, cost in costs.items()}
+    given = {step: max(1, int(value)) for step, value in exact.items()}
+    spare = cores - sum(given.values())
+    for step in sorted(exact, key=lambda name: exact[name] - int(exact[name]), reverse=True)[: max(0, spare)]:
+        given[step] += 1
+    return given
+
+
+def latency_budgets(contract: InferenceContract, costs: dict[str, float], has_python: bool) -> dict[str, float]:
+    reserve = PYTHON_RESERVE if has_python else HOP_RESERVE
+    total = sum(costs.values()) or 1.0
+    available = contract.latency.p99_ms * (1 - reserve)
+    return {step: available * cost / total for step, cost in costs.items()}
+
+
+def step_contract(contract: InferenceContract, p99_ms: float) -> InferenceContract:
+    p95 = contract.latency.p95_ms * p99_ms / contract.latency.p99_ms if contract.latency.p95_ms else None
+    return contract.model_copy(update={"latency": LatencySpec(p99_ms=p99_ms, p95_ms=p95), "sequence": None})
+
+
+def lone_cost_ms(registry: ModelRegistry, record: ModelVersion, shapes: SyntheticShapes) -> float:
+    """Median of a few lone one-row runs on one thread (the step's relative cost)."""
+    backend = create_backend(registry.artifact_path(record), record.signature, Plan(intra_op_threads=1))
+    backend.load()
+    try:
+        inputs = synthetic_inputs(record.signature, 1, shapes, record.preprocessing)
+        backend.infer(inputs)  # warm-up
+        runs = []
+        for _ in range(CALIBRATION_RUNS):
+            started = time.perf_counter()
+            backend.infer(inputs)
+            runs.append((time.perf_counter() - started) * 1000)
+        return max(statistics.median(runs), 0.001)
+    finally:
+        backend.unload()
+
+
+def plan_pipeline(
+    registry: ModelRegistry,
+    record: ModelVersion,
+    budget: ProfileBudget | None = None,
+    shapes: SyntheticShapes | None = None,
+    hardware: HardwareProfile | None = None,
+    trigger: Trigger = "manual",
+) -> PipelinePlan:
+    """Plan every model step of a pipeline version (each stored as that model's plan); the split is returned."""
+    stored = read_pipeline(registry, record)
+    contract = record.contract or UNCONSTRAINED
+    shapes = shapes or SyntheticShapes()
+    hardware = hardware or probe_hardware()
+    steps = dict(pipeline_model_steps(registry, record))
+    python_steps = [step.name for step in stored.steps if step.python is not None]
+    costs = {name: lone_cost_ms(registry, step_record, shapes) for name, step_record in steps.items()}
+    cores = shares(costs, hardware.logical_cores)
+    budgets = latency_budgets(contract, costs, bool(python_steps))
+    planned = []
+    for name, step_record in steps.items():
+        share = hardware.model_copy(update={"logical_cores": cores[name]})
+        orchestrator = PolicyOrchestrator(registry, hardware=share, budget=budget, shapes=shapes)
+        decision = orchestrator.plan_for(
+            step_record.model_copy(update={"contract": step_contract(contract, budgets[name])}), trigger
+        )
+        chosen = decision.chosen
+        figures = chosen.figures if chosen is not None else None
+        planned.append(
+            StepPlan(
+                step=name,
+                model=step_record.ref,
+                cost_ms=round(costs[name], 3),
+                cores=cores[name],
+                p99_budget_ms=round(budgets[name], 3),
+                plan=chosen.plan.describe() if chosen is not None else "none",
+                expected_p99_ms=chosen.expected_p99_ms if chosen is not None else None,
+                throughput_rps=figures.throughput_rps if figures is not None else None,
+                decision_id=decision.id,
+            )
+        )
+    return PipelinePlan(
+        pipeline=record.ref,
+        contract=contract,
+        cores=hardware.logical_cores,
+        python_steps=python_steps,
+        steps=planned,
+        decided_at=datetime.now(UTC),
+    )
+
+
+def store_pipeline_plan(registry: ModelRegistry, record: ModelVersion, plan: PipelinePlan) -> None:
+    payload = plan.model_dump(mode="json")
+    registry.catalog.annotate(record.name, record.version, PIPELINE_PLAN_ANNOTATION, payload, datetime.now(UTC))
+
+
+def stored_pipeline_plan(registry: ModelRegistry, record: ModelVersion) -> PipelinePlan | None:
+    rows = registry.catalog.annotations(record.name, PIPELINE_PLAN_ANNOTATION, record.version)
+    return PipelinePlan.model_validate(rows[-1][2]) if rows else None
