@@ -4,10 +4,12 @@ the run itself (sequences in order), observation for canary analysis, and shadow
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass, parse_sla_class
+from mcp2026ai.dataplane.decoupled import is_decoupled, stream_responses
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.errors import MCPError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse
@@ -77,6 +79,26 @@ class InferenceHandlers:
             outputs=classify_outputs(outputs, request.outputs, labels),
             sla_class=sla_class,
         )
+
+    def is_decoupled(self, name: str, version: str | None = None) -> bool:
+        """Whether the served version answers with a stream (a decoupled Triton Python model)."""
+        try:
+            return is_decoupled(self.models.get(name, version))
+        except MCPError:
+            return False
+
+    async def infer_stream(self, request: InferenceRequest) -> AsyncIterator[InferenceResponse]:
+        """A decoupled model's responses to one request, as it sends them (dataplane/decoupled.py)."""
+        self.gate.check()
+        served = self.models.get(request.model, request.version)
+        started = time.perf_counter_ns()
+        try:
+            async for outputs in stream_responses(served, request.inputs, request.output_names, _deadline(request)):
+                yield InferenceResponse(request.model, served.record.version, request.id, outputs)
+        except MCPError:
+            served.stats.record_failure(time.perf_counter_ns() - started)
+            raise
+        served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
 
     def _mirror(
         self, request: InferenceRequest, served: ServedModel, outputs: dict[str, Any], ms: float, version: str

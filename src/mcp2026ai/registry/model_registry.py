@@ -14,6 +14,7 @@ from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundE
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_digest
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
+from mcp2026ai.ir.signature import Signature
 from mcp2026ai.registry.audit_trail import REGISTER_ACTION, recover_pending
 from mcp2026ai.registry.catalog import AuditIntent, Catalog
 from mcp2026ai.registry.catalogs import catalog_for
@@ -93,14 +94,19 @@ class ModelRegistry:
         actor: str | None = None,
         audit_details: dict[str, Any] | None = None,
         number: int | None = None,
+        signature: Signature | None = None,
+        source_format: str | None = None,
     ) -> ModelVersion:
         """Import ``path`` as a new version; with an audit log, its ``model.register`` entry (by
         ``actor``, else :attr:`actor`; ``audit_details`` added to the digest and source) is written
         with the catalog row, all or nothing across a crash. ``number`` fixes its integer alias (a
-        Triton version directory's number) instead of the next free one."""
+        Triton version directory's number) instead of the next free one. With ``source_format`` and
+        ``signature`` the file is stored as it is, not imported (a Triton Python model's model.py)."""
         validate_model_name(name)
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
-        if is_llm_source(Path(path)):
+        if source_format is not None and signature is not None:
+            digest = self.store.put(Path(path))
+        elif is_llm_source(Path(path)):
             llm = import_llm(self.store, Path(path), precision or LLMPrecision.INT4, default_cache_dir(self.home))
             digest, source_format, signature = llm.digest, llm.format, TEXT_SIGNATURE
         else:
