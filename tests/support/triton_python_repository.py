@@ -11,7 +11,6 @@ densenet's input), densenet121 with a dynamic batch, and an ``ensemble`` config 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import onnx
@@ -29,18 +28,25 @@ VENDORED = {
 }
 FP32_PAIR_CONFIG = """name: "{name}"
 backend: "{backend}"
-input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }}, {{ name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] }} ]
-output [ {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }}, {{ name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 4 ] }} ]
+input [
+  {{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }},
+  {{ name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] }}
+]
+output [
+  {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }},
+  {{ name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 4 ] }}
+]
 """
+_HEADER = "import triton_python_backend_utils as pb_utils\n\n\nclass TritonPythonModel:\n"
+_EXECUTE = "    def execute(self, requests):\n        return []\n"
 BROKEN_SOURCES = {
-    "broken_syntax": "import triton_python_backend_utils as pb_utils\n\nclass TritonPythonModel:\n    def execute(self, requests)\n        return []\n",
-    "broken_import": "import numpy as np\nimport no_such_module_here\n\nclass TritonPythonModel:\n    def execute(self, requests):\n        return []\n",
-    "broken_unsupported": (
-        "import triton_python_backend_utils as pb_utils\n\n\nclass TritonPythonModel:\n"
-        "    def initialize(self, args):\n"
-        '        self.counter = pb_utils.MetricFamily(name="requests", description="d", kind=pb_utils.MetricFamily.COUNTER)\n\n'
-        "    def execute(self, requests):\n        return []\n"
-    ),
+    "broken_syntax": "import triton_python_backend_utils as pb_utils\n\nclass TritonPythonModel:\n"
+    "    def execute(self, requests)\n        return []\n",
+    "broken_import": "import numpy as np\nimport no_such_module_here\n\nclass TritonPythonModel:\n" + _EXECUTE,
+    "broken_unsupported": _HEADER
+    + "    def initialize(self, args):\n"
+    + "        self.requests = pb_utils.MetricFamily(name='n', description='d', kind=pb_utils.MetricFamily.COUNTER)\n\n"
+    + _EXECUTE,
 }
 FAILING_SOURCE = '''import triton_python_backend_utils as pb_utils
 
@@ -247,8 +253,3 @@ def build_ensemble_repository(root: Path) -> Path:
     (ensemble / "config.pbtxt").write_text(ENSEMBLE_CONFIG)
     (ensemble / "densenet_labels.txt").write_text(labels)
     return root
-
-
-def copy_tree(source: Path, target: Path) -> Path:
-    shutil.copytree(source, target)
-    return target
