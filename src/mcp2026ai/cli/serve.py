@@ -35,6 +35,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.site_guard import check_exposure
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
+from mcp2026ai.serving.python_models import is_python_model
 
 MODELS, DEPLOYMENT, SECURITY, LLM = "Models and plans", "Deployment", "Security", "Language models"
 
@@ -310,6 +311,9 @@ def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None)
         record = registry.resolve(model)
         if is_llm_format(record.format):  # its generation engine's plan, when its contract has a generation section
             _plan_generation(registry, record)
+            continue
+        if is_python_model(record):  # a Triton python model runs its own code: nothing to measure
+            console.print(f"plan for {model}: none (Triton python model)", highlight=False)
             continue
         if registry.store.is_encrypted(record.digest):
             console.print(f"plan for {model}: stored or default (encrypted at rest: not measured)", highlight=False)
