@@ -10,6 +10,7 @@ only ``-u`` (and the ensemble's ``-i``, ``-m``, ``-c`` and image) given.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import signal
@@ -141,7 +142,7 @@ def test_load_failures_are_named_and_the_rest_serves(python_server: tuple[str, s
     for name, reason in BROKEN.items():
         assert index[name]["state"] == "UNAVAILABLE" and reason in index[name]["reason"], index[name]
     ready = {name for name, row in index.items() if row["state"] == "READY"}
-    assert {"add_sub", "bls_sync", "bls_async", "repeat_int32", "pytorch", "failing", "doubler"} <= ready
+    assert {"add_sub", "bls_sync", "bls_async", "repeat_int32", "pytorch", "failing", "doubler", "describe"} <= ready
 
 
 def failing_body(first: float) -> dict[str, object]:
@@ -193,6 +194,26 @@ def test_dynamic_batching_hands_execute_a_list(python_server: tuple[str, str]) -
     for index, doubled, _ in answers:
         np.testing.assert_array_equal(doubled, np.full((1, 4), 2 * index, dtype=np.float32))
     assert max(count for _, _, count in answers) > 1, answers
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_requests_carry_their_id_parameters_and_outputs(python_server: tuple[str, str], protocol: str) -> None:
+    """request.request_id(), parameters() (JSON), requested_output_names() and model_name() inside execute."""
+    module = httpclient if protocol == "http" else grpcclient
+    client = module.InferenceServerClient(python_server[0] if protocol == "http" else python_server[1])
+    tensor = module.InferInput("INPUT0", [4], "FP32")
+    tensor.set_data_from_numpy(np.zeros(4, dtype=np.float32))
+    result = client.infer(
+        "describe",
+        [tensor],
+        request_id="request-7",
+        outputs=[module.InferRequestedOutput("REQUEST")],
+        parameters={"mode": "fast", "level": 3},
+    )
+    described = json.loads(result.as_numpy("REQUEST")[0])
+    assert described["id"] == "request-7" and described["model"] == "describe"
+    assert described["outputs"] == ["REQUEST"]
+    assert {"mode": "fast", "level": 3}.items() <= described["parameters"].items()
 
 
 @pytest.mark.slow

@@ -97,6 +97,33 @@ dynamic_batching { max_queue_delay_microseconds: 50000 }
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 1 ] } ]
 """
+DESCRIBE_SOURCE = """import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    \"\"\"REQUEST: what the request says about itself (id, parameters, requested outputs, model), as JSON.\"\"\"
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            described = {
+                "id": request.request_id(),
+                "parameters": json.loads(request.parameters()),
+                "outputs": request.requested_output_names(),
+                "model": request.model_name(),
+            }
+            text = np.array([json.dumps(described, sort_keys=True).encode()], dtype=np.object_)
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("REQUEST", text)]))
+        return responses
+"""
+DESCRIBE_CONFIG = """name: "describe"
+backend: "python"
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "REQUEST" data_type: TYPE_STRING dims: [ 1 ] } ]
+"""
 
 
 def fp32_add_sub(path: Path) -> Path:
@@ -139,6 +166,7 @@ def build_python_repository(root: Path) -> Path:
     )
     write_python_model(root, "failing", FP32_PAIR_CONFIG.format(name="failing", backend="python"), FAILING_SOURCE)
     write_python_model(root, "doubler", BATCHED_CONFIG, BATCHED_SOURCE)
+    write_python_model(root, "describe", DESCRIBE_CONFIG, DESCRIBE_SOURCE)
     for name, source in BROKEN_SOURCES.items():
         write_python_model(root, name, FP32_PAIR_CONFIG.format(name=name, backend="python"), source)
     return root

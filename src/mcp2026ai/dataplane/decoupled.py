@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 import numpy as np
 
 from mcp2026ai.errors import DeadlineExceededError, MCPError
+from mcp2026ai.runtime.base import QueuedRequest
 from mcp2026ai.runtime.triton_python import PythonModelBackend
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.serving.models import ServedModel
@@ -29,22 +30,21 @@ def is_decoupled(served: ServedModel) -> bool:
     return isinstance(served.backend, PythonModelBackend) and served.backend.decoupled
 
 
-async def stream_responses(
-    served: ServedModel, inputs: dict[str, np.ndarray], outputs: list[str] | None, deadline: float | None
-) -> AsyncIterator[dict[str, np.ndarray]]:
+async def stream_responses(served: ServedModel, request: QueuedRequest) -> AsyncIterator[dict[str, np.ndarray]]:
     """Each response's outputs as the model sends it; its error raised where it comes."""
     backend = served.backend
     assert isinstance(backend, PythonModelBackend)
-    validate_inputs(backend.signature, inputs)
-    if outputs:
-        validate_output_names(backend.signature, outputs)
+    validate_inputs(backend.signature, request.inputs)
+    if request.outputs:
+        validate_output_names(backend.signature, request.outputs)
+    deadline = request.deadline
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Item] = asyncio.Queue()
 
     def emit(item: Item) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, item)
 
-    running = loop.run_in_executor(None, backend.run_decoupled, inputs, outputs, deadline, emit)
+    running = loop.run_in_executor(None, backend.run_decoupled, request, emit)
     try:
         while True:
             item = await asyncio.wait_for(queue.get(), _wait_s(deadline))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -57,6 +57,15 @@ class BackendClass(Protocol):
 
 
 @dataclass(frozen=True)
+class RequestDetails:
+    """What a request says about itself beyond its tensors, for backends that hand it on (Triton's
+    Python models: ``request.request_id()``, ``request.parameters()``)."""
+
+    request_id: str = ""
+    parameters: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class QueuedRequest:
     """One request of a batch, kept whole (not merged into one tensor): its tensors, requested outputs
     and deadline (a ``time.monotonic()`` instant)."""
@@ -64,6 +73,7 @@ class QueuedRequest:
     inputs: Tensors
     outputs: Sequence[str] | None
     deadline: float | None
+    details: RequestDetails | None = None
 
 
 @runtime_checkable

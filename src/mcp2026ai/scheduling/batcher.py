@@ -31,7 +31,7 @@ from mcp2026ai.errors import (
     OverloadedError,
 )
 from mcp2026ai.observability import tracing
-from mcp2026ai.runtime.base import Backend, QueuedRequest, RequestListBackend, Tensors
+from mcp2026ai.runtime.base import Backend, QueuedRequest, RequestDetails, RequestListBackend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling.adaptive import AdaptiveDelay
@@ -155,11 +155,13 @@ class BatchingExecutor:
         *,
         sla_class: SLAClass,
         deadline: float | None,
+        details: RequestDetails | None = None,
     ) -> dict[str, np.ndarray]:
         """Queue one request and await its outputs; ``deadline`` is an instant on the executor's clock."""
         if not self._accepting:
             raise ModelNotReadyError("model version is not accepting requests")
         pending = self._admit(inputs, outputs, sla_class, deadline)
+        pending.details = details
         self._enqueue(pending)
         self._telemetry.queue_depth(self._queues, sla_class)
         if self._filling is None or self._filling.changed_by(pending):
@@ -498,7 +500,7 @@ class BatchingExecutor:
         self, backend: RequestListBackend, batch: list[Pending], urgent: bool, started: int
     ) -> tuple[list[dict[str, np.ndarray] | MCPError], RunTimes]:
         """A backend that takes the batch as a list of requests (Triton's Python models), each kept whole."""
-        items = [QueuedRequest(pending.inputs, pending.outputs, pending.deadline) for pending in batch]
+        items = [QueuedRequest(p.inputs, p.outputs, p.deadline, p.details) for p in batch]
         answers: list[dict[str, np.ndarray] | MCPError] = []
 
         def run(_inputs: Tensors, _outputs: Sequence[str] | None) -> dict[str, np.ndarray]:

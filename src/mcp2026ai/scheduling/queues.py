@@ -22,6 +22,7 @@ import numpy as np
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import OverloadedError
+from mcp2026ai.runtime.base import RequestDetails
 from mcp2026ai.scheduling.config import ClassPolicy
 from mcp2026ai.scheduling.demand import RecentArrivals
 
@@ -48,6 +49,8 @@ class Pending:
     batch_size: int = 0
     expected_s: float | None = None
     """For a class with a deadline: the seconds to its answer expected when it was admitted."""
+    details: RequestDetails | None = None
+    """Its id and parameters, for a backend that takes them (runtime.base.RequestListBackend)."""
 
     def expired(self, now: float) -> bool:
         return self.deadline is not None and now > self.deadline

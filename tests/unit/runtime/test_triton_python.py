@@ -158,7 +158,7 @@ def test_decoupled_responses_arrive_after_execute_returned() -> None:
         "DELAY": np.array([1, 1, 1], dtype=np.uint32),
         "WAIT": np.array([0], dtype=np.uint32),
     }
-    model.run_decoupled(inputs, ["OUT"], None, emit)
+    model.run_decoupled(QueuedRequest(inputs, ["OUT"], None), emit)
     assert finished.wait(10)
     assert [int(item["OUT"][0]) for item in received[:-1]] == [7, 8, 9]  # type: ignore[index]
     assert received[-1] is None

@@ -16,7 +16,7 @@ import asyncio
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from mcp2026ai.errors import (
     UnavailableError,
 )
 from mcp2026ai.ir.signature import Signature
-from mcp2026ai.runtime.base import QueuedRequest, Tensors
+from mcp2026ai.runtime.base import QueuedRequest, RequestDetails, Tensors
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.python_code import load_class
 from mcp2026ai.runtime.triton_python import pb_utils
@@ -150,11 +150,11 @@ class PythonModelBackend:
             return [failed for _ in requests]
         return [_outputs(self.name, response, item.outputs) for response, item in zip(responses, requests, strict=True)]
 
-    def run_decoupled(self, inputs: Tensors, outputs: Sequence[str] | None, deadline: float | None, emit: Emit) -> None:
+    def run_decoupled(self, item: QueuedRequest, emit: Emit) -> None:
         """Run ``execute`` for one request of a decoupled model; its responses go to ``emit`` as they are
         sent (possibly after ``execute`` returned, from the model's own threads), then None."""
-        names = list(outputs) if outputs else None
-        request = _request(self.name, QueuedRequest(inputs, outputs, deadline))
+        names = list(item.outputs) if item.outputs else None
+        request = _request(self.name, item)
 
         def send(response: pb_utils.InferenceResponse | None, final: bool) -> None:
             if response is not None:
@@ -165,7 +165,7 @@ class PythonModelBackend:
         sender = pb_utils.InferenceResponseSender(send)
         request._sender = sender
         try:
-            self._execute([request], deadline)
+            self._execute([request], item.deadline)
         except MCPError as exc:
             emit(exc)
             emit(None)
@@ -192,7 +192,19 @@ class PythonModelBackend:
 def _request(model: str, item: QueuedRequest) -> pb_utils.InferenceRequest:
     tensors = [pb_utils.Tensor(name, array) for name, array in item.inputs.items()]
     outputs = list(item.outputs or [])
-    return pb_utils.InferenceRequest(inputs=tensors, requested_output_names=outputs, model_name=model)
+    details = item.details or RequestDetails()
+    return pb_utils.InferenceRequest(
+        request_id=details.request_id,
+        inputs=tensors,
+        requested_output_names=outputs,
+        model_name=model,
+        parameters=_json_parameters(details.parameters),
+    )
+
+
+def _json_parameters(parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The request's parameters as Triton's ``request.parameters()`` JSON holds them (JSON values only)."""
+    return {key: value for key, value in (parameters or {}).items() if isinstance(value, str | int | float | bool)}
 
 
 def _earliest(requests: Sequence[QueuedRequest]) -> float | None:
