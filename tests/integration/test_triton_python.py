@@ -240,8 +240,15 @@ def test_decoupled_model_refuses_non_streaming_calls(python_server: tuple[str, s
         ]
     }
     answer = httpx.post(f"http://{python_server[0]}/v2/models/repeat_int32/infer", json=body)
-    assert answer.status_code == 400
+    assert answer.status_code == 501  # Triton's UNSUPPORTED
     assert "doesn't support models with decoupled transaction policy" in answer.json()["error"]
+    client = grpcclient.InferenceServerClient(python_server[1])
+    inputs = [grpcclient.InferInput(item["name"], item["shape"], item["datatype"]) for item in body["inputs"]]
+    for tensor, item, dtype in zip(inputs, body["inputs"], (np.int32, np.uint32, np.uint32), strict=True):
+        tensor.set_data_from_numpy(np.array(item["data"], dtype=dtype))
+    with pytest.raises(InferenceServerException, match="doesn't support models with decoupled") as raised:
+        client.infer("repeat_int32", inputs)
+    assert raised.value.status() == "StatusCode.UNIMPLEMENTED"
 
 
 def test_import_triton_checks_python_models_before_registering(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from mcp2026ai.errors import (
     MCPError,
     ModelImportError,
     NotFoundError,
+    UnsupportedError,
 )
 from mcp2026ai.ir.signature import Signature, TensorSpec
 from mcp2026ai.runtime.base import QueuedRequest, RequestListBackend
@@ -163,7 +164,7 @@ def test_decoupled_responses_arrive_after_execute_returned() -> None:
     assert [int(item["OUT"][0]) for item in received[:-1]] == [7, 8, 9]  # type: ignore[index]
     assert received[-1] is None
     refused = model.infer_requests([QueuedRequest(inputs, None, None)])[0]
-    assert isinstance(refused, InvalidInputError) and "decoupled transaction policy" in str(refused)
+    assert isinstance(refused, UnsupportedError) and "decoupled transaction policy" in str(refused)
     model.unload()
 
 

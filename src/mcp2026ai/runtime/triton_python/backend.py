@@ -30,6 +30,7 @@ from mcp2026ai.errors import (
     ModelImportError,
     NotFoundError,
     UnavailableError,
+    UnsupportedError,
 )
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.runtime.base import QueuedRequest, RequestDetails, Tensors
@@ -131,9 +132,9 @@ class PythonModelBackend:
     def infer_requests(self, requests: Sequence[QueuedRequest]) -> list[dict[str, np.ndarray] | MCPError]:
         """One ``execute`` call for the batch; each request's outputs, or its own error."""
         if self.decoupled:
-            error = InvalidInputError(
-                f"model {self.name!r} uses the decoupled transaction policy: only gRPC ModelStreamInfer serves it "
-                "(this endpoint doesn't support models with decoupled transaction policy)"
+            error = UnsupportedError(
+                f"model {self.name!r}: this end point doesn't support models with decoupled transaction policy "
+                "(use gRPC ModelStreamInfer)"
             )
             return [error for _ in requests]
         built = [_request(self.name, item) for item in requests]
@@ -222,6 +223,7 @@ _ERRORS: dict[int, type[MCPError]] = {
     pb_utils.TritonError.INVALID_ARG: InvalidInputError,
     pb_utils.TritonError.NOT_FOUND: NotFoundError,
     pb_utils.TritonError.UNAVAILABLE: UnavailableError,
+    pb_utils.TritonError.UNSUPPORTED: UnsupportedError,
 }
 
 
