@@ -90,6 +90,7 @@ async def load_models(
     """Load ``names`` (a Triton ``repository``: the versions it selects), then settle the heap as the host
     tuning asks: every entry point loads here. A latency-critical language model named here is pinned:
     the memory budget never evicts it."""
+    plane.bind_bls(asyncio.get_running_loop())  # Triton Python models' BLS calls come back in here
     if repository is not None:
         loaded = await load_repository(plane.models, repository)
     else:

@@ -170,6 +170,11 @@ class InferenceFailedError(MCPError):
     """The runtime failed while executing a valid request."""
 
 
+class UnsupportedError(MCPError):
+    """A valid request this endpoint does not serve (a decoupled model's non-streaming infer): HTTP 501,
+    gRPC UNIMPLEMENTED, as Triton answers it."""
+
+
 class IntegrityError(MCPError):
     """A stored artifact's bytes no longer hash to the digest it is stored under (corrupted or altered
     on disk): it is never loaded (HTTP 500, gRPC DATA_LOSS)."""

@@ -36,6 +36,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.site_guard import check_exposure
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
+from mcp2026ai.serving.python_models import is_python_model
 
 MODELS, DEPLOYMENT, SECURITY, LLM = "Models and plans", "Deployment", "Security", "Language models"
 
@@ -316,6 +317,9 @@ def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None)
             for step, step_record in pipeline_model_steps(registry, record):
                 stored = orchestrator.ensure_plan(step_record, trigger="serve")
                 console.print(f"plan for {model} step {step}: {stored.plan.describe()}", highlight=False)
+            continue
+        if is_python_model(record):  # a Triton python model runs its own code: nothing to measure
+            console.print(f"plan for {model}: none (Triton python model)", highlight=False)
             continue
         if registry.store.is_encrypted(record.digest):
             console.print(f"plan for {model}: stored or default (encrypted at rest: not measured)", highlight=False)

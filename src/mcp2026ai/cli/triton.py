@@ -16,6 +16,7 @@ from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.protocol.triton_export import export_repository
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.triton_import import import_repository
+from mcp2026ai.runtime.triton_python import check_model_source
 from mcp2026ai.security import AuditLog
 from mcp2026ai.security.encryption import cipher_from_settings
 from mcp2026ai.serving.repository import RepositoryServing
@@ -33,7 +34,7 @@ def import_triton(
 ) -> None:
     """Register every model of a Triton repository, each config.pbtxt as its contract (all or nothing)."""
     registry = context.registry()
-    imported = import_repository(registry, repository, registry.home / "tmp")
+    imported = import_repository(registry, repository, registry.home / "tmp", python_check=_check_python)
     for name, records in imported.records.items():
         versions = ", ".join(f"{record.version} (Triton {record.number})" for record in records)
         console.print(f"imported {name}: {versions}", highlight=False, soft_wrap=True)
@@ -64,13 +65,20 @@ def repository_registry(repository: Path) -> tuple[ModelRegistry, RepositoryServ
     _SERVED.append(folder)
     audit = AuditLog(context.security_paths().audit_log)
     registry = ModelRegistry(Path(folder.name), cipher_from_settings(context.settings()), audit, context.actor())
-    imported = import_repository(registry, repository, Path(folder.name) / "tmp", all_or_nothing=False)
+    imported = import_repository(
+        registry, repository, Path(folder.name) / "tmp", all_or_nothing=False, python_check=_check_python
+    )
     serving = RepositoryServing.from_import(imported)
     for name in serving.names:
         _print_notes(name, imported.notes.get(name, []))
     if not serving.names:
         raise InvalidArgumentError(f"{repository}: no model can be served")
     return registry, serving
+
+
+def _check_python(source: bytes, label: str) -> None:
+    """A python model's source, checked before it is registered (runtime/triton_python/support.py)."""
+    check_model_source(source, label=label)
 
 
 def _print_notes(name: str, notes: list[str]) -> None:

@@ -21,6 +21,7 @@ _BY_HTTP_STATUS: dict[int, type[errors.MCPError]] = {
     413: errors.PayloadTooLargeError,
     422: errors.InvalidArgumentError,
     499: errors.ClientGoneError,
+    501: errors.UnsupportedError,
     503: errors.UnavailableError,
     504: errors.DeadlineExceededError,
 }
@@ -37,6 +38,7 @@ _BY_GRPC_CODE: dict[grpc.StatusCode, type[errors.MCPError]] = {
     grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceededError,
     grpc.StatusCode.CANCELLED: errors.ClientGoneError,
     grpc.StatusCode.DATA_LOSS: errors.IntegrityError,
+    grpc.StatusCode.UNIMPLEMENTED: errors.UnsupportedError,
 }
 
 

@@ -4,16 +4,19 @@ the run itself (sequences in order), observation for canary analysis, and shadow
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass, parse_sla_class
+from mcp2026ai.dataplane.decoupled import is_decoupled, stream_responses
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.errors import MCPError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
+from mcp2026ai.runtime.base import QueuedRequest, RequestDetails
 from mcp2026ai.scheduling.sequences import SequenceTable, sequence_flags
 from mcp2026ai.serving.models import ServedModel, ServedModels
 
@@ -78,6 +81,27 @@ class InferenceHandlers:
             sla_class=sla_class,
         )
 
+    def is_decoupled(self, name: str, version: str | None = None) -> bool:
+        """Whether the served version answers with a stream (a decoupled Triton Python model)."""
+        try:
+            return is_decoupled(self.models.get(name, version))
+        except MCPError:
+            return False
+
+    async def infer_stream(self, request: InferenceRequest) -> AsyncIterator[InferenceResponse]:
+        """A decoupled model's responses to one request, as it sends them (dataplane/decoupled.py)."""
+        self.gate.check()
+        served = self.models.get(request.model, request.version)
+        started = time.perf_counter_ns()
+        try:
+            queued = QueuedRequest(request.inputs, request.output_names, _deadline(request), _details(request))
+            async for outputs in stream_responses(served, queued):
+                yield InferenceResponse(request.model, served.record.version, request.id, outputs)
+        except MCPError:
+            served.stats.record_failure(time.perf_counter_ns() - started)
+            raise
+        served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
+
     def _mirror(
         self, request: InferenceRequest, served: ServedModel, outputs: dict[str, Any], ms: float, version: str
     ) -> None:
@@ -92,7 +116,11 @@ class InferenceHandlers:
         if served.sequences is not None:
             return await _run_sequence(served, served.sequences, request, sla_class)
         return await served.executor.submit(  # the executor checks the tensors against its backend's signature
-            request.inputs, request.output_names, sla_class=sla_class, deadline=_deadline(request)
+            request.inputs,
+            request.output_names,
+            sla_class=sla_class,
+            deadline=_deadline(request),
+            details=_details(request),
         )
 
 
@@ -102,7 +130,9 @@ async def _run_sequence(
     """A stateful model's request: in order within its sequence, controls and state filled in."""
 
     async def submit(inputs: dict[str, Any], outputs: list[str] | None) -> dict[str, Any]:
-        return await served.executor.submit(inputs, outputs, sla_class=sla_class, deadline=_deadline(request))
+        return await served.executor.submit(
+            inputs, outputs, sla_class=sla_class, deadline=_deadline(request), details=_details(request)
+        )
 
     flags = sequence_flags(request.parameters)
     return await sequences.run(flags, request.inputs, request.output_names, submit)
@@ -127,3 +157,7 @@ def _deadline(request: InferenceRequest) -> float | None:
     if isinstance(micros, int | float) and not isinstance(micros, bool) and micros > 0:
         timeout_s = min(timeout_s or float("inf"), micros / 1e6)
     return request.received_at + timeout_s if timeout_s else None
+
+
+def _details(request: InferenceRequest) -> RequestDetails:
+    return RequestDetails(request.id, request.parameters)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from mcp2026ai.dataplane.bls import bind_bls
 from mcp2026ai.dataplane.embeddings import EmbeddingHandlers
 from mcp2026ai.dataplane.extensions import Extensions
 from mcp2026ai.dataplane.gate import AcceptGate
@@ -56,6 +57,10 @@ class DataPlane:
         self.embeddings = EmbeddingHandlers(models, self.inference, self.llms)
         self.repository = RepositoryHandlers(models, self.traffic, audit, self.llms)
         self.extensions = Extensions(models, trace_settings)
+
+    def bind_bls(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Let Triton Python models' BLS calls run here, on ``loop`` (the server's event loop)."""
+        bind_bls(getattr(self.models.backend_factory, "bls", None), self.inference, loop)
 
     # health ---------------------------------------------------------------------------------
     def live(self) -> bool:

@@ -2,7 +2,8 @@
 
 Each model gets ``<out>/<name>/config.pbtxt`` and one directory per non-archived version, numbered by
 :func:`~mcp2026ai.registry.versioning.triton_number` (``2.1.0-rc1`` -> 20010001, ``2.1.0`` ->
-20010099), holding ``model.onnx``. The config is the default version's: the one it was imported
+20010099), holding ``model.onnx`` (a Triton python model: ``model.py``, its config keeping ``backend: "python"``).
+The config is the default version's: the one it was imported
 with when it came from a Triton repository (its ``reshape`` dropped, since the stored ONNX already
 has the clients' shapes), else the configuration ``/config`` reports, from the contract and the
 signature. ``version_policy`` serves the registry's default version: ``latest`` when it is the
@@ -24,7 +25,15 @@ from mcp2026ai.protocol.triton import model_config
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.triton_import import stored_config
-from mcp2026ai.registry.triton_repository import CONFIG_FILE, DEFAULT_MODEL_FILE, read_config, write_config
+from mcp2026ai.registry.triton_python import PYTHON_FORMAT
+from mcp2026ai.registry.triton_repository import (
+    CONFIG_FILE,
+    DEFAULT_MODEL_FILE,
+    PYTHON_BACKEND,
+    PYTHON_MODEL_FILE,
+    read_config,
+    write_config,
+)
 from mcp2026ai.registry.versioning import triton_number
 from mcp2026ai.security.paths import confined_path
 
@@ -46,6 +55,8 @@ def plan_export(registry: ModelRegistry, name: str, out: Path) -> ExportedModel:
     if (out / name).exists():
         raise AlreadyExistsError(f"{out / name}: already exists; export into an empty directory")
     records = [record for record in registry.versions(name) if record.stage != Stage.ARCHIVED]
+    if len({record.format == PYTHON_FORMAT for record in records}) > 1:
+        raise InvalidArgumentError(f"{name}: its versions mix python and ONNX models; one config cannot serve both")
     versions = {triton_number(record.version): record for record in records}
     config = _config(registry, default)
     highest = max(versions)
@@ -62,7 +73,8 @@ def write_export(registry: ModelRegistry, exported: ExportedModel, out: Path) ->
     directory.mkdir(parents=True)
     for number, record in exported.versions.items():
         (directory / str(number)).mkdir()
-        (directory / str(number) / DEFAULT_MODEL_FILE).write_bytes(registry.artifact_bytes(record))
+        filename = PYTHON_MODEL_FILE if record.format == PYTHON_FORMAT else DEFAULT_MODEL_FILE
+        (directory / str(number) / filename).write_bytes(registry.artifact_bytes(record))
     labelled = next((output for output in exported.config.output if output.label_filename), None)
     default = registry.resolve(exported.name)
     if labelled is not None and default.preprocessing is not None:
@@ -79,7 +91,8 @@ def _config(registry: ModelRegistry, record: ModelVersion) -> mc.ModelConfig:
             tensor.ClearField("reshape")
         stored.ClearField("version_policy")
         stored.ClearField("default_model_filename")
-        stored.platform, stored.backend = ONNX_PLATFORM, ""
+        python = record.format == PYTHON_FORMAT  # a Triton python model stays one (its model.py as it is)
+        stored.platform, stored.backend = ("", PYTHON_BACKEND) if python else (ONNX_PLATFORM, "")
         return stored
     document = model_config(_description(record))
     document.pop("parameters", None)  # the plan of a running server; nothing to export

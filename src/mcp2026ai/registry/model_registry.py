@@ -94,14 +94,19 @@ class ModelRegistry:
         actor: str | None = None,
         audit_details: dict[str, Any] | None = None,
         number: int | None = None,
+        signature: Signature | None = None,
+        source_format: str | None = None,
     ) -> ModelVersion:
         """Import ``path`` as a new version; with an audit log, its ``model.register`` entry (by
         ``actor``, else :attr:`actor`; ``audit_details`` added to the digest and source) is written
         with the catalog row, all or nothing across a crash. ``number`` fixes its integer alias (a
-        Triton version directory's number) instead of the next free one."""
+        Triton version directory's number) instead of the next free one. With ``source_format`` and
+        ``signature`` the file is stored as it is, not imported (a Triton Python model's model.py)."""
         validate_model_name(name)
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
-        if is_llm_source(Path(path)):
+        if source_format is not None and signature is not None:
+            digest = self.store.put(Path(path))
+        elif is_llm_source(Path(path)):
             llm = import_llm(self.store, Path(path), precision or LLMPrecision.INT4, default_cache_dir(self.home))
             digest, source_format, signature = llm.digest, llm.format, TEXT_SIGNATURE
         else:

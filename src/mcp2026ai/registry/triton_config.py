@@ -265,6 +265,8 @@ def unapplied_notes(config: mc.ModelConfig) -> list[str]:
         keys = ", ".join(sorted(config.parameters))
         notes.append(f"parameters {keys}: kept with the version (and exported); nothing here reads them")
     known = APPLIED_FIELDS | {"parameters"}
+    if config.backend == "python":  # a python model's decoupled policy is applied (runtime/triton_python)
+        known |= {"model_transaction_policy"}
     skipped = sorted(field.name for field, _ in config.ListFields() if field.name not in known)
     if skipped:
         notes.append(f"{', '.join(skipped)}: not applied here (kept in the stored config)")

@@ -21,6 +21,7 @@ from mcp2026ai.contract import InferenceContract
 from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, MCPError, NotFoundError
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.reshape import wrap_reshapes
+from mcp2026ai.ir.signature import Signature
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import sha256_of
@@ -34,7 +35,20 @@ from mcp2026ai.registry.triton_config import (
     unapplied_notes,
 )
 from mcp2026ai.registry.triton_ensemble import check_ensemble_steps, is_ensemble, register_ensemble
-from mcp2026ai.registry.triton_repository import RepositoryFailure, RepositoryModel, TritonConfigError, scan_repository
+from mcp2026ai.registry.triton_python import (
+    PYTHON_FORMAT,
+    SourceCheck,
+    check_python_config,
+    check_python_version,
+    python_signature,
+)
+from mcp2026ai.registry.triton_repository import (
+    RepositoryFailure,
+    RepositoryModel,
+    TritonConfigError,
+    is_python_model,
+    scan_repository,
+)
 from mcp2026ai.registry.versioning import version_of_triton
 
 CONFIG_ANNOTATION = "triton.config"
@@ -45,7 +59,12 @@ class PreparedVersion:
     number: int
     version: str
     onnx: Path
-    """The file to register: the version's model, wrapped when the config reshapes a tensor."""
+    """The file to register: the version's model, wrapped when the config reshapes a tensor (a python
+    model's ``model.py``, stored as it is)."""
+    source_format: str | None = None
+    """Set for a file registered as it is (not imported): its format (``triton_python``)."""
+    signature: Signature | None = None
+    """The signature of a file registered as it is (its config's tensors)."""
 
 
 @dataclass(frozen=True)
@@ -66,11 +85,14 @@ class RepositoryImport:
     notes: dict[str, list[str]] = field(default_factory=dict)
 
 
-def prepare(model: RepositoryModel, workdir: Path) -> PreparedModel:
-    """Check a model's config and every selected version against it; stores nothing."""
+def prepare(model: RepositoryModel, workdir: Path, python_check: SourceCheck | None = None) -> PreparedModel:
+    """Check a model's config and every selected version against it; stores nothing. ``python_check``
+    checks a python model's source (registry/triton_python.py)."""
     config, source = model.config, model.config_path
     check_config(config, source)
     contract = contract_from_config(config, source)
+    if is_python_model(config):
+        return _prepare_python(model, contract, python_check)
     preprocessing = preprocessing_from_config(config, model.directory)
     inputs, outputs = reshapes(config)
     versions = []
@@ -87,6 +109,17 @@ def prepare(model: RepositoryModel, workdir: Path) -> PreparedModel:
         check_signature(config, signature, source)
         versions.append(PreparedVersion(number, _semantic(number, path), onnx))
     return PreparedModel(model, contract, preprocessing, versions, unapplied_notes(config))
+
+
+def _prepare_python(model: RepositoryModel, contract: InferenceContract, check: SourceCheck | None) -> PreparedModel:
+    config, source = model.config, model.config_path
+    check_python_config(config, source)
+    signature = python_signature(config, source)
+    versions = []
+    for number, path in model.versions.items():
+        check_python_version(path, check)
+        versions.append(PreparedVersion(number, _semantic(number, path), path, PYTHON_FORMAT, signature))
+    return PreparedModel(model, contract, None, versions, unapplied_notes(config))
 
 
 def _semantic(number: int, path: Path) -> str:
@@ -112,6 +145,8 @@ def register_prepared(registry: ModelRegistry, prepared: PreparedModel, stage: S
                 stage=stage,
                 preprocessing=prepared.preprocessing,
                 audit_details={"triton_repository": str(prepared.model.directory)},
+                signature=version.signature,
+                source_format=version.source_format,
             )
         if stored_config_text(registry, record) != text:
             now = datetime.now(UTC)
@@ -161,11 +196,16 @@ def stored_config(registry: ModelRegistry, record: ModelVersion) -> mc.ModelConf
 
 
 def import_repository(
-    registry: ModelRegistry, root: Path, workdir: Path, *, all_or_nothing: bool = True
+    registry: ModelRegistry,
+    root: Path,
+    workdir: Path,
+    *,
+    all_or_nothing: bool = True,
+    python_check: SourceCheck | None = None,
 ) -> RepositoryImport:
     """Register every model of the repository at ``root``. ``all_or_nothing``: the first refused model
     is raised before anything is registered; otherwise refused models are listed in ``failures``
-    and the others registered."""
+    and the others registered. ``python_check`` checks each python model's source first."""
     models, failures = scan_repository(root)
     if failures and all_or_nothing:
         raise TritonConfigError(failures[0].reason)
@@ -177,7 +217,7 @@ def import_repository(
     prepared = []
     for model in models:
         try:
-            prepared.append(prepare(model, workdir))
+            prepared.append(prepare(model, workdir, python_check))
         except MCPError as exc:
             if all_or_nothing:
                 raise

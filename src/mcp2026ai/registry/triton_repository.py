@@ -24,6 +24,8 @@ ONNX_PLATFORMS = {"", "onnxruntime_onnx"}
 ONNX_BACKENDS = {"", "onnxruntime"}
 ENSEMBLE_PLATFORM = "ensemble"
 """Served as a pipeline (registry/triton_ensemble.py): its steps name the repository's other models."""
+PYTHON_BACKEND = "python"
+PYTHON_MODEL_FILE = "model.py"
 
 
 class TritonConfigError(InvalidArgumentError):
@@ -95,12 +97,17 @@ def read_model(directory: Path) -> RepositoryModel:
     config.name = directory.name
     if config.platform == ENSEMBLE_PLATFORM:
         return RepositoryModel(directory.name, directory, config, ensemble_versions(directory))
+    python = is_python_model(config)
     for field, value, served in (
         ("platform", config.platform, ONNX_PLATFORMS),
-        ("backend", config.backend, ONNX_BACKENDS),
+        ("backend", config.backend, ONNX_BACKENDS | {PYTHON_BACKEND}),
     ):
         if value not in served:
-            raise TritonConfigError(f"{path}: {field}: {value!r} is not served here (ONNX models: onnxruntime)")
+            raise TritonConfigError(
+                f'{path}: {field}: {value!r} is not served here (ONNX models: onnxruntime; backend: "python")'
+            )
+    if python and config.platform:
+        raise TritonConfigError(f'{path}: platform: {config.platform!r} with backend "python" (leave platform out)')
     filename = model_filename(config, path)
     field = f"{path}: default_model_filename"
     available = {
@@ -120,12 +127,23 @@ def ensemble_versions(directory: Path) -> dict[int, Path]:
 
 
 def model_filename(config: mc.ModelConfig, path: Path) -> str:
-    """The version file's name: ``model.onnx`` unless ``default_model_filename`` says otherwise, which
-    must then be an ``.onnx`` file (the platform check admits ONNX only; the suffix picks the importer)."""
+    """The version file's name: ``model.onnx`` (``model.py`` for backend python) unless
+    ``default_model_filename`` says otherwise, which must then be an ``.onnx`` (``.py``) file (the suffix
+    picks the importer)."""
+    if is_python_model(config):
+        filename = config.default_model_filename or PYTHON_MODEL_FILE
+        if not filename.endswith(".py"):
+            raise TritonConfigError(f"{path}: default_model_filename: {filename!r} is not a .py file (backend python)")
+        return filename
     filename = config.default_model_filename or DEFAULT_MODEL_FILE
     if not filename.endswith(".onnx"):
         raise TritonConfigError(f"{path}: default_model_filename: {filename!r} is not an .onnx file (ONNX models only)")
     return filename
+
+
+def is_python_model(config: mc.ModelConfig) -> bool:
+    """A Triton Python backend model (``backend: "python"``, ``<N>/model.py``)."""
+    return bool(config.backend == PYTHON_BACKEND)
 
 
 def selected_versions(config: mc.ModelConfig, available: list[int], source: Path) -> list[int]:

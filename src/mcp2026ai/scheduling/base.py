@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.runtime.base import Tensors
+from mcp2026ai.runtime.base import RequestDetails, Tensors
 
 
 class Executor(Protocol):
@@ -27,8 +27,10 @@ class Executor(Protocol):
         *,
         sla_class: SLAClass,
         deadline: float | None,
+        details: RequestDetails | None = None,
     ) -> dict[str, np.ndarray]:
-        """Run one request; ``deadline`` is a time.monotonic() instant after which it must not start."""
+        """Run one request; ``deadline`` is a time.monotonic() instant after which it must not start;
+        ``details`` (its id, parameters) reach a backend that takes them (Triton Python models)."""
         ...
 
     def check_admission(self, sla_class: SLAClass) -> None:

@@ -31,7 +31,7 @@ from mcp2026ai.errors import (
     OverloadedError,
 )
 from mcp2026ai.observability import tracing
-from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.base import Backend, QueuedRequest, RequestDetails, RequestListBackend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling import timing
@@ -156,11 +156,13 @@ class BatchingExecutor:
         *,
         sla_class: SLAClass,
         deadline: float | None,
+        details: RequestDetails | None = None,
     ) -> dict[str, np.ndarray]:
         """Queue one request and await its outputs; ``deadline`` is an instant on the executor's clock."""
         if not self._accepting:
             raise ModelNotReadyError("model version is not accepting requests")
         pending = self._admit(inputs, outputs, sla_class, deadline)
+        pending.details = details
         self._enqueue(pending)
         self._telemetry.queue_depth(self._queues, sla_class)
         if self._filling is None or self._filling.changed_by(pending):
@@ -454,7 +456,11 @@ class BatchingExecutor:
             self._fail(batch, lambda: error)
         else:
             for pending, outputs in zip(batch, results, strict=True):
-                if not pending.future.done():
+                if pending.future.done():
+                    continue
+                if isinstance(outputs, MCPError):  # a request answered with its own error (Python models)
+                    pending.future.set_exception(outputs)
+                else:
                     pending.future.set_result(outputs)
             self._observe_spread(batch)
         finally:
@@ -471,12 +477,14 @@ class BatchingExecutor:
             if pending.expected_s is not None:
                 self._spread.observe(pending.sla_class, now, now - pending.enqueued_at - pending.expected_s)
 
-    async def _infer(self, batch: list[Pending]) -> tuple[list[dict[str, np.ndarray]], RunTimes]:
+    async def _infer(self, batch: list[Pending]) -> tuple[list[dict[str, np.ndarray] | MCPError], RunTimes]:
         """Each request's outputs, and the run's times; the batch runs as :class:`BatchRuns` decides (of
         normal priority when it holds a latency-critical request)."""
         wanted = [pending.outputs for pending in batch]
         urgent = any(pending.sla_class is SLAClass.LATENCY_CRITICAL for pending in batch)
         started = time.perf_counter_ns()
+        if isinstance(self.backend, RequestListBackend):
+            return await self._infer_list(self.backend, batch, urgent, started)
         if len(batch) == 1:
             outputs, run = await self._runs.run(self.backend.infer, batch[0].inputs, batch[0].outputs, urgent)
             self._record_execution(batch, started, started, time.perf_counter_ns())
@@ -486,10 +494,27 @@ class BatchingExecutor:
         merged = time.perf_counter_ns()
         outputs, run = await self._runs.run(self.backend.infer, inputs, union_outputs(wanted), urgent)
         ran = time.perf_counter_ns()
-        results = split_outputs(outputs, offsets, wanted)
+        results: list[dict[str, np.ndarray] | MCPError] = list(split_outputs(outputs, offsets, wanted))
         self._record_execution(batch, started, merged, ran)
         self._rate.observe(sum(pending.rows for pending in batch), (time.perf_counter_ns() - started) / 1e9)
         return results, run
+
+    async def _infer_list(
+        self, backend: RequestListBackend, batch: list[Pending], urgent: bool, started: int
+    ) -> tuple[list[dict[str, np.ndarray] | MCPError], RunTimes]:
+        """A backend that takes the batch as a list of requests (Triton's Python models), each kept whole."""
+        items = [QueuedRequest(p.inputs, p.outputs, p.deadline, p.details) for p in batch]
+        answers: list[dict[str, np.ndarray] | MCPError] = []
+
+        def run(_inputs: Tensors, _outputs: Sequence[str] | None) -> dict[str, np.ndarray]:
+            answers.extend(backend.infer_requests(items))
+            return {}
+
+        _, times = await self._runs.run(run, batch[0].inputs, None, urgent)
+        ran = time.perf_counter_ns()
+        self._record_execution(batch, started, started, ran)
+        self._rate.observe(sum(pending.rows for pending in batch), (ran - started) / 1e9)
+        return answers, times
 
     def _record_execution(self, batch: list[Pending], started: int, merged: int, ran: int) -> None:
         self._telemetry.executed((ran - merged) / 1e9)

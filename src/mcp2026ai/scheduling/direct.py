@@ -6,13 +6,14 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.errors import DeadlineExceededError, ModelNotReadyError
+from mcp2026ai.errors import DeadlineExceededError, MCPError, ModelNotReadyError
 from mcp2026ai.observability import tracing
-from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.base import Backend, QueuedRequest, RequestDetails, RequestListBackend, Tensors
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 from mcp2026ai.scheduling import timing
@@ -56,6 +57,7 @@ class DirectExecutor:
         *,
         sla_class: SLAClass,
         deadline: float | None,
+        details: RequestDetails | None = None,
     ) -> dict[str, np.ndarray]:
         if not self._accepting:
             raise ModelNotReadyError("model is not accepting requests")
@@ -75,7 +77,10 @@ class DirectExecutor:
                     self._telemetry.rejected(sla_class, "deadline")
                     raise DeadlineExceededError("request timeout expired")
                 tracing.annotate_batch(next_batch_id(), 1)
-                result, _ = await self._runs.run(self.backend.infer, inputs, outputs, urgent=True)
+                infer = self.backend.infer
+                if isinstance(self.backend, RequestListBackend):
+                    infer = partial(_one_request, self.backend, deadline=deadline, details=details)
+                result, _ = await self._runs.run(infer, inputs, outputs, urgent=True)
                 ran_ns = time.perf_counter_ns() - started
                 timing.report(started - queued, ran_ns)
                 self._telemetry.executed(ran_ns / 1e9)
@@ -96,3 +101,18 @@ class DirectExecutor:
     def _rows(self, inputs: Tensors) -> int:
         """The request's rows when the model has a batch dimension (its batch size), else 1."""
         return request_rows(inputs) if self.backend.signature.batchable else 1
+
+
+def _one_request(
+    backend: RequestListBackend,
+    inputs: Tensors,
+    outputs: Sequence[str] | None,
+    *,
+    deadline: float | None,
+    details: RequestDetails | None,
+) -> dict[str, np.ndarray]:
+    """A request-list backend's answer to one request, its details and deadline handed on."""
+    (answer,) = backend.infer_requests([QueuedRequest(inputs, outputs, deadline, details)])
+    if isinstance(answer, MCPError):
+        raise answer
+    return answer

@@ -22,6 +22,7 @@ import numpy as np
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import OverloadedError
+from mcp2026ai.runtime.base import RequestDetails
 from mcp2026ai.scheduling.config import ClassPolicy
 from mcp2026ai.scheduling.demand import RecentArrivals
 
@@ -51,6 +52,8 @@ class Pending:
     queue_ns: int = 0
     """Set when dispatched: how long it waited; ``compute_ns`` when run: its batch's run (scheduling/timing.py)."""
     compute_ns: int = 0
+    details: RequestDetails | None = None
+    """Its id and parameters, for a backend that takes them (runtime.base.RequestListBackend)."""
 
     def expired(self, now: float) -> bool:
         return self.deadline is not None and now > self.deadline

@@ -19,7 +19,9 @@ from mcp2026ai.runtime.base import Backend
 from mcp2026ai.runtime.catalog import create_backend
 from mcp2026ai.runtime.cpu_affinity import usable_physical_cores
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, DEFAULT_RUNTIME, Plan
+from mcp2026ai.runtime.triton_python import BlsGateway
 from mcp2026ai.security.trust import TrustedKeys
+from mcp2026ai.serving.python_models import is_python_model, python_model_backend
 
 if TYPE_CHECKING:
     from mcp2026ai.policy.orchestrator import PolicyOrchestrator
@@ -69,8 +71,12 @@ class ArtifactBackends:
         self.trusted_keys = trusted_keys
         self.planner = planner
         self.default_plan = serving_default_plan(runtime or DEFAULT_RUNTIME, lone_session=lone_session)
+        self.bls = BlsGateway()
+        """Where a Triton Python model's BLS calls go: the data plane binds it (dataplane/bls.py)."""
 
     def __call__(self, record: ModelVersion) -> Backend:
+        if is_python_model(record):  # user code: loaded from the verified bytes, never planned or profiled
+            return python_model_backend(self.registry, record, self._read(record), self.bls)
         encrypted = self.registry.store.is_encrypted(record.digest)
         if self.trusted_keys is None and not encrypted:
             if self.planner is not None:

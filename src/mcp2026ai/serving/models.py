@@ -30,7 +30,7 @@ from mcp2026ai.registry.pipelines import is_pipeline, read_pipeline
 from mcp2026ai.registry.triton_config import priority_classes
 from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.versioning import integer_alias
-from mcp2026ai.runtime.base import Backend
+from mcp2026ai.runtime.base import Backend, RequestListBackend
 from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
@@ -106,7 +106,8 @@ def batching_executor(
                 "batch_rows": plan.max_batch_size if plan.max_batch_size > 1 else None,
             }
         config = config.model_copy(update=update)
-    if not plan.computes_on_caller:  # its batches' CPU is not the caller's: never inline on the loop
+    if not plan.computes_on_caller or isinstance(backend, RequestListBackend):  # never inline on the loop: its
+        # batches' CPU is not the caller's, or it runs user code (which may call back into the data plane)
         config = config.model_copy(update={"inline_below_ms": 0.0})
     if override is not None:
         config = override.apply(config)

@@ -20,6 +20,7 @@ from mcp2026ai.client.errors import error_message, from_grpc, from_http, retry_a
         (503, errors.UnavailableError),
         (500, errors.InferenceFailedError),
         (502, errors.InferenceFailedError),
+        (501, errors.UnsupportedError),
     ],
 )
 def test_http_status(status: int, kind: type[errors.MCPError]) -> None:
@@ -36,6 +37,7 @@ def test_http_overload_carries_retry_after() -> None:
 def test_grpc_codes() -> None:
     assert type(from_grpc(grpc.StatusCode.NOT_FOUND, "gone", None, "m")) is errors.NotFoundError
     assert type(from_grpc(grpc.StatusCode.DATA_LOSS, "bad", None, "m")) is errors.IntegrityError
+    assert type(from_grpc(grpc.StatusCode.UNIMPLEMENTED, "decoupled", None, "m")) is errors.UnsupportedError
     overloaded = from_grpc(grpc.StatusCode.RESOURCE_EXHAUSTED, "queue full", "2500", "m")
     assert isinstance(overloaded, errors.OverloadedError) and overloaded.retry_after_s == 2.5
     too_big = from_grpc(grpc.StatusCode.RESOURCE_EXHAUSTED, "message too large", None, "m")

@@ -13,6 +13,7 @@ from mcp2026ai.protocol.triton_export import export_repository
 from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.registry.triton_import import import_repository
 from mcp2026ai.registry.triton_repository import read_config, read_model
+from tests.support.triton_python_repository import BATCHED_CONFIG, BATCHED_SOURCE, write_python_model
 from tests.support.triton_repository import DENSENET_CONFIG, sequence_config, sequence_model, write_model
 
 CONTRACT = {"batching": {"max_batch_size": 16, "max_queue_delay_ms": 3, "preferred_batch_sizes": [4, 8]}}
@@ -76,3 +77,14 @@ def test_nothing_is_written_over_an_existing_model(registry: ModelRegistry, mlp_
     with pytest.raises(AlreadyExistsError, match=r"out/other: already exists"):
         export_repository(registry, ["mlp", "other"], tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["other"]
+
+
+def test_a_python_model_exports_as_a_python_model(registry: ModelRegistry, tmp_path: Path) -> None:
+    """Its model.py as it was imported, its config keeping backend "python"; the export imports back."""
+    root = write_python_model(tmp_path / "repo", "doubler", BATCHED_CONFIG, BATCHED_SOURCE).parent
+    import_repository(registry, root, registry.home / "tmp")
+    [directory] = export_repository(registry, ["doubler"], tmp_path / "out")
+    assert (directory / "10000099" / "model.py").read_text() == BATCHED_SOURCE
+    config = read_config(directory / "config.pbtxt")
+    assert config.backend == "python" and not config.platform and config.max_batch_size == 8
+    assert list(read_model(directory).versions) == [10000099]

@@ -8,10 +8,12 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from mcp2026ai.errors import AlreadyExistsError
+from mcp2026ai.errors import AlreadyExistsError, ModelImportError
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.triton_import import import_repository, stored_config
 from mcp2026ai.registry.triton_repository import TritonConfigError
+from mcp2026ai.runtime.triton_python import check_model_source
+from tests.support.triton_python_repository import BATCHED_CONFIG, BATCHED_SOURCE, write_python_model
 from tests.support.triton_repository import BROKEN_CONFIG, DENSENET_CONFIG, add_sub, add_sub_config, write_model
 
 
@@ -98,3 +100,30 @@ def test_a_reshape_the_model_cannot_take_is_refused(registry: ModelRegistry, tmp
     (model / "densenet_labels.txt").write_text("tench\n")
     with pytest.raises(TritonConfigError, match=r"input 'data_0': reshape.shape: \[1, 3, 112, 448\] does not match"):
         import_repository(registry, tmp_path / "repo", registry.home / "tmp")
+
+
+def test_python_models_register_their_source_and_config_signature(registry: ModelRegistry, tmp_path: Path) -> None:
+    """A backend "python" model: its model.py stored as it is, its signature the config's tensors (batched:
+    a leading -1), checked by the caller's source check before anything is registered."""
+    root = tmp_path / "python"
+    write_python_model(root, "doubler", BATCHED_CONFIG, BATCHED_SOURCE)
+
+    def check(source: bytes, label: str) -> None:
+        check_model_source(source, label=label)
+
+    (record,) = import_repository(registry, root, registry.home / "tmp", python_check=check).records["doubler"]
+    assert record.format == "triton_python" and registry.artifact_bytes(record) == BATCHED_SOURCE.encode()
+    assert [(s.name, s.datatype, s.shape) for s in record.signature.inputs] == [("INPUT0", "FP32", [-1, 4])]
+    assert record.contract is not None and record.contract.batching.max_batch_size == 8
+    write_python_model(root, "broken", BATCHED_CONFIG.replace("doubler", "broken"), "import nowhere_to_be_found\n")
+    with pytest.raises(ModelImportError, match=r"broken/1/model\.py: imports modules not installed here"):
+        import_repository(registry, root, registry.home / "tmp", python_check=check)
+    assert "broken" not in registry.model_names()
+
+
+def test_a_python_model_must_declare_its_tensors(registry: ModelRegistry, tmp_path: Path) -> None:
+    write_python_model(
+        tmp_path / "python", "bare", 'name: "bare"\nbackend: "python"\n', "class TritonPythonModel: ...\n"
+    )
+    with pytest.raises(TritonConfigError, match=r"bare/config\.pbtxt: a python model's config must declare its input"):
+        import_repository(registry, tmp_path / "python", registry.home / "tmp")

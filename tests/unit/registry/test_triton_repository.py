@@ -49,7 +49,8 @@ def test_version_policy(tmp_path: Path, onnx_file: Path, policy: str, selected: 
             'config.pbtxt:12:1 : Message type "inference.ModelConfig" has no field named "max_batch_sizes"',
         ),
         ("input [{ name: 'X' data_type: TYPE_FLOAT32 }]", "has no value named TYPE_FLOAT32"),
-        ('backend: "python"', "backend: 'python' is not served here"),
+        ('backend: "tensorrt"', "backend: 'tensorrt' is not served here"),
+        ('backend: "python"', "platform: 'onnxruntime_onnx' with backend \"python\" (leave platform out)"),
     ],
 )
 def test_bad_configs_name_file_field_and_value(tmp_path: Path, onnx_file: Path, extra: str, message: str) -> None:

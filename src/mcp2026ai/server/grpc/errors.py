@@ -17,6 +17,7 @@ _CODES: list[tuple[type[errors.MCPError], grpc.StatusCode]] = [
     (errors.UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
     (errors.PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
     (errors.InferenceFailedError, grpc.StatusCode.INTERNAL),
+    (errors.UnsupportedError, grpc.StatusCode.UNIMPLEMENTED),
     (errors.IntegrityError, grpc.StatusCode.DATA_LOSS),
 ]
 

@@ -192,7 +192,29 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         as Triton does, and counted and traced like a unary one (its code: the status it would get)."""
         metadata = metadata_dict(context)
         async for request in request_iterator:
-            yield await self._stream_reply(request, metadata)
+            if self.plane.inference.is_decoupled(request.model_name, request.model_version or None):
+                async for reply in self._decoupled_replies(request, metadata):
+                    yield reply
+            else:
+                yield await self._stream_reply(request, metadata)
+
+    async def _decoupled_replies(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
+        """A decoupled model's responses to one request (any number), then the next request's; an error
+        ends that request's responses in band."""
+        with observe_inference(
+            PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES, self.plane.serves_version
+        ) as seen:
+            seen.version = request.model_version
+            try:
+                if request.ByteSize() > self.max_request_bytes:
+                    raise PayloadTooLargeError(f"request of {request.ByteSize()} bytes exceeds the limit")
+                decoded = decode_request(request, metadata, self.plane.extensions.shared_memory)
+                async for response in self.plane.inference.infer_stream(decoded):
+                    encoded = encode_response(response, decoded, self.plane.extensions.shared_memory)
+                    yield pb.ModelStreamInferResponse(infer_response=encoded)
+            except MCPError as exc:
+                seen.fail(grpc_status(exc).name, exc)
+                yield pb.ModelStreamInferResponse(error_message=bounded_message(exc))
 
     async def _stream_reply(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
         with observe_inference(

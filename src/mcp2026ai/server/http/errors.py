@@ -24,6 +24,7 @@ _STATUS: list[tuple[type[errors.MCPError], int]] = [
     (errors.UnauthenticatedError, 401),
     (errors.PermissionDeniedError, 403),
     (errors.InferenceFailedError, 500),
+    (errors.UnsupportedError, 501),
     (errors.IntegrityError, 500),
 ]
 
