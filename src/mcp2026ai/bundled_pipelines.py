@@ -53,9 +53,7 @@ def materialize_pipeline(name: str, home: Path) -> Path:
 def _package_files(name: str) -> dict[str, Traversable]:
     """The spec and step files kept in the package for pipeline ``name``, by their name in its folder."""
     data = files("mcp2026ai").joinpath("pipelines_data", name)
-    found = {
-        entry.name: entry for entry in data.iterdir() if entry.is_file() and entry.name.endswith((".yaml", ".py"))
-    }
+    found = {entry.name: entry for entry in data.iterdir() if entry.is_file() and entry.name.endswith((".yaml", ".py"))}
     if SPEC_FILE not in found:
         raise NotFoundError(f"the package's pipelines_data/{name}/ has no {SPEC_FILE} (a broken install?)")
     return found

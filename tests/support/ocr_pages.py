@@ -56,7 +56,16 @@ TEXT_IMAGES: list[TextImage] = [
     TextImage("six-lines", ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")),
     TextImage(
         "eight-lines",
-        ("Pack my box", "with five dozen", "liquor jugs", "Sphinx of", "black quartz", "judge my vow", "How vexing", "daft zebras"),
+        (
+            "Pack my box",
+            "with five dozen",
+            "liquor jugs",
+            "Sphinx of",
+            "black quartz",
+            "judge my vow",
+            "How vexing",
+            "daft zebras",
+        ),
     ),
     TextImage("nine-lines-rotated", tuple(f"Line number {n}" for n in range(1, 10)), rotate=True),
     TextImage("long-line", ("A longer line of text across the page",)),

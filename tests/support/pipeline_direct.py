@@ -95,9 +95,7 @@ def _load_step(raw: dict[str, Any], folder: Path, pipeline: str, intra_op_thread
         session = ort.InferenceSession(str(folder / raw["model"]), options, providers=["CPUExecutionProvider"])
         return ModelStep(raw["name"], inputs, outputs, session)
     source = (folder / raw["python"]).read_bytes()
-    cls = load_class(
-        source, label=raw["python"], class_name=raw["class"], module_name=f"{pipeline}.{raw['name']}"
-    )
+    cls = load_class(source, label=raw["python"], class_name=raw["class"], module_name=f"{pipeline}.{raw['name']}")
     instance = cls()
     instance.initialize(dict(raw.get("config") or {}))
     return PythonStep(raw["name"], inputs, outputs, instance)

@@ -28,7 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pyclipper
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
 Batch = dict[str, np.ndarray]
 
@@ -72,8 +72,12 @@ class DetPreprocess:
                 pixels = np.array(opened.convert("L") if opened.mode == "1" else opened)
         except ValueError:
             raise
+        except UnidentifiedImageError:
+            raise ValueError(
+                f"image ({len(raw)} bytes) does not decode: not a PNG, JPEG or other format Pillow reads"
+            ) from None
         except (OSError, SyntaxError, Image.DecompressionBombError) as error:
-            raise ValueError(f"image ({len(raw)} bytes) does not decode as PNG, JPEG or another image: {error}") from None
+            raise ValueError(f"image ({len(raw)} bytes) does not decode: {error}") from None
         return _to_bgr(pixels)
 
     def _fit_sides(self, image: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -243,7 +247,7 @@ def _box_score_fast(bitmap: np.ndarray, box_in: np.ndarray) -> float:
     mask = np.zeros((ymax - ymin + 1, xmax - xmin + 1), dtype=np.uint8)
     box[:, 0] = box[:, 0] - xmin
     box[:, 1] = box[:, 1] - ymin
-    cv2.fillPoly(mask, box.reshape(1, -1, 2).astype(np.int32), 1)
+    cv2.fillPoly(mask, [box.reshape(-1, 2).astype(np.int32)], 1)
     return float(cv2.mean(bitmap[ymin : ymax + 1, xmin : xmax + 1], mask)[0])
 
 
@@ -257,7 +261,7 @@ def _box_score_slow(bitmap: np.ndarray, contour_in: np.ndarray) -> float:
     mask = np.zeros((ymax - ymin + 1, xmax - xmin + 1), dtype=np.uint8)
     contour[:, 0] = contour[:, 0] - xmin
     contour[:, 1] = contour[:, 1] - ymin
-    cv2.fillPoly(mask, contour.reshape(1, -1, 2).astype(np.int32), 1)
+    cv2.fillPoly(mask, [contour.reshape(-1, 2).astype(np.int32)], 1)
     return float(cv2.mean(bitmap[ymin : ymax + 1, xmin : xmax + 1], mask)[0])
 
 
@@ -343,9 +347,7 @@ def _rotate_crop(image: np.ndarray, points: np.ndarray) -> np.ndarray:
     crop_h = int(max(np.linalg.norm(points[0] - points[3]), np.linalg.norm(points[1] - points[2])))
     target = np.array([[0, 0], [crop_w, 0], [crop_w, crop_h], [0, crop_h]]).astype(np.float32)
     matrix = cv2.getPerspectiveTransform(points, target)
-    crop = cv2.warpPerspective(
-        image, matrix, (crop_w, crop_h), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC
-    )
+    crop = cv2.warpPerspective(image, matrix, (crop_w, crop_h), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC)
     if crop.shape[0] * 1.0 / crop.shape[1] >= 1.5:
         crop = np.rot90(crop)
     return np.asarray(crop)
@@ -355,12 +357,9 @@ def _resize_norm(image: np.ndarray, channels: int, height: int, width: int) -> n
     """The crop resized to ``height`` keeping its aspect (at most ``width``), scaled to [-1, 1], zero-padded right."""
     h, w = image.shape[:2]
     ratio = w / float(h)
-    resized_w = width if math.ceil(height * ratio) > width else int(math.ceil(height * ratio))
+    resized_w = min(width, math.ceil(height * ratio))
     resized = cv2.resize(image, (resized_w, height)).astype("float32")
-    if channels == 1:
-        resized = resized[np.newaxis, :] / 255
-    else:
-        resized = resized.transpose((2, 0, 1)) / 255
+    resized = resized[np.newaxis, :] / 255 if channels == 1 else resized.transpose((2, 0, 1)) / 255
     resized -= 0.5
     resized /= 0.5
     padded = np.zeros((channels, height, width), dtype=np.float32)
@@ -433,7 +432,9 @@ class CtcDecode:
         probs = batch["rec_probs"][: len(line_boxes)]
         if probs.shape[0] and probs.shape[-1] != len(self.characters):
             raise ValueError(f"rec_probs has {probs.shape[-1]} classes, the dictionary {len(self.characters)}")
-        lines = [self._decode(indices, best) for indices, best in zip(probs.argmax(axis=2), probs.max(axis=2))]
+        lines = [
+            self._decode(indices, best) for indices, best in zip(probs.argmax(axis=2), probs.max(axis=2), strict=True)
+        ]
         boxes = _to_image_points(line_boxes, batch["geometry"])
         kept = [row for row, (_, score) in enumerate(lines) if float(score) >= self.text_score]
         text = np.empty(len(kept), dtype=object)
