@@ -24,15 +24,17 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))  # benchmarks.* and tests.support.* imports
 
-from mcp2026ai.bundled_pipelines import materialize_pipeline  # noqa: E402
 from tests.support.ocr_pages import TEXT_IMAGES  # noqa: E402
 from tests.support.pipeline_direct import image_request, load_pipeline  # noqa: E402
+
+from mcp2026ai.bundled_pipelines import materialize_pipeline  # noqa: E402
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -60,15 +62,19 @@ def run(rounds: int, max_seconds: float) -> dict[str, Any]:
     direct(image_request(images[2]))
     times: dict[str, list[float]] = {"rapidocr": [], "direct": []}
     steps: dict[str, list[float]] = defaultdict(list)
+    runners: dict[str, Callable[[bytes], object]] = {
+        "rapidocr": reference,
+        "direct": lambda image: direct(image_request(image)),
+    }
     started = time.perf_counter()
     for round_index in range(rounds):
         for index, image in enumerate(images):
             if time.perf_counter() - started > max_seconds:
                 break
-            runners = [("rapidocr", lambda: reference(image)), ("direct", lambda: direct(image_request(image)))]
-            for name, call in runners if (index + round_index) % 2 == 0 else reversed(runners):
+            order = ["rapidocr", "direct"] if (index + round_index) % 2 == 0 else ["direct", "rapidocr"]
+            for name in order:
                 began = time.perf_counter()
-                call()
+                runners[name](image)
                 times[name].append(time.perf_counter() - began)
             for step, seconds in direct.timings.items():
                 steps[step].append(seconds)

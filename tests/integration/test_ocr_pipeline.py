@@ -20,7 +20,7 @@ import yaml
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.bundled_pipelines import materialize_pipeline
 from tests.support.ocr_pages import TEXT_IMAGES, TextImage
-from tests.support.pipeline_direct import DirectPipeline, image_request, load_pipeline
+from tests.support.pipeline_direct import DirectPipeline, ModelStep, image_request, load_pipeline
 
 RapidOCR = pytest.importorskip("rapidocr_onnxruntime").RapidOCR
 
@@ -60,6 +60,13 @@ def test_the_spec_holds_the_rec_models_dictionary(spec_path: Path) -> None:
     (decode,) = [step for step in spec["steps"] if step["name"] == "ctc_decode"]
     session = ort.InferenceSession(str(bundled_model_path("ocr-rec")), providers=["CPUExecutionProvider"])
     assert decode["config"]["characters"] == session.get_modelmeta().custom_metadata_map["character"]
+
+
+def test_model_steps_use_the_models_own_tensor_names(direct: DirectPipeline) -> None:
+    for step in direct.steps:
+        if isinstance(step, ModelStep):
+            assert set(step.inputs) == {tensor.name for tensor in step.session.get_inputs()}, step.name
+            assert set(step.outputs) == {tensor.name for tensor in step.session.get_outputs()}, step.name
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from PIL import Image
 
+from mcp2026ai.contract import parse_contract
 from mcp2026ai.runtime.python_code import imported_modules, load_class
 
 STEPS = files("mcp2026ai").joinpath("pipelines_data", "ocr", "ocr_steps.py").read_bytes()
@@ -39,7 +40,21 @@ def test_every_python_step_loads_and_declares_what_it_imports(spec_step: dict[st
     assert all(callable(getattr(cls, method, None)) for method in ("initialize", "execute", "finalize"))
     third_party = {module for module, _ in imported_modules(ast.parse(STEPS))} - set(sys.stdlib_module_names)
     assert third_party == {"numpy", "cv2", "PIL", "pyclipper"}, "numpy, OpenCV, Pillow and pyclipper only"
-    assert set(spec_step["requires"]) <= third_party
+    assert set(spec_step["requires"]) == third_party, "the whole file is loaded for each of its steps"
+
+
+def test_the_contract_is_a_valid_inference_contract() -> None:
+    contract = parse_contract(SPEC["contract"], "pipeline.yaml: contract")
+    assert contract.latency.p99_ms == 3000 and contract.sla_class == "best-effort"
+
+
+def test_each_step_reads_only_pipeline_inputs_or_earlier_outputs() -> None:
+    known = {tensor["name"] for tensor in SPEC["inputs"]}
+    for spec_step in SPEC["steps"]:
+        missing = set(spec_step["inputs"].values()) - known
+        assert not missing, f"{spec_step['name']} reads {missing} before any step writes them"
+        known |= set(spec_step["outputs"].values())
+    assert {tensor["name"] for tensor in SPEC["outputs"]} <= known
 
 
 def test_the_file_imports_nothing_of_the_package_nor_relatively() -> None:
