@@ -57,7 +57,7 @@ def run(rounds: int, max_seconds: float) -> dict[str, Any]:
     reference = RapidOCR()
     with tempfile.TemporaryDirectory() as home:
         direct = load_pipeline(materialize_pipeline("ocr", Path(home)))
-    images = [case.png() for case in TEXT_IMAGES]
+    images = [case.encoded() for case in TEXT_IMAGES]
     reference(images[2])  # one warm-up each: sessions' first runs allocate
     direct(image_request(images[2]))
     times: dict[str, list[float]] = {"rapidocr": [], "direct": []}

@@ -72,7 +72,7 @@ def test_model_steps_use_the_models_own_tensor_names(direct: DirectPipeline) -> 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", TEXT_IMAGES, ids=lambda case: case.name)
 def test_lines_equal_rapidocrs(case: TextImage, direct: DirectPipeline, reference: Any) -> None:
-    image = case.png()
+    image = case.encoded()
     texts, boxes, scores = reference_lines(reference, image)
     answer = direct(image_request(image))
 
@@ -87,7 +87,7 @@ def test_lines_equal_rapidocrs(case: TextImage, direct: DirectPipeline, referenc
 
 @pytest.mark.slow
 def test_a_page_without_text_gives_no_lines(direct: DirectPipeline, reference: Any) -> None:
-    blank = TextImage("blank", ("",)).png()
+    blank = TextImage("blank", ("",)).encoded()
     assert reference(blank) == (None, None)
     answer = direct(image_request(blank))
     assert answer["text"].shape == (0,) and answer["boxes"].shape == (0, 4, 2) and answer["scores"].shape == (0,)
@@ -101,6 +101,6 @@ def test_bytes_that_are_no_image_are_a_value_error_naming_the_problem(direct: Di
 
 
 def test_a_truncated_png_is_a_value_error(direct: DirectPipeline) -> None:
-    whole = TEXT_IMAGES[2].png()
+    whole = TEXT_IMAGES[2].encoded()
     with pytest.raises(ValueError, match=r"^image \(\d+ bytes\) does not decode: .*truncated"):
         direct(image_request(whole[: len(whole) // 2]))

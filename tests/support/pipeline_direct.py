@@ -70,7 +70,10 @@ class DirectPipeline:
             started = time.perf_counter()
             produced = step.run({own: tensors[wired] for own, wired in step.inputs.items()})
             self.timings[step.name] = time.perf_counter() - started
-            tensors.update({step.outputs[own]: value for own, value in produced.items() if own in step.outputs})
+            for own, value in produced.items():
+                if own in step.outputs:
+                    value.flags.writeable = False  # steps share tensors: none may change what it reads
+                    tensors[step.outputs[own]] = value
         return {name: tensors[name] for name in self.output_names}
 
     def close(self) -> None:

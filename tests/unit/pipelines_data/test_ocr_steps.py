@@ -108,6 +108,7 @@ def test_an_image_over_the_pixel_limit_is_refused_before_it_is_decoded() -> None
     [
         (np.array([b"a", b"b"], dtype=object), r"image must hold exactly one encoded image, got 2 elements"),
         (np.array([3], dtype=object), r"image must be BYTES \(an encoded PNG or JPEG\), got int"),
+        (np.array(["text"], dtype=object), r"image must be BYTES \(an encoded PNG or JPEG\), got str"),
     ],
 )
 def test_the_image_tensor_must_hold_one_encoded_image(value: np.ndarray, message: str) -> None:

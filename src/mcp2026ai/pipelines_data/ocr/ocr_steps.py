@@ -122,8 +122,6 @@ def _one_bytes(tensor: np.ndarray, name: str) -> bytes:
     if tensor.size != 1:
         raise ValueError(f"{name} must hold exactly one encoded image, got {tensor.size} elements")
     value = tensor.reshape(-1)[0]
-    if isinstance(value, str):
-        value = value.encode("latin-1")
     if not isinstance(value, bytes | bytearray):
         raise ValueError(f"{name} must be BYTES (an encoded PNG or JPEG), got {type(value).__name__}")
     return bytes(value)
