@@ -14,9 +14,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The package itself, plus the rapidocr wheel for its bundled ONNX models (models only: --no-deps).
+# The package itself, plus the rapidocr wheel for its bundled ONNX models (models only: --no-deps;
+# the [ocr] extra brings what the bundled OCR pipeline's steps import, headless OpenCV included).
 $(BASE): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[client]'
+	$(BIN)/python -m pip install --quiet -e '.[client,ocr]'
 	$(BIN)/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $@
 

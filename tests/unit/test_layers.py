@@ -16,10 +16,10 @@ import pytest
 import mcp2026ai
 
 FLOORS: list[set[str]] = [
-    {"errors", "clock", "settings"},
+    {"errors", "clock", "settings", "pipelines_data"},  # pipelines_data: spec and step files, no package imports
     {"messages", "extras", "security"},
     {"contract", "ir", "bundled", "shared_memory"},
-    {"__init__", "inference", "registry", "runtime"},  # __init__: the package's face (__version__)
+    {"__init__", "inference", "registry", "runtime", "bundled_pipelines"},  # __init__: the package's face (__version__)
     {"protocol", "observability", "imaging", "classification"},
     {"client"},
     {"quantization", "routing", "scheduling", "bench"},

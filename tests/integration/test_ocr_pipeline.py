@@ -1,0 +1,106 @@
+"""The bundled OCR pipeline, run step by step by the direct runner, answers what RapidOCR() answers.
+
+On twenty images of rendered text (tests/support/ocr_pages.py: one to nine lines, some upside down)
+the lines' text equals ``rapidocr_onnxruntime.RapidOCR()(image)`` exactly, in the same order, the
+boxes agree within a pixel (they are equal on this host) and the scores are close. The spec, the
+step file and the models are the folder ``mcp bundled ocr`` writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import yaml
+
+from mcp2026ai.bundled import bundled_model_path
+from mcp2026ai.bundled_pipelines import materialize_pipeline
+from tests.support.ocr_pages import TEXT_IMAGES, TextImage
+from tests.support.pipeline_direct import DirectPipeline, ModelStep, image_request, load_pipeline
+
+RapidOCR = pytest.importorskip("rapidocr_onnxruntime").RapidOCR
+
+REC_BATCH_NUM = 6
+"""RapidOCR recognises lines in groups of 6, each zero-padded to its own widest line; the pipeline's one
+rec call pads every line to the widest of all. Up to 6 lines the inputs are identical (scores equal to
+float32 rounding); past 6 the shorter lines see more padding and their scores move a little."""
+
+
+@pytest.fixture(scope="module")
+def spec_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return materialize_pipeline("ocr", tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(scope="module")
+def direct(spec_path: Path) -> Iterator[DirectPipeline]:
+    pipeline = load_pipeline(spec_path)
+    yield pipeline
+    pipeline.close()
+
+
+@pytest.fixture(scope="module")
+def reference() -> Any:
+    return RapidOCR()
+
+
+def reference_lines(reference: Any, image: bytes) -> tuple[list[str], np.ndarray, np.ndarray]:
+    result, _ = reference(image)
+    if not result:
+        return [], np.zeros((0, 4, 2), dtype=np.float32), np.zeros(0)
+    boxes = np.array([line[0] for line in result], dtype=np.float32).reshape(-1, 4, 2)
+    return [line[1] for line in result], boxes, np.array([line[2] for line in result])
+
+
+def test_the_spec_holds_the_rec_models_dictionary(spec_path: Path) -> None:
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    (decode,) = [step for step in spec["steps"] if step["name"] == "ctc_decode"]
+    session = ort.InferenceSession(str(bundled_model_path("ocr-rec")), providers=["CPUExecutionProvider"])
+    assert decode["config"]["characters"] == session.get_modelmeta().custom_metadata_map["character"]
+
+
+def test_model_steps_use_the_models_own_tensor_names(direct: DirectPipeline) -> None:
+    for step in direct.steps:
+        if isinstance(step, ModelStep):
+            assert set(step.inputs) == {tensor.name for tensor in step.session.get_inputs()}, step.name
+            assert set(step.outputs) == {tensor.name for tensor in step.session.get_outputs()}, step.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", TEXT_IMAGES, ids=lambda case: case.name)
+def test_lines_equal_rapidocrs(case: TextImage, direct: DirectPipeline, reference: Any) -> None:
+    image = case.encoded()
+    texts, boxes, scores = reference_lines(reference, image)
+    answer = direct(image_request(image))
+
+    assert texts, f"RapidOCR read nothing in {case.name}: not a useful case"
+    assert [line.decode("utf-8") for line in answer["text"]] == texts
+    assert answer["text"].dtype == object and answer["boxes"].dtype == np.float32
+    assert answer["boxes"].shape == (len(texts), 4, 2) and answer["scores"].shape == (len(texts),)
+    assert np.abs(answer["boxes"] - boxes).max() <= 1.0
+    tolerance = 1e-6 if len(texts) <= REC_BATCH_NUM else 0.05
+    np.testing.assert_allclose(answer["scores"], scores, atol=tolerance)
+
+
+@pytest.mark.slow
+def test_a_page_without_text_gives_no_lines(direct: DirectPipeline, reference: Any) -> None:
+    blank = TextImage("blank", ("",)).encoded()
+    assert reference(blank) == (None, None)
+    answer = direct(image_request(blank))
+    assert answer["text"].shape == (0,) and answer["boxes"].shape == (0, 4, 2) and answer["scores"].shape == (0,)
+
+
+def test_bytes_that_are_no_image_are_a_value_error_naming_the_problem(direct: DirectPipeline) -> None:
+    with pytest.raises(
+        ValueError, match=r"^image \(20 bytes\) does not decode: not a PNG, JPEG or other format Pillow reads$"
+    ):
+        direct(image_request(b"this is not an image"))
+
+
+def test_a_truncated_png_is_a_value_error(direct: DirectPipeline) -> None:
+    whole = TEXT_IMAGES[2].encoded()
+    with pytest.raises(ValueError, match=r"^image \(\d+ bytes\) does not decode: .*truncated"):
+        direct(image_request(whole[: len(whole) // 2]))
