@@ -22,6 +22,7 @@ from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.pipelines import read_pipeline, register_pipeline
+from mcp2026ai.registry.lora_bundle import DEFAULT_MAX_RANK
 from mcp2026ai.registry.remote_sources import is_remote
 from mcp2026ai.registry.signing import sign_version
 from mcp2026ai.runtime.python_code import check_python_source
@@ -90,9 +91,24 @@ def register(
     precision: Annotated[
         LLMPrecision | None, typer.Option(help="Language models: weight precision of the decoder (default int4).")
     ] = None,
+    adapter: Annotated[
+        Path | None,
+        typer.Option(
+            help="A PEFT LoRA adapter folder (adapter_config.json + adapter_model.safetensors); needs --base."
+        ),
+    ] = None,
+    base: Annotated[
+        str | None, typer.Option(help="With --adapter: the base language model, NAME or NAME:VERSION (its default).")
+    ] = None,
+    max_lora_rank: Annotated[
+        int, typer.Option(min=1, max=512, help="With --adapter: refuse adapters of a higher rank.")
+    ] = DEFAULT_MAX_RANK,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Import a model file, store it content-addressed and record its metadata."""
+    if adapter is not None or base is not None:
+        _register_adapter(name, adapter, base, max_lora_rank, version, stage, tag, as_json)
+        return
     if context.remote():
         _register_on_server(name, path, contract, version, stage, tag, as_json, config or preprocessing or precision)
         return
@@ -139,6 +155,38 @@ def _register_pipeline(
             runs = f"python {step.class_name} (sha256 {str(step.python)[:12]})"
         console.print(f"  step {step.name}: {runs}", highlight=False, soft_wrap=True)
     return record
+
+
+def _register_adapter(
+    name: str | None,
+    adapter: Path | None,
+    base: str | None,
+    max_rank: int,
+    version: str | None,
+    stage: Stage,
+    tag: list[str] | None,
+    as_json: bool,
+) -> None:
+    """``--adapter DIR --base MODEL``: a LoRA adapter version whose lineage is the base version's digest."""
+    if adapter is None or base is None or name is None:
+        raise InvalidArgumentError("a LoRA adapter needs --name, --adapter DIR and --base MODEL")
+    if context.remote():
+        raise InvalidArgumentError("--adapter: register on the server's machine, or POST /v1/load_lora_adapter")
+    if not adapter.is_dir():
+        raise InvalidArgumentError(f"--adapter {adapter}: not a folder")
+    registry = context.registry()
+    base_name, _, base_version = base.partition(":")
+    base_record = registry.resolve(base_name, base_version or None)
+    record = registry.register(
+        name,
+        adapter,
+        version=version,
+        stage=stage,
+        tags=parse_tags(tag or []),
+        base=base_record,
+        max_lora_rank=max_rank,
+    )
+    _print_registered(record, as_json)
 
 
 def _print_registered(record: ModelVersion, as_json: bool) -> None:

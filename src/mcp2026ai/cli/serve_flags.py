@@ -115,6 +115,8 @@ FLAGS: list[Flag] = [
     Flag("generation.prefix_cache_mb", panel=LLM),
     Flag("generation.batch_invariance", panel=LLM),
     Flag("generation.stream_buffer_deltas", "--stream-buffer-tokens", LLM),
+    Flag("generation.max_loras", panel=LLM),
+    Flag("generation.max_lora_rank", panel=LLM),
     Flag("tool_call_parser", panel=LLM),
     Flag("reasoning_parser", panel=LLM),
     Flag("generation_config", panel=LLM),

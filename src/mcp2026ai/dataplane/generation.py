@@ -332,6 +332,7 @@ class GenerationHandlers:
                 dict(request.headers),
                 constraint=request.constraint,
                 ttft_budget_s=_ttft_budget_s(served),
+                adapter=served.adapter,
             )
             stream = served.engine.submit(engine_request)
         except ContextLengthError as exc:

@@ -87,6 +87,16 @@ class EngineConfig(BaseModel):
         description="Waiting queue per SLA class: weight and capacity (a full class answers 429).",
     )
     retry_after_s: float = Field(1.0, gt=0, description="Retry-After of a request refused because its queue is full.")
+    max_loras: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="LoRA adapters held at once (vLLM's --max-loras); 0: no adapters (the plain decoder). Above 0 "
+        "the decoder applies each row's adapter; its cost grows with max_loras x max_lora_rank (docs/lora.md).",
+    )
+    max_lora_rank: int = Field(
+        16, ge=1, le=512, description="Highest adapter rank accepted; every adapter is padded to it (vLLM's default)."
+    )
     stream_buffer_deltas: int | None = Field(
         1024,
         ge=1,

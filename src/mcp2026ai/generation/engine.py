@@ -29,7 +29,8 @@ import threading
 import time
 from pathlib import Path
 
-from mcp2026ai.errors import MCPError, OverloadedError, UnavailableError
+from mcp2026ai.errors import InvalidArgumentError, MCPError, OverloadedError, UnavailableError
+from mcp2026ai.generation.adapters import AdapterSlots
 from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.generation.grammar import Grammars
 from mcp2026ai.generation.jobs import Job, SequenceState
@@ -52,6 +53,8 @@ from mcp2026ai.generation.text_stage import TextStage
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import FinishReason, GenerationRequest
 from mcp2026ai.ir.llm_info import LLMInfo, load_llm_info
+from mcp2026ai.ir.lora_adapter import AdapterWeights
+from mcp2026ai.ir.lora_graph import LoraLayout
 from mcp2026ai.runtime.onnx_decoder import OnnxDecoder
 
 log = logging.getLogger(__name__)
@@ -90,6 +93,8 @@ class Engine:
         self.grammars = Grammars(tokenizer.path, info.vocab_size, info.eos_token_ids)
         self.speculation = Speculation(config.speculative_tokens)
         self.batch = RunningBatch(self.slots, self.blocks)
+        self.adapters = AdapterSlots(decoder.lora) if decoder.lora is not None else None
+        """The LoRA adapters loaded (None: a decoder without adapter inputs, ``max_loras`` 0)."""
         decoder.pad_lone_rows = config.batch_invariance == BatchInvariance.ON or (
             config.batch_invariance == BatchInvariance.AUTO and not decoder.lone_row_matches_batched()
         )
@@ -150,6 +155,8 @@ class Engine:
             try:
                 if self._stopping or self._draining:
                     raise UnavailableError(f"model {self.name!r} is shutting down")
+                if request.adapter is not None:  # under the lock: an unload frees no slot a queued job holds
+                    job.adapter_slot, job.prefix_root = self._adapter_slots().take(request.adapter)
                 job.deadline = self._admission_deadline(request, job.accepted_at)
                 self.waiting.push(job, request.sla_class, request.params.n, job.abandoned, job.deadline)
             except MCPError:
@@ -157,6 +164,33 @@ class Engine:
                 raise
             self._lock.notify()
         return stream
+
+    # adapters (event loop) --------------------------------------------------------------------
+    def load_adapter(self, key: str, adapter: AdapterWeights) -> None:
+        """Hold ``adapter`` under ``key`` (checked to fit this decoder by the caller); requests naming ``key``
+        run with it from now on. InvalidArgumentError when ``max_loras`` are loaded already."""
+        self._adapter_slots().load(key, adapter)
+
+    def unload_adapter(self, key: str) -> None:
+        """New requests naming ``key`` are refused (404); those that took it finish with it."""
+        self._adapter_slots().unload(key)
+        with self._lock:
+            self._lock.notify()
+
+    def _adapter_slots(self) -> AdapterSlots:
+        if self.adapters is None:
+            raise InvalidArgumentError(
+                f"model {self.name!r} runs without LoRA adapters (start the server with --max-loras)"
+            )
+        return self.adapters
+
+    def _reap_adapters(self) -> None:
+        """Called under the lock: free the slots of unloaded adapters no request holds any more."""
+        if self.adapters is None:
+            return
+        jobs = [*self.waiting.jobs(), *self._admitting_jobs, *self.batch.preempted]
+        jobs += [sequence.job for sequence in self.batch.running.values()]
+        self.adapters.reap({job.adapter_slot for job in jobs})
 
     def _admission_deadline(self, request: GenerationRequest, now: float) -> float | None:
         """Called under the lock: the latest time ``request`` may still wait (None: no TTFT budget);
@@ -216,8 +250,10 @@ class Engine:
         batch = self.batch
         while True:
             with self._lock:
+                self._reap_adapters()
                 while not self._stopping and not batch.running and not batch.preempted and not self.waiting.depth():
                     self._lock.wait()
+                    self._reap_adapters()  # an unload while idle frees its slot at once
                 if self._stopping:
                     break
                 expired, abandoned = self.waiting.sweep()
@@ -296,5 +332,6 @@ def build_engine(name: str, folder: Path, config: EngineConfig | None = None) ->
     info = load_llm_info(folder)
     tokenizer = TextTokenizer(folder)
     max_len = min(config.max_model_len, info.context_length)
-    decoder = OnnxDecoder(folder, info, config.max_num_seqs, max_len, config.threads)
+    lora = LoraLayout(config.max_loras, config.max_lora_rank) if config.max_loras else None
+    decoder = OnnxDecoder(folder, info, config.max_num_seqs, max_len, config.threads, lora=lora)
     return Engine(name, decoder, tokenizer, info, config)

@@ -14,6 +14,7 @@ from mcp2026ai.generation.stopping import TokenStop
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.text_stage import TextStage, TokenStep
 from mcp2026ai.generation.types import FinishReason, GenerationRequest
+from mcp2026ai.ir.lora_graph import NO_ADAPTER
 
 
 @dataclass(eq=False)
@@ -60,3 +61,7 @@ class Job:
     admitted_at: float = 0.0
     deadline: float | None = None
     """When its first token is due (the TTFT budget; None: no budget)."""
+    adapter_slot: int = NO_ADAPTER
+    """The decoder's slot of the LoRA adapter it runs with (``generation/adapters.py``)."""
+    prefix_root: int = 0
+    """Where its prompt's prefix-cache keys start: the adapter's (KV under one adapter is not another's)."""

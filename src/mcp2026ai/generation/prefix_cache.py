@@ -33,10 +33,10 @@ class BlockStorage(Protocol):
     def write_blocks(self, slot: int, blocks: Sequence[np.ndarray]) -> None: ...
 
 
-def block_keys(prompt: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE) -> list[int]:
-    """The prefix key of each full block of ``prompt``, in order."""
+def block_keys(prompt: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE, root: int = 0) -> list[int]:
+    """The prefix key of each full block of ``prompt``, in order (``root``: the LoRA adapter's, 0 for none)."""
     keys: list[int] = []
-    parent = 0
+    parent = root
     for start in range(0, len(prompt) - block_size + 1, block_size):
         parent = hash((parent, tuple(prompt[start : start + block_size])))
         keys.append(parent)
@@ -68,12 +68,12 @@ class PrefixCache:
             storage.write_blocks(slot, found)
         return len(found) * self.block_size
 
-    def lookup(self, prompt: Sequence[int]) -> list[np.ndarray]:
+    def lookup(self, prompt: Sequence[int], root: int = 0) -> list[np.ndarray]:
         """The cached blocks of the longest known prefix of ``prompt`` (counted in the hit rate); the
         engine's executor copies them into the prompt's slot."""
         usable = (len(prompt) - 1) // self.block_size  # the last token is always computed
         found: list[np.ndarray] = []
-        for key in block_keys(prompt[: usable * self.block_size], self.block_size):
+        for key in block_keys(prompt[: usable * self.block_size], self.block_size, root):
             block = self._blocks.get(key)
             if block is None:
                 break
@@ -83,11 +83,11 @@ class PrefixCache:
         self.hit_tokens += len(found) * self.block_size
         return found
 
-    def remember(self, prompt: Sequence[int], slot: int, storage: BlockStorage) -> None:
+    def remember(self, prompt: Sequence[int], slot: int, storage: BlockStorage, root: int = 0) -> None:
         """Keep the full blocks of a just-prefilled ``prompt`` that the cache does not hold yet."""
         if self.capacity_bytes <= 0:
             return
-        for index, key in enumerate(block_keys(prompt, self.block_size)):
+        for index, key in enumerate(block_keys(prompt, self.block_size, root)):
             if key in self._blocks:
                 self._blocks.move_to_end(key)
                 continue

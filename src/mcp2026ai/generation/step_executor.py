@@ -24,6 +24,7 @@ import numpy as np
 from mcp2026ai.generation.kv_slots import SlotMove
 from mcp2026ai.generation.prefix_cache import PrefixCache
 from mcp2026ai.generation.step_plan import KVOp, PrefixRestore, PromptChunk, SlotRelease, StepPlan
+from mcp2026ai.ir.lora_graph import NO_ADAPTER
 
 
 class StepDecoder(Protocol):
@@ -32,13 +33,17 @@ class StepDecoder(Protocol):
     @property
     def multi_row_logits(self) -> bool: ...
 
-    def decode(self, token_ids: Sequence[int], lengths: Sequence[int]) -> np.ndarray: ...
+    def decode(
+        self, token_ids: Sequence[int], lengths: Sequence[int], adapters: Sequence[int] | None = None
+    ) -> np.ndarray: ...
 
-    def verify(self, slot: int, token_ids: Sequence[int], total: int) -> np.ndarray: ...
+    def verify(self, slot: int, token_ids: Sequence[int], total: int, adapter: int = NO_ADAPTER) -> np.ndarray: ...
 
-    def prefill(self, slot: int, token_ids: Sequence[int], cached: int = 0) -> np.ndarray: ...
+    def prefill(
+        self, slot: int, token_ids: Sequence[int], cached: int = 0, adapter: int = NO_ADAPTER
+    ) -> np.ndarray: ...
 
-    def prompt_logits(self, slot: int, token_ids: Sequence[int]) -> np.ndarray: ...
+    def prompt_logits(self, slot: int, token_ids: Sequence[int], adapter: int = NO_ADAPTER) -> np.ndarray: ...
 
     def move(self, source: int, target: int, length: int) -> None: ...
 
@@ -85,15 +90,19 @@ class StepExecutor:
         decode = None
         if plan.decode is not None:
             left -= 1
-            decode = self._timed(left, decoder.decode, plan.decode.tokens, plan.decode.lengths)
+            rows = plan.decode
+            adapters = (rows.adapters,) if rows.adapters else ()  # the base model alone: the plain call
+            decode = self._timed(left, decoder.decode, rows.tokens, rows.lengths, *adapters)
         verify = []
         for check in plan.verify:
             left -= 1
-            verify.append(self._timed(left, decoder.verify, check.slot, check.fed, check.total))
+            adapter = (check.adapter,) if check.adapter != NO_ADAPTER else ()
+            verify.append(self._timed(left, decoder.verify, check.slot, check.fed, check.total, *adapter))
         scored = []
         for prompt in plan.scored:
             left -= 1
-            scored.append(self._timed(0, decoder.prompt_logits, prompt.slot, prompt.tokens))  # a copy already
+            adapter = (prompt.adapter,) if prompt.adapter != NO_ADAPTER else ()
+            scored.append(self._timed(0, decoder.prompt_logits, prompt.slot, prompt.tokens, *adapter))  # a copy
             for fork in prompt.fork_slots:
                 decoder.move(prompt.slot, fork, len(prompt.tokens))
         chunks = []
@@ -115,11 +124,12 @@ class StepExecutor:
     def _prefill(self, chunk: PromptChunk, later_runs: int) -> RunOutput | None:
         tokens = chunk.tokens[: chunk.end]
         kept = later_runs if chunk.samples else 0  # a chunk that samples nothing: its logits are never read
-        output = self._timed(kept, self.decoder.prefill, chunk.slot, tokens, chunk.start)
+        adapter = (chunk.adapter,) if chunk.adapter != NO_ADAPTER else ()
+        output = self._timed(kept, self.decoder.prefill, chunk.slot, tokens, chunk.start, *adapter)
         if not chunk.completes:
             return None
         if chunk.remember and self.prefix_cache:
-            self.prefix_cache.remember(chunk.tokens, chunk.slot, self.decoder)
+            self.prefix_cache.remember(chunk.tokens, chunk.slot, self.decoder, chunk.sequence.job.prefix_root)
         for fork in chunk.fork_slots:
             self.decoder.move(chunk.slot, fork, chunk.end)
         return output if chunk.samples else None

@@ -24,6 +24,7 @@ import numpy as np
 
 from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.kv_slots import SlotMove
+from mcp2026ai.ir.lora_graph import NO_ADAPTER
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class DecodeBatch:
     replayed: frozenset[int] = frozenset()
     """Rows that feed a resumed sequence's sampled token again (its KV recomputed as it first ran): their
     next token is known, so their logits are not sampled."""
+    adapters: tuple[int, ...] = ()
+    """Each row's LoRA adapter slot (``NO_ADAPTER``: the base model); empty: no row uses one. Rows of
+    different adapters share the run: the decoder applies each row's own (``ir/lora_graph.py``)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class DraftCheck:
     """The last sampled token, then the drafted ones."""
     total: int
     """The slot's KV length once ``fed`` is written."""
+    adapter: int = NO_ADAPTER
 
     @property
     def draft(self) -> tuple[int, ...]:
@@ -88,6 +93,7 @@ class ScoredPrompt:
     """The slots of its other choices: they copy the prompt's KV after the run."""
     top: int
     """Top alternatives per prompt token (the request's ``prompt_logprobs``)."""
+    adapter: int = NO_ADAPTER
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,8 @@ class PromptChunk:
     token of every choice); False for a recomputed history, whose next input is already known."""
     remember: bool = False
     """Keep the completed prompt's blocks in the prefix cache."""
+    adapter: int = NO_ADAPTER
+    """The LoRA adapter slot the prompt runs with (its KV differs from the base model's)."""
 
     @property
     def size(self) -> int:

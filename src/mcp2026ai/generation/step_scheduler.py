@@ -32,6 +32,7 @@ from mcp2026ai.generation.running_batch import RunningBatch
 from mcp2026ai.generation.speculative import Speculation, prompt_lookup
 from mcp2026ai.generation.step_plan import Admission, DecodeBatch, DraftCheck, PromptChunk, ScoredPrompt, StepPlan
 from mcp2026ai.generation.types import FinishReason
+from mcp2026ai.ir.lora_graph import NO_ADAPTER
 
 NewSequence = Callable[[Job, int], SequenceState]
 """Makes choice ``index`` of a job (its sampler, stops and grammar state)."""
@@ -126,7 +127,7 @@ class StepScheduler:
     def _restore_prefix(self, sequence: SequenceState, tokens: list[int]) -> int:
         if not self.prefix_cache:
             return 0
-        blocks = self.prefix_cache.lookup(tokens)
+        blocks = self.prefix_cache.lookup(tokens, sequence.job.prefix_root)
         cached = len(blocks) * self.prefix_cache.block_size
         self.batch.restore(sequence, blocks, cached)
         return cached
@@ -232,7 +233,8 @@ class StepScheduler:
         the accepted tokens' KV."""
         slots = self.batch.slots
         fed = (sequence.last_token, *draft)
-        return DraftCheck(sequence, slots.slot_of(sequence), fed, slots.length_of(sequence) + len(fed))
+        total = slots.length_of(sequence) + len(fed)
+        return DraftCheck(sequence, slots.slot_of(sequence), fed, total, sequence.job.adapter_slot)
 
     def _decode_batch(self, drafts: dict[SequenceState, list[int]]) -> DecodeBatch | None:
         """Rows for slots ``0 ..`` the last plain decoding sequence's: each such sequence feeds its last
@@ -243,8 +245,9 @@ class StepScheduler:
         if not plain:
             return None
         sequences: list[SequenceState | None] = []
-        tokens, lengths, replayed = [], [], set()
+        tokens, lengths, replayed, adapters = [], [], set(), []
         for row, sequence in enumerate(order[: 1 + max(plain)]):
+            adapters.append(sequence.job.adapter_slot)
             if sequence.prefilling or sequence in drafts:
                 sequences.append(None)
                 tokens.append(0)
@@ -264,7 +267,9 @@ class StepScheduler:
             sequences.append(None)
             tokens.append(0)
             lengths.append(slots.length_of(order[1]) + 1 if len(order) > 1 else 1)
-        return DecodeBatch(tuple(sequences), tuple(tokens), tuple(lengths), frozenset(replayed))
+            adapters.append(NO_ADAPTER)
+        used = tuple(adapters) if any(adapter != NO_ADAPTER for adapter in adapters) else ()
+        return DecodeBatch(tuple(sequences), tuple(tokens), tuple(lengths), frozenset(replayed), used)
 
     def _scored(self, job: Job) -> ScoredPrompt:
         """A scored prompt runs whole this step (neither chunked nor from the prefix cache); its choices
@@ -275,7 +280,7 @@ class StepScheduler:
             choice.prefilling = False
         forks = tuple(slots.slot_of(choice) for choice in job.sequences[1:])
         top = job.request.params.prompt_logprobs or 0
-        return ScoredPrompt(job, slots.slot_of(job.sequences[0]), prompt, forks, top)
+        return ScoredPrompt(job, slots.slot_of(job.sequences[0]), prompt, forks, top, job.adapter_slot)
 
     def _chunks(self, decoding: int) -> tuple[PromptChunk, ...]:
         """The prompt chunks that fill the rest of the step's token budget, oldest prompt first."""
@@ -293,7 +298,13 @@ class StepScheduler:
         task.done += size
         if task.remaining:
             return PromptChunk(
-                sequence, slots.slot_of(sequence), task.tokens, start, task.done, first_token=task.first_token
+                sequence,
+                slots.slot_of(sequence),
+                task.tokens,
+                start,
+                task.done,
+                first_token=task.first_token,
+                adapter=sequence.job.adapter_slot,
             )
         for fork in task.forks:
             slots.grow(fork, task.done)
@@ -310,4 +321,5 @@ class StepScheduler:
             completes=True,
             first_token=task.first_token,
             remember=task.first_token and self.prefix_cache is not None,
+            adapter=sequence.job.adapter_slot,
         )

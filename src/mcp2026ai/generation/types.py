@@ -98,6 +98,8 @@ class GenerationRequest:
     """Time to first token the contract promises (``ttft_p99_ms``): a request whose estimated wait (for a
     slot, or for the prompts ahead at the measured prefill pace) exceeds it is refused at once (429), none
     waits in the queue past it, and a prompt that can no longer reach its first token in time is refused."""
+    adapter: str | None = None
+    """The key of a LoRA adapter the engine holds (``Engine.load_adapter``); None: the base model."""
 
 
 class FinishReason(StrEnum):

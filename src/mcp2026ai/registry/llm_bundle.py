@@ -34,7 +34,9 @@ from mcp2026ai.security.paths import confined_path
 
 MANIFEST_SUFFIX = ".llm.json"
 MEMBER_SUFFIX = ".blob"
-LLM_FORMATS = frozenset({"gguf", "huggingface"})
+LORA_FORMAT = "lora"
+"""A LoRA adapter of a language model (``registry/lora_bundle.py``): stored and signed like one."""
+LLM_FORMATS = frozenset({"gguf", "huggingface", LORA_FORMAT})
 TEXT_SIGNATURE = Signature(
     inputs=[TensorSpec(name="text_input", datatype="BYTES", shape=[1])],
     outputs=[TensorSpec(name="text_output", datatype="BYTES", shape=[1])],
@@ -50,6 +52,10 @@ class LLMManifest(BaseModel):
     files: dict[str, str]
     info: LLMInfo
     source_sha256: str
+    base_digest: str | None = None
+    """A LoRA adapter's lineage: the digest of the base version it was registered against."""
+    base_source_sha256: str | None = None
+    """A LoRA adapter's base weights (the base's source digest, whatever its precision)."""
 
 
 class StoredLLM(BaseModel):
@@ -80,7 +86,11 @@ def import_llm(store: ArtifactStore, source: Path, precision: LLMPrecision, cach
 
 
 def _put_manifest(store: ArtifactStore, manifest: LLMManifest) -> str:
-    text = json.dumps(manifest.model_dump(mode="json"), sort_keys=True, indent=1)
+    fields = manifest.model_dump(mode="json")
+    for lineage in ("base_digest", "base_source_sha256"):  # a base model's manifest stays as it was
+        if fields[lineage] is None:
+            del fields[lineage]
+    text = json.dumps(fields, sort_keys=True, indent=1)
     fd, name = tempfile.mkstemp(dir=store.root, prefix=".manifest-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -27,6 +27,7 @@ from mcp2026ai.registry.llm_bundle import (
     materialize,
     read_manifest,
 )
+from mcp2026ai.registry.lora_bundle import DEFAULT_MAX_RANK, import_adapter, is_adapter_folder
 from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import ArtifactStore
 from mcp2026ai.registry.text_encoder import store_tokenizer
@@ -96,8 +97,11 @@ class ModelRegistry:
         number: int | None = None,
         signature: Signature | None = None,
         source_format: str | None = None,
+        base: ModelVersion | None = None,
+        max_lora_rank: int = DEFAULT_MAX_RANK,
     ) -> ModelVersion:
-        """Import ``path`` as a new version; with an audit log, its ``model.register`` entry (by
+        """Import ``path`` as a new version (with ``base``: a PEFT LoRA adapter folder of that language model
+        version, checked to fit it, rank up to ``max_lora_rank``); with an audit log, its ``model.register`` entry (by
         ``actor``, else :attr:`actor`; ``audit_details`` added to the digest and source) is written
         with the catalog row, all or nothing across a crash. ``number`` fixes its integer alias (a
         Triton version directory's number) instead of the next free one. With ``source_format`` and
@@ -106,6 +110,12 @@ class ModelRegistry:
         chosen = self._new_version(name, version)  # before the artifact is stored: a refused file leaves nothing
         if source_format is not None and signature is not None:
             digest = self.store.put(Path(path))
+        elif base is not None or is_adapter_folder(Path(path)):
+            if base is None:
+                raise InvalidArgumentError(f"{path} is a LoRA adapter: name its base model (--base)")
+            stored = import_adapter(self.store, Path(path), base, self.llm_folder(base), max_lora_rank)
+            digest, source_format, signature, parent = stored.digest, stored.format, TEXT_SIGNATURE, base.ref
+            audit_details = {**(audit_details or {}), "base_digest": base.digest}
         elif is_llm_source(Path(path)):
             llm = import_llm(self.store, Path(path), precision or LLMPrecision.INT4, default_cache_dir(self.home))
             digest, source_format, signature = llm.digest, llm.format, TEXT_SIGNATURE

@@ -38,13 +38,16 @@ import onnxruntime as ort
 from mcp2026ai.errors import InferenceFailedError
 from mcp2026ai.ir.llm_convert import NUM_LOGITS
 from mcp2026ai.ir.llm_info import LLMInfo
+from mcp2026ai.ir.lora_graph import LORA_SLOTS, NO_ADAPTER, LoraLayout, lora_model_bytes, lora_targets
 from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.cpu_load import LoadProbe
+from mcp2026ai.runtime.lora_weights import LoraStacks
 
 PLATFORM = "onnxruntime_decoder"
 SESSION_CONFIG: dict[str, str] = {}
 """onnxruntime session config entries every decoder gets (benchmarks/engine/decode_step.py compares others)."""
 BLOCKING = {"session.intra_op.allow_spinning": "0"}
+_EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
 """Added for the session used while the CPUs are contended (see :class:`OnnxDecoder`)."""
 
 
@@ -72,8 +75,16 @@ class OnnxDecoder:
         session_config: Mapping[str, str] | None = None,
         profile_prefix: Path | None = None,
         load_probe: LoadProbe | None = None,
+        lora: LoraLayout | None = None,
     ) -> None:
         self._path = folder / info.decoder_file
+        self.lora: LoraStacks | None = None
+        """The adapter weights (``--max-loras``): the decoder then applies each row's adapter slot."""
+        self._model_bytes: bytes | None = None
+        if lora is not None:
+            targets = lora_targets(self._path, info)
+            self.lora = LoraStacks(targets, lora)
+            self._model_bytes = lora_model_bytes(self._path, targets, lora)
         self._threads = threads
         self._config = dict(SESSION_CONFIG if session_config is None else session_config)
         self.session = self._session(self._config, profile_prefix)
@@ -109,11 +120,14 @@ class OnnxDecoder:
         options.intra_op_num_threads = confine(options, self._threads)
         for key, value in config.items():
             options.add_session_config_entry(key, value)
+        if self._model_bytes is not None:  # the LoRA graph, its weights in the decoder's external file
+            options.add_session_config_entry(_EXTERNAL_FOLDER, str(self._path.parent))
         if profile_prefix is not None:  # onnxruntime's per-node profile (benchmarks/engine/decode_step.py --profile)
             options.enable_profiling = True
             options.profile_file_prefix = str(profile_prefix)
         try:
-            return ort.InferenceSession(str(self._path), options, ["CPUExecutionProvider"])
+            model = self._model_bytes if self._model_bytes is not None else str(self._path)
+            return ort.InferenceSession(model, options, ["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own pybind types  # noqa: BLE001
             raise InferenceFailedError(f"{self._path}: onnxruntime cannot load it ({exc})") from None
 
@@ -154,14 +168,14 @@ class OnnxDecoder:
             if stride % mmap.PAGESIZE == 0:
                 mapping.madvise(mmap.MADV_DONTNEED, slot * stride, stride)
 
-    def prefill(self, slot: int, token_ids: Sequence[int], cached: int = 0) -> np.ndarray:
+    def prefill(self, slot: int, token_ids: Sequence[int], cached: int = 0, adapter: int = NO_ADAPTER) -> np.ndarray:
         """Run a prompt into a slot whose first ``cached`` positions already hold the prompt's KV (0: an
-        empty slot); the logits of its last position, shape ``[vocab]``."""
+        empty slot), with an adapter slot's deltas; the logits of its last position, shape ``[vocab]``."""
         if self.pad_lone_rows and cached > 0 and len(token_ids) - cached == 1:
             cached -= 1  # one token alone would take the one-row kernels: run the one before it again too
         ids = np.asarray(token_ids[cached:], dtype=np.int64).reshape(1, -1)
         mask = np.ones((1, len(token_ids)), dtype=np.int64)
-        logits: np.ndarray = self._run(slot, 1, ids, mask)[0]
+        logits: np.ndarray = self._run(slot, 1, ids, mask, adapters=(adapter,))[0]
         return logits
 
     def lone_row_matches_batched(self) -> bool:
@@ -191,15 +205,18 @@ class OnnxDecoder:
                 buffer[slot, :, position : position + size] = block[layer]
             position += size
 
-    def decode(self, token_ids: Sequence[int], lengths: Sequence[int]) -> np.ndarray:
-        """One new token for each of slots ``0 .. n-1``; ``lengths`` count it. Logits ``[n, vocab]``."""
+    def decode(
+        self, token_ids: Sequence[int], lengths: Sequence[int], adapters: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """One new token for each of slots ``0 .. n-1``; ``lengths`` count it; ``adapters``: each row's
+        adapter slot (None: none). Logits ``[n, vocab]``."""
         count = len(token_ids)
         ids = np.asarray(token_ids, dtype=np.int64).reshape(count, 1)
         totals = np.asarray(lengths, dtype=np.int64)
         mask = (np.arange(int(totals.max()))[None, :] < totals[:, None]).astype(np.int64)
-        return self._run(0, count, ids, mask)
+        return self._run(0, count, ids, mask, adapters=adapters)
 
-    def verify(self, slot: int, token_ids: Sequence[int], total: int) -> np.ndarray:
+    def verify(self, slot: int, token_ids: Sequence[int], total: int, adapter: int = NO_ADAPTER) -> np.ndarray:
         """Run ``token_ids`` (the last token and k drafts) after a slot's first ``total - len(token_ids)``
         positions; logits of every one of them, ``[len(token_ids), vocab]``. The KV of all of them is
         written; the caller's length decides how many count."""
@@ -210,18 +227,18 @@ class OnnxDecoder:
             )
         ids = np.asarray(token_ids, dtype=np.int64).reshape(1, rows)
         mask = np.ones((1, total), dtype=np.int64)
-        logits: np.ndarray = self._run(slot, 1, ids, mask, rows)[0]
+        logits: np.ndarray = self._run(slot, 1, ids, mask, rows, (adapter,))[0]
         return logits
 
-    def prompt_logits(self, slot: int, token_ids: Sequence[int]) -> np.ndarray:
+    def prompt_logits(self, slot: int, token_ids: Sequence[int], adapter: int = NO_ADAPTER) -> np.ndarray:
         """Prefill an empty slot with ``token_ids`` and return the logits of every position (a copy,
         ``[len(token_ids), vocab]``: prompt log-probabilities). Its logits buffer and binding are not
         kept, unlike :meth:`verify`'s few small ones."""
         rows = len(token_ids)
         if rows == 1:
-            return self.prefill(slot, token_ids)[None, :].copy()
+            return self.prefill(slot, token_ids, adapter=adapter)[None, :].copy()
         kept = rows in self._row_logits
-        logits = self.verify(slot, token_ids, rows).copy()
+        logits = self.verify(slot, token_ids, rows, adapter).copy()
         if not kept:
             self._row_logits.pop(rows, None)
             for key in [key for key in self._bindings if key[3] == rows]:
@@ -233,7 +250,15 @@ class OnnxDecoder:
         for _, buffer in self._kv:
             buffer[target, :, :length] = buffer[source, :, :length]
 
-    def _run(self, first: int, count: int, ids: np.ndarray, mask: np.ndarray, rows: int = 1) -> np.ndarray:
+    def _run(
+        self,
+        first: int,
+        count: int,
+        ids: np.ndarray,
+        mask: np.ndarray,
+        rows: int = 1,
+        adapters: Sequence[int] | None = None,
+    ) -> np.ndarray:
         """Logits ``[count, vocab]`` (one row per slot), or ``[1, rows, vocab]`` when ``rows > 1``."""
         index, session = self._current_session()
         binding = self._binding(index, session, first, count, rows)
@@ -241,6 +266,11 @@ class OnnxDecoder:
         binding.bind_cpu_input(self.info.attention_mask, mask)
         if self.multi_row_logits:
             binding.bind_cpu_input(NUM_LOGITS, np.array([rows], dtype=np.int64))
+        if self.lora is not None:
+            chosen = [NO_ADAPTER] * count if adapters is None else list(adapters)
+            binding.bind_cpu_input(LORA_SLOTS, np.asarray(chosen, dtype=np.int64))
+        elif adapters is not None and any(adapter != NO_ADAPTER for adapter in adapters):
+            raise InferenceFailedError("an adapter was asked of a decoder built without LoRA (--max-loras)")
         try:
             session.run_with_iobinding(binding)
         except Exception as exc:  # noqa: BLE001
@@ -269,5 +299,7 @@ class OnnxDecoder:
         else:
             logits = self._logits[:count]
         binding.bind_output(self.info.logits, "cpu", 0, np.float32, list(logits.shape), logits.ctypes.data)
+        for name, stack in self.lora.buffers.items() if self.lora is not None else ():
+            binding.bind_input(name, "cpu", 0, np.float32, list(stack.shape), stack.ctypes.data)
         self._bindings[key] = binding
         return binding

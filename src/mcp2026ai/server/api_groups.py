@@ -3,7 +3,8 @@
 As Triton's ``--http-restricted-api`` / ``--grpc-restricted-protocol`` do for its model-repository and
 shared-memory groups, a server may refuse whole groups of management calls, whatever the caller's token:
 
-- ``repository``: load and unload (``/v2/repository/models/...``, gRPC ``RepositoryModelLoad/Unload``);
+- ``repository``: load and unload (``/v2/repository/models/...``, gRPC ``RepositoryModelLoad/Unload``,
+  vLLM's ``/v1/load_lora_adapter`` and ``/v1/unload_lora_adapter``);
 - ``shared-memory``: system and CUDA shared memory register, unregister and status;
 - ``settings``: changing trace and log settings (HTTP POST; gRPC ``TraceSetting`` / ``LogSettings``,
   which read and change through the same call);
@@ -45,7 +46,7 @@ def is_shared_memory_path(path: str) -> bool:
 
 def http_group(path: str, method: str) -> str | None:
     """The management group of an HTTP request, or None."""
-    if path.startswith("/v2/repository/models/"):
+    if path.startswith("/v2/repository/models/") or path in ("/v1/load_lora_adapter", "/v1/unload_lora_adapter"):
         return REPOSITORY
     if is_shared_memory_path(path):
         return SHARED_MEMORY

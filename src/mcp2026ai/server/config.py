@@ -151,3 +151,8 @@ class ServerConfig(BaseModel):
     generation_config: Literal["auto", "none"] = Field(
         "auto", description="auto: a model's own sampling defaults fill what a request leaves out; none: ignore them."
     )
+    lora_allowed_dirs: list[Path] = Field(
+        default_factory=list,
+        description="Folders POST /v1/load_lora_adapter may read adapters from (links resolved first); none: "
+        "that API refuses every path (registered adapters are served all the same).",
+    )

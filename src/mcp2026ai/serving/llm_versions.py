@@ -4,11 +4,13 @@ version no longer routed to finishes what it accepted before its engine is close
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
 
 from mcp2026ai.contract import SLAClass
+from mcp2026ai.errors import MCPError
 from mcp2026ai.generation.engine import Engine
 from mcp2026ai.observability import metrics
 from mcp2026ai.registry import ModelVersion
@@ -29,6 +31,10 @@ class ServedLLM:
     footprint_bytes: int = 0
     """Resident memory its load added to the process (weights, KV pool, sessions), measured."""
     last_used: float = field(default_factory=time.monotonic)
+    adapter: str | None = None
+    """A LoRA adapter version: its key in the base model's engine (``engine`` is the base's, shared)."""
+    base: str | None = None
+    """A LoRA adapter version: the base model's name (``/v1/models``' ``parent``)."""
 
     def acquire(self) -> None:
         self.leases += 1
@@ -45,7 +51,7 @@ class ServedLLM:
     @property
     def idle(self) -> bool:
         """No generation holds it and its engine has nothing running, preempted or waiting."""
-        return self.leases == 0 and not self.engine.busy
+        return self.leases == 0 and (self.adapter is not None or not self.engine.busy)
 
 
 def resident_of(name: str, versions: list[ServedLLM], default: ServedLLM, pinned: bool) -> Resident:
@@ -60,6 +66,11 @@ RETIRE_POLL_S = 0.05
 async def retire(served: ServedLLM, drain_timeout_s: float) -> None:
     """A version no longer routed to: wait (up to ``drain_timeout_s``) until every generation it
     accepted has ended, then close its engine (what still runs ends with an error, never cut off)."""
+    if served.adapter is not None:  # the base's engine goes on; the adapter's slot is freed after its requests
+        with contextlib.suppress(MCPError):
+            served.engine.unload_adapter(served.adapter)
+        log.info("unloaded adapter %s", served.record.ref)
+        return
     deadline = time.monotonic() + drain_timeout_s
     while not served.idle and time.monotonic() < deadline:
         await asyncio.sleep(RETIRE_POLL_S)

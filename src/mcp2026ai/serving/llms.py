@@ -30,6 +30,7 @@ from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import read_verified_artifact, verified_llm_folder
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
 from mcp2026ai.security.trust import TrustedKeys
+from mcp2026ai.serving.llm_adapters import base_name, is_adapter, open_adapter, served_adapter
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.serving.llm_versions import ServedLLM, resident_of, retire
 from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
@@ -144,6 +145,8 @@ class GenerationModels:
         record = await asyncio.to_thread(self.registry.resolve, name, version)
         if not is_llm_format(record.format):
             raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
+        if is_adapter(record):
+            return await self._load_adapter(record, make_default)
         if self.budget_mb is not None:
             await self._make_room(record)
         async with self._lock:
@@ -176,6 +179,24 @@ class GenerationModels:
         retired = [replaced] if replaced is not None else []
         del old, replaced
         await self._retire(retired)
+        return record
+
+    async def _load_adapter(self, record: ModelVersion, make_default: bool) -> ModelVersion:
+        """An adapter version on its base's engine (the base loaded first when it is not served)."""
+        base_model = base_name(record)
+        if not self.serves(base_model):
+            await self.load(base_model, reason="adapter")
+        base = self.get(base_model)
+        adapter = await asyncio.to_thread(open_adapter, self.registry, record, base, self.trusted_keys)
+        async with self._lock:
+            base.engine.load_adapter(record.ref, adapter)
+            served = served_adapter(record, base)
+            old = self._served.get(record.name)
+            versions = {**(old.versions if old else {}), record.version: served}
+            default = record.version if make_default or old is None else old.default
+            self._served = {**self._served, record.name: _Entry(versions, default)}
+            self._own[record.name] = self._own.get(base_model, GenerationDefaults())
+            self._defaults.setdefault(record.name, self._defaults.get(base_model, GenerationDefaults()))
         return record
 
     async def _build(self, record: ModelVersion) -> Engine:
@@ -383,7 +404,8 @@ class GenerationModels:
     def engines(self) -> list[Engine]:
         """Every engine running: the served versions', and those of versions still retiring."""
         served = [served for entry in self._served.values() for served in entry.versions.values()]
-        return [model.engine for model in [*served, *self._retiring]]
+        engines = {id(model.engine): model.engine for model in [*served, *self._retiring] if model.adapter is None}
+        return list(engines.values())
 
     async def close(self) -> None:
         served = [model for entry in self._served.values() for model in entry.versions.values()]

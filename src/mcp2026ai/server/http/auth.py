@@ -6,8 +6,9 @@ Which scope a path needs (as Triton/KServe deployments expect):
   aliases ``/health`` and ``/ping`` (server/http/probes.py); the API description ``/openapi.json``
   and its Swagger UI ``/docs``, ``/docs/static/`` (no data: server/http/openapi/routes.py)
   (Kubernetes probes and Prometheus scrapers carry no tokens);
-- ``manage``: everything under ``/v2/repository/models/`` (load, unload) and the management API
-  ``/v2/manage/`` (server/http/manage.py);
+- ``manage``: everything under ``/v2/repository/models/`` (load, unload), the management API
+  ``/v2/manage/`` (server/http/manage.py), and vLLM's ``/v1/load_lora_adapter`` and
+  ``/v1/unload_lora_adapter`` (server/http/openai/lora.py);
 - ``pull``: a served model's ``/package`` and ``/artifact`` (what an edge device downloads);
 - ``shm``: system and CUDA shared memory register, unregister and status (maps files under /dev/shm);
 - the web console (``/ui``): its page shells and static files are open (they hold no data and ask
@@ -39,6 +40,8 @@ OPEN_PREFIXES = ("/docs/static/",)
 MANAGE_PREFIX = "/v2/repository/models/"
 MANAGE_API_PREFIX = "/v2/manage/"
 SETTINGS_PATHS = frozenset({"/v2/trace/setting", "/v2/logging"})
+LORA_PATHS = frozenset({"/v1/load_lora_adapter", "/v1/unload_lora_adapter"})
+"""vLLM's run-time adapter API: it registers and serves model versions, so it is management."""
 PULL_SUFFIXES = ("/package", "/artifact")
 CONSOLE_PREFIX = "/ui"
 CONSOLE_DATA_PREFIXES = ("/ui/api/", "/ui/fragments/")
@@ -54,7 +57,7 @@ def required_scope(path: str, method: str = "GET") -> TokenScope | None:
     if path == CONSOLE_PREFIX or path.startswith(CONSOLE_PREFIX + "/"):
         return console_scope(path, method)
     settings = path in SETTINGS_PATHS or path.endswith("/trace/setting")
-    if path.startswith((MANAGE_PREFIX, MANAGE_API_PREFIX)) or (settings and method == "POST"):
+    if path.startswith((MANAGE_PREFIX, MANAGE_API_PREFIX)) or path in LORA_PATHS or (settings and method == "POST"):
         return TokenScope.MANAGE
     if is_shared_memory_path(path):
         return TokenScope.SHM

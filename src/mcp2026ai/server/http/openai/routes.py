@@ -1,6 +1,7 @@
 """The OpenAI-compatible API: ``/v1/models``, ``/v1/completions``, ``/v1/chat/completions``,
 ``/v1/responses`` (responses.py, stateless), ``/v1/embeddings`` (embeddings.py), and vLLM's
-``/tokenize`` and ``/detokenize`` (tokens.py), ``/v1/rerank`` and ``/v1/score`` (similarity.py).
+``/tokenize`` and ``/detokenize`` (tokens.py), ``/v1/rerank`` and ``/v1/score`` (similarity.py),
+``/v1/load_lora_adapter`` and ``/v1/unload_lora_adapter`` (lora.py).
 
 The routes decode (codec.py), hand a neutral text request to the data plane's generation use case,
 and encode what it streams back. A streamed answer is Server-Sent Events ending in ``data: [DONE]``;
@@ -42,6 +43,7 @@ from mcp2026ai.server.http.openai.codec import (
 from mcp2026ai.server.http.openai.completions import EchoEncoder, PromptBatch, best_choices, start_completions
 from mcp2026ai.server.http.openai.embeddings import embeddings_response, parse_embeddings
 from mcp2026ai.server.http.openai.errors import openai_error, openai_error_document
+from mcp2026ai.server.http.openai.lora import lora_routes
 from mcp2026ai.server.http.openai.responses import create_response
 from mcp2026ai.server.http.openai.tool_encoder import ToolChatEncoder
 from mcp2026ai.server.http.openai.tools import ToolPlan
@@ -253,6 +255,8 @@ def _model_entry(served: ServedLLM, defaults: GenerationDefaults) -> dict[str, A
         "max_model_len": served.engine.max_len,
         "sampling_defaults": defaults.fill({}),
         "version": served.record.version,
+        "root": served.record.name,
+        "parent": served.base,
     }
 
 
@@ -270,4 +274,5 @@ def openai_routes(plane: DataPlane, config: ServerConfig, bodies: BodyBudget) ->
         Route("/v1/score", endpoints.score, methods=["POST"]),
         Route("/tokenize", endpoints.tokenize, methods=["POST"]),
         Route("/detokenize", endpoints.detokenize, methods=["POST"]),
+        *lora_routes(plane.llms, config, bodies),
     ]

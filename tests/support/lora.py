@@ -1,0 +1,55 @@
+"""LoRA adapters for SmolLM2-135M built in the tests with peft: seeded, no download, no training.
+
+PEFT initialises ``lora_B`` to zeros (an adapter that changes nothing); here it is drawn from a seeded
+normal distribution instead, so each adapter visibly changes the model's answers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ALL_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+B_STD = 0.05
+
+
+def make_adapter(
+    hf_folder: Path,
+    out: Path,
+    seed: int,
+    rank: int = 8,
+    targets: tuple[str, ...] = ALL_TARGETS,
+    alpha: float = 16.0,
+) -> Path:
+    """A PEFT adapter folder for the model in ``hf_folder`` (adapter_config.json + adapter_model.safetensors)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_pretrained(str(hf_folder), dtype=torch.float32)
+    peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets)))
+    generator = torch.Generator().manual_seed(seed + 1000)
+    with torch.no_grad():
+        for name, parameter in peft_model.named_parameters():
+            if "lora_B" in name:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * B_STD)
+    peft_model.save_pretrained(str(out))
+    return out
+
+
+def merged_reference(hf_folder: Path, adapter: Path) -> object:
+    """transformers + peft with the adapter merged into the weights (fp32): the reference of the tests."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(hf_folder), dtype=torch.float32)
+    return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload().eval()
+
+
+def set_config(adapter: Path, **fields: object) -> None:
+    """Change fields of an adapter's config (to build refused adapters)."""
+    path = adapter / "adapter_config.json"
+    config = json.loads(path.read_text())
+    path.write_text(json.dumps({**config, **fields}))
