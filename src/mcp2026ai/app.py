@@ -22,6 +22,7 @@ from mcp2026ai.scheduling.host import apply_host_tuning, settle_startup_heap
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
+from mcp2026ai.serving.budget import MemoryBudget
 from mcp2026ai.serving.llms import GenerationModels
 from mcp2026ai.serving.models import ServedModels, batching_executor
 from mcp2026ai.serving.replanning import ReplanSupervisor
@@ -63,13 +64,16 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
         registry, config.security.trusted_keys(), planner, config.runtime, config.host_tuning.lone_session_plan
     )
     executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice)
-    models = ServedModels(registry, executors, backends, config.drain_timeout_s, pipeline_executor)
+    budget = MemoryBudget(config.memory_budget_mb, registry.catalog) if config.memory_budget_mb is not None else None
+    models = ServedModels(
+        registry, executors, backends, config.drain_timeout_s, pipeline_executor=pipeline_executor, budget=budget
+    )
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
     llms = GenerationModels(
         registry,
         config.generation,
         config.drain_timeout_s,
-        config.memory_budget_mb,
+        budget,
         trusted_keys=config.security.trusted_keys(),
         model_defaults=config.generation_config == "auto",
     )
@@ -98,11 +102,12 @@ async def load_models(
         for name in names:
             if plane.llms.is_language_model(name):
                 record = await plane.llms.load(name, reason="start")
-                if record.contract is not None and record.contract.sla_class is SLAClass.LATENCY_CRITICAL:
-                    plane.llms.pinned.add(name)
-                loaded.append(record)
             else:
-                loaded.append((await plane.models.load(name)).record)
+                record = (await plane.models.load(name, reason="start")).record
+            budget = plane.models.budget
+            if budget is not None and record.contract and record.contract.sla_class is SLAClass.LATENCY_CRITICAL:
+                budget.pinned.add(name)
+            loaded.append(record)
     settle_startup_heap(config.host_tuning)
     return loaded
 

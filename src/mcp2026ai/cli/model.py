@@ -21,8 +21,8 @@ from mcp2026ai.ir.pipeline_spec import ModelRef, is_pipeline_spec
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
-from mcp2026ai.registry.pipelines import read_pipeline, register_pipeline
 from mcp2026ai.registry.lora_bundle import DEFAULT_MAX_RANK
+from mcp2026ai.registry.pipelines import read_pipeline, register_pipeline
 from mcp2026ai.registry.remote_sources import is_remote
 from mcp2026ai.registry.signing import sign_version
 from mcp2026ai.runtime.python_code import check_python_source

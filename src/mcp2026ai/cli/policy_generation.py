@@ -18,6 +18,8 @@ from mcp2026ai.policy.generation import (
 )
 from mcp2026ai.policy.pareto import nondominated
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.routing.manager import ROLLBACK_TRIGGER
+from mcp2026ai.routing.store import RolloutStore
 
 COLUMNS = ["plan", "TTFT p99 ms", "ITL p99 ms", "tokens/s", "MiB", "feasible", "why not"]
 IMPORT_COLUMNS = ["version", "precision", "weights MiB", "token agreement", "plans"]
@@ -107,10 +109,23 @@ def trace(
         return
     if not found:
         console.print(f"no generation plans for {name}")
-        return
-    print_table(f"generation plan decisions for {name}", [_summary(d) for d in found], SUMMARY_COLUMNS)
-    for decision in found:
-        print_decision(decision)
+    else:
+        print_table(f"generation plan decisions for {name}", [_summary(d) for d in found], SUMMARY_COLUMNS)
+        for decision in found:
+            print_decision(decision)
+    _print_rollbacks(registry, name, version, since)
+
+
+def _print_rollbacks(registry: ModelRegistry, name: str, version: str | None, since: datetime | None) -> None:
+    """The rollout decisions on its canaries (canary analysis on the contract's generation figures)."""
+    rows = [
+        {"time": row["time"], "version": row["version"], "chosen": row["chosen"], "reason": row["reason"]}
+        for row in RolloutStore(registry).decisions(name, ROLLBACK_TRIGGER)
+        if (version is None or row["version"] == version)
+        and (since is None or datetime.fromisoformat(row["time"]) >= since)
+    ]
+    if rows:
+        print_table(f"rollout decisions for {name}", rows, ["time", "version", "chosen", "reason"])
 
 
 def _coordinates(evaluation: GenerationEvaluation) -> tuple[float, float, float, float]:

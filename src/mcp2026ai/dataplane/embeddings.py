@@ -60,6 +60,8 @@ class EmbeddingHandlers:
         self._tokenizers: dict[str, Any] = {}
 
     async def embed(self, request: EmbeddingRequest) -> Embeddings:
+        if not self.llms.serves(request.model):  # under a memory budget: loaded on first request
+            await self.inference.ensure_loaded(InferenceRequest(request.model, {}, headers=dict(request.headers)))
         spec = self._text_spec(request.model)
         width = self._width(request.model, spec)
         cut = request.dimensions is not None and request.dimensions != width

@@ -27,6 +27,7 @@ from typing import Any
 
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.gate import AcceptGate
+from mcp2026ai.dataplane.stream_timing import StreamTimer
 from mcp2026ai.dataplane.tool_prompt import template_messages
 from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError, ModelNotReadyError
 from mcp2026ai.generation.stream import GenerationStream
@@ -44,6 +45,7 @@ from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
 from mcp2026ai.routing.breaker import Target
+from mcp2026ai.routing.outcome import Outcome, classify
 from mcp2026ai.routing.router import RouteReason
 from mcp2026ai.routing.traffic import Choice as RouteChoice
 from mcp2026ai.routing.traffic import TrafficController
@@ -133,6 +135,7 @@ class _Observation:
         self.version = ""
         self.sla_class = metrics.UNKNOWN_CLASS
         self._started = time.perf_counter()
+        self.timer = StreamTimer()
         self._in_flight = metrics.child(metrics.IN_FLIGHT, codes.protocol)
         self._in_flight.inc()
         self._ended = False
@@ -207,13 +210,15 @@ class TextGeneration:
 
     async def __anext__(self) -> Delta:
         try:
-            return await self._stream.__anext__()
+            delta = await self._stream.__anext__()
         except StopAsyncIteration:
             self._observation.end(self._observation.codes.ok)
             raise
         except BaseException as exc:
             self._observation.end_with(exc)
             raise
+        self._observation.timer.delta(delta)
+        return delta
 
     async def collect(self, choices: int) -> list[Choice]:
         """Every choice whole (non-streaming answers)."""
@@ -271,16 +276,16 @@ class GenerationHandlers:
         default = self.llms.get(request.model)  # NotFoundError for a model not served
         routed = InferenceRequest(request.model, {}, version=request.version, headers=dict(request.headers))
         choice = self.traffic.choose(routed, default.record.version)
-        served = self._routed(request.model, choice)
+        served = self._routed(request.model, choice, observation.timer)
         served.acquire()
-        started = time.perf_counter()
+        promises = served.record.contract.generation if served.record.contract else None
 
         def observed(error: BaseException | None) -> None:
             served.release()
-            elapsed_ms = (time.perf_counter() - started) * 1000
             if isinstance(error, asyncio.CancelledError | GeneratorExit):
                 return  # the client went away: says nothing of the version's health
-            self.traffic.observe(choice, request.model, served.record.version, error, elapsed_ms)
+            sample = observation.timer.sample(classify(error))
+            self.traffic.observe_stream(choice, request.model, served.record.version, sample, promises)
 
         observation.on_end.append(observed)
         return served, choice.target
@@ -297,7 +302,7 @@ class GenerationHandlers:
         spec = record.contract.generation if record.contract else None
         return spec.ttft_p99_ms / 1000 if spec and spec.ttft_p99_ms else COLD_LOAD_WAIT_S
 
-    def _routed(self, model: str, choice: RouteChoice) -> ServedLLM:
+    def _routed(self, model: str, choice: RouteChoice, timer: StreamTimer) -> ServedLLM:
         """The served version ``choice`` names; one the rollout routes to that failed to load is a
         server fault (503, counted by its breaker, so that its circuit opens onto the fallback model)."""
         target = choice.target
@@ -305,7 +310,7 @@ class GenerationHandlers:
         if failure is None or choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
             return self.llms.get(target.model, target.version)
         error = ModelNotReadyError(failure)
-        self.traffic.observe(choice, model, target.version or "", error, 0.0)
+        self.traffic.observe_stream(choice, model, target.version or "", timer.sample(Outcome.SERVER_ERROR), None)
         raise error
 
     async def start(self, request: TextRequest, codes: ResultCodes) -> TextGeneration:

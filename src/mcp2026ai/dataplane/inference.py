@@ -3,6 +3,7 @@ the run itself (sequences in order), observation for canary analysis, and shadow
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,8 +18,12 @@ from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.runtime.base import QueuedRequest, RequestDetails
+from mcp2026ai.scheduling.config import DEFAULT_DEADLINES_MS
 from mcp2026ai.scheduling.sequences import SequenceTable, sequence_flags
 from mcp2026ai.serving.models import ServedModel, ServedModels
+
+COLD_LOAD_WAIT_S = 30.0
+"""How long a best-effort request without a deadline of its own waits for its model's cold load."""
 
 
 class InferenceHandlers:
@@ -54,9 +59,11 @@ class InferenceHandlers:
         """
         self.gate.check()
         started = time.perf_counter_ns()
+        await self.ensure_loaded(request)
         default = self.models.get(request.model)
         choice = self.traffic.choose(request, default.record.version)
         served = self.models.get(choice.target.model, choice.target.version)
+        served.last_used = time.monotonic()
         error: MCPError | None = None
         sla_class = _sla_class(served, request)
         try:
@@ -101,6 +108,30 @@ class InferenceHandlers:
             served.stats.record_failure(time.perf_counter_ns() - started)
             raise
         served.stats.record_success(request.batch_rows, time.perf_counter_ns() - started)
+
+    async def ensure_loaded(self, request: InferenceRequest) -> None:
+        """Under a memory budget, load the request's model if it is registered and not held (never
+        loaded, or evicted): ColdLoadError (503 + Retry-After) when its deadline passes first."""
+        if self.models.budget is not None and not self.models.is_loaded(request.model):
+            await self.models.load_on_request(request.model, await self._cold_load_wait_s(request))
+
+    async def _cold_load_wait_s(self, request: InferenceRequest) -> float:
+        """How long a request may wait for its model's load on first request: what is left of its own
+        deadline, else its SLA class's deadline (the caller's class, else the contract's), else
+        :data:`COLD_LOAD_WAIT_S` (best-effort has none)."""
+        deadline = _deadline(request)
+        if deadline is not None:
+            return deadline - time.monotonic()
+        raw = request.headers.get("x-sla-class") or request.parameters.get("sla_class")
+        sla_class = request.sla_class or (parse_sla_class(str(raw)) if raw else None)
+        if sla_class is None:
+            try:
+                record = await asyncio.to_thread(self.models.registry.resolve, request.model)
+            except MCPError:
+                return 0.0
+            sla_class = record.contract.sla_class if record.contract else SLAClass.BEST_EFFORT
+        class_ms = DEFAULT_DEADLINES_MS[sla_class]
+        return class_ms / 1000 if class_ms is not None else COLD_LOAD_WAIT_S
 
     def _mirror(
         self, request: InferenceRequest, served: ServedModel, outputs: dict[str, Any], ms: float, version: str

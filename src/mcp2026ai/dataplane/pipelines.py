@@ -34,7 +34,7 @@ from mcp2026ai.errors import (
 from mcp2026ai.ir.pipeline_spec import ModelRef, PipelineStep
 from mcp2026ai.observability import tracing
 from mcp2026ai.registry import ModelVersion
-from mcp2026ai.runtime.base import Backend, Tensors
+from mcp2026ai.runtime.base import Backend, RequestDetails, Tensors
 from mcp2026ai.runtime.pipeline_stats import PipelineStats
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
@@ -69,8 +69,16 @@ class PipelineExecutor:
                 self.models.get(step.model.name, step.model.version).executor.check_admission(sla_class)
 
     async def submit(
-        self, inputs: Tensors, outputs: Sequence[str] | None, *, sla_class: SLAClass, deadline: float | None
+        self,
+        inputs: Tensors,
+        outputs: Sequence[str] | None,
+        *,
+        sla_class: SLAClass,
+        deadline: float | None,
+        details: RequestDetails | None = None,
     ) -> Arrays:
+        """One request through the pipeline's steps (``details``, the request's id and parameters, are for
+        backends that take them: a pipeline's steps get their tensors only)."""
         if not self._accepting:
             raise ModelNotReadyError(f"pipeline {self.name!r} is not accepting requests")
         validate_inputs(self.backend.signature, inputs)

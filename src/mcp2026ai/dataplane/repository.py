@@ -82,7 +82,7 @@ class RepositoryHandlers:
                     served = await self.models.load_upload(upload.record, upload.backend, override)
                 else:
                     version = upload.record.version if upload is not None else None
-                    served = await self.models.load(name, version, override=override)
+                    served = await self.models.load(name, version, override=override, reason="repository")
                 record = served.record
         except MCPError as exc:
             await self._record("model.load", actor, name, {**details, **_refusal(exc)})

@@ -147,7 +147,8 @@ MODELS_LOADED = Gauge(
 )
 MODEL_LOADS = Counter(
     "mcp_model_loads_total",
-    "Language model versions loaded, by why: start, sync (registry or rollout), repository (load API).",
+    "Model versions loaded (every kind), by why: start, sync (registry or rollout), repository (load API), "
+    "request (load on first request under the memory budget).",
     ["reason"],
     registry=REGISTRY,
 )
@@ -155,6 +156,13 @@ MODEL_EVICTIONS = Counter(
     "mcp_model_evictions_total",
     "Models unloaded to make room under the memory budget (--memory-budget-mb).",
     ["model"],
+    registry=REGISTRY,
+)
+MODEL_COLD_STARTS = Histogram(
+    "mcp_model_cold_start_seconds",
+    "Seconds a load on first request (a cold start under the memory budget) took, by model kind.",
+    ["kind"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
     registry=REGISTRY,
 )
 MODEL_RESIDENT_BYTES = Gauge(
@@ -192,6 +200,14 @@ def child(metric: Any, *labels: str) -> Any:
     if found is None:
         found = _CHILDREN[key] = metric.labels(*labels)
     return found
+
+
+def observe_load(kind: str, model: str, version: str, reason: str, seconds: float) -> None:
+    """One model version loaded: its load seconds, the load's reason, and a cold start's seconds."""
+    MODEL_LOAD_SECONDS.labels(model, version).set(seconds)
+    MODEL_LOADS.labels(reason).inc()
+    if reason == "request":
+        MODEL_COLD_STARTS.labels(kind).observe(seconds)
 
 
 def observe_request(model: str, version: str, protocol: str, sla_class: str, code: str, seconds: float) -> None:

@@ -21,11 +21,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mcp2026ai.clock import Clock
+from mcp2026ai.contract import GenerationSpec
 from mcp2026ai.observability.metrics import CANARY_ROLLBACKS
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.outcome import Outcome
 from mcp2026ai.routing.rollout import CanaryAnalyzer, Verdict
 from mcp2026ai.routing.store import RolloutStore
+from mcp2026ai.routing.stream_window import StreamSample
 
 ROLLBACK_TRIGGER = "rollback"
 
@@ -93,6 +95,13 @@ class RolloutManager:
         analyzer = self._analyzers.get(model)
         if analyzer is not None and analyzer.version == version:
             analyzer.observe(outcome, latency_ms, self._clock())
+
+    def observe_stream(self, model: str, version: str, sample: StreamSample, promises: GenerationSpec | None) -> None:
+        """Count one finished generation (a chat) with its contract's promises; only the active
+        canary's are analysed."""
+        analyzer = self._analyzers.get(model)
+        if analyzer is not None and analyzer.version == version:
+            analyzer.observe_stream(sample, promises)
 
     def tick(self, now: float | None = None) -> dict[str, Verdict]:
         """Evaluate every canary whose interval has passed; roll back those that failed."""

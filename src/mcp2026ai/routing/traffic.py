@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mcp2026ai.clock import Clock
+from mcp2026ai.contract import GenerationSpec
 from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing.breaker import BreakerBoard, Target, pick_target
@@ -27,6 +28,7 @@ from mcp2026ai.routing.rollout import Verdict
 from mcp2026ai.routing.router import RouteDecision, Router, RouteReason, count_route
 from mcp2026ai.routing.shadow import ShadowMirror
 from mcp2026ai.routing.store import RolloutStore
+from mcp2026ai.routing.stream_window import StreamSample
 
 ShadowCall = Callable[[], Awaitable[Mapping[str, np.ndarray]]]
 
@@ -68,6 +70,16 @@ class TrafficController:
         self.manager.observe(model, served_version, outcome, ms)
         count_route(model, choice.decision, served_version)
         return outcome
+
+    def observe_stream(
+        self, choice: Choice, model: str, served_version: str, sample: StreamSample, promises: GenerationSpec | None
+    ) -> None:
+        """A finished generation: its outcome feeds the breakers; the canary analysis judges its
+        TTFT, ITL and tokens against ``promises`` (the served version's contract)."""
+        if sample.outcome in (Outcome.OK, Outcome.SERVER_ERROR):
+            self.breakers.record(choice.target.model, served_version, sample.outcome is Outcome.OK)
+        self.manager.observe_stream(model, served_version, sample, promises)
+        count_route(model, choice.decision, served_version)
 
     def shadow(self, model: str, primary_version: str, primary: Observation, version: str, run: ShadowCall) -> None:
         self.mirror.mirror(ShadowKey(model, primary_version, version), primary, run)

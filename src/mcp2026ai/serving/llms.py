@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp2026ai.errors import (
-    ColdLoadError,
     ContractError,
     InvalidArgumentError,
     MCPError,
@@ -30,15 +28,13 @@ from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import read_verified_artifact, verified_llm_folder
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
 from mcp2026ai.security.trust import TrustedKeys
+from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
 from mcp2026ai.serving.llm_adapters import base_name, is_adapter, open_adapter, served_adapter
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.serving.llm_versions import ServedLLM, resident_of, retire
-from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
+from mcp2026ai.serving.memory_budget import Resident
 
 log = logging.getLogger(__name__)
-
-COLD_LOAD_RETRY_S = 5.0
-"""Retry-After of a request refused because its model is still loading."""
 
 
 def engine_config(config: EngineConfig, record: ModelVersion, folder: Path) -> EngineConfig:
@@ -101,7 +97,7 @@ class GenerationModels:
         registry: ModelRegistry,
         config: EngineConfig | None = None,
         drain_timeout_s: float = 30.0,
-        budget_mb: float | None = None,
+        budget: MemoryBudget | None = None,
         trusted_keys: TrustedKeys | None = None,
         model_defaults: bool = True,
     ) -> None:
@@ -113,13 +109,11 @@ class GenerationModels:
         """``--generation-config auto``: a model's own sampling defaults (ir/llm_sampling.py) apply."""
         self._own: dict[str, GenerationDefaults] = {}
         self.drain_timeout_s = drain_timeout_s
-        self.budget_mb = budget_mb
-        """One memory budget for the language models held (serving/memory_budget.py); None: none."""
-        self.pinned: set[str] = set()
-        """Models the budget never evicts (latency-critical models named at start)."""
-        self._evicted: dict[str, str] = {}
-        self._cold_loads: dict[str, asyncio.Task[ModelVersion]] = {}
-        self._measured: dict[tuple[str, str], float] = {}
+        self.budget = budget
+        """The one memory budget of everything served (serving/budget.py); None: none."""
+        if budget is not None:
+            budget.attach(self)
+        self._cold_loads = ColdLoads()
         self._served: dict[str, _Entry] = {}
         self._defaults: dict[str, GenerationDefaults] = {}
         self._lock = asyncio.Lock()
@@ -147,8 +141,22 @@ class GenerationModels:
             raise InvalidArgumentError(f"{record.ref} is not a language model ({record.format})")
         if is_adapter(record):
             return await self._load_adapter(record, make_default)
-        if self.budget_mb is not None:
-            await self._make_room(record)
+        if self.budget is None:
+            retired = await self._load(record, make_default, reason)
+        else:
+            need_mb = await asyncio.to_thread(self._estimate_mb, record)
+            async with self.budget.admit(name, need_mb):
+                retired = await self._load(record, make_default, reason)
+        await self._retire(retired)
+        return record
+
+    @property
+    def budget_mb(self) -> float | None:
+        return self.budget.budget_mb if self.budget is not None else None
+
+    async def _load(self, record: ModelVersion, make_default: bool, reason: str) -> list[ServedLLM]:
+        """Build and install ``record``'s engine; the version it replaced, to retire."""
+        name = record.name
         async with self._lock:
             before, started = resident_bytes(), time.perf_counter()
             try:
@@ -157,12 +165,11 @@ class GenerationModels:
                 self._failures[(name, record.version)] = f"{record.ref} failed to load: {exc}"
                 raise
             self._failures.pop((name, record.version), None)
-            self._evicted.pop(name, None)
             after = resident_bytes()
-            metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(time.perf_counter() - started)
-            metrics.MODEL_LOADS.labels(reason).inc()
+            metrics.observe_load("language-model", record.name, record.version, reason, time.perf_counter() - started)
             footprint = max(0, after - before) if after is not None and before is not None else 0
-            self._measured[(name, record.version)] = footprint / (1 << 20)
+            if self.budget is not None:
+                await self.budget.loaded(name, record.version, footprint)
             served = ServedLLM(record, engine, time.time(), footprint_bytes=footprint)
             metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
             old = self._served.get(name)
@@ -178,8 +185,7 @@ class GenerationModels:
                     self._defaults.setdefault(name, GenerationDefaults())
         retired = [replaced] if replaced is not None else []
         del old, replaced
-        await self._retire(retired)
-        return record
+        return retired
 
     async def _load_adapter(self, record: ModelVersion, make_default: bool) -> ModelVersion:
         """An adapter version on its base's engine (the base loaded first when it is not served)."""
@@ -207,56 +213,37 @@ class GenerationModels:
         self._own[record.name] = own
         return engine
 
-    async def _make_room(self, record: ModelVersion) -> None:
-        """Evict what the budget says must go for ``record`` to fit (each eviction a drain)."""
-        assert self.budget_mb is not None
-        need_mb = await asyncio.to_thread(self._estimate_mb, record)
-        for name in plan_room(self.budget_mb, need_mb, record.name, self._residents(excluding=record.name)):
-            log.warning("evicting %s to load %s (memory budget %g MiB)", name, record.ref, self.budget_mb)
-            self._evicted[name] = EVICTED_REASON
-            metrics.MODEL_EVICTIONS.labels(name).inc()
-            with contextlib.suppress(NotFoundError):  # unloaded meanwhile
-                await self.unload(name)
-
     def _estimate_mb(self, record: ModelVersion) -> float:
         """Its footprint when measured before, else its weights on disk and the configured KV pool."""
-        measured = self._measured.get((record.name, record.version))
+        measured = self.budget.measured_mb(record.name, record.version) if self.budget is not None else None
         if measured:
             return measured
         _, artifact = self.planned_artifact(record)
         return weights_mb(self.registry.llm_folder(artifact)) + (self.config.kv_cache_mb or 0.0)
 
-    def _residents(self, excluding: str) -> list[Resident]:
+    def residents(self, pinned: set[str]) -> list[Resident]:
+        """The loaded language models as the memory budget sees them."""
         return [
-            resident_of(name, list(entry.versions.values()), entry.versions[entry.default], name in self.pinned)
+            resident_of(name, list(entry.versions.values()), entry.versions[entry.default], name in pinned)
             for name, entry in self._served.items()
-            if name != excluding
         ]
+
+    async def evict(self, name: str) -> None:
+        await self.unload(name)
 
     async def load_on_request(self, name: str, wait_s: float) -> None:
         """Under a memory budget, a registered language model not held is loaded by its first request
         (one load per model however many ask). ColdLoadError (503 + Retry-After) when it will not be
         ready within ``wait_s`` (the request's deadline); the load goes on for the next request."""
-        if self.budget_mb is None or self.serves(name):
+        if self.budget is None or self.serves(name):
             return
         if not await asyncio.to_thread(self.is_language_model, name):
             return  # not a language model: the lookup answers 404
-        task = self._cold_loads.get(name)
-        if task is None:
-            task = asyncio.create_task(self.load(name, reason="request"), name=f"mcp-cold-load-{name}")
-            self._cold_loads[name] = task
-            task.add_done_callback(lambda _: self._cold_loads.pop(name, None))
-        done, _ = await asyncio.wait({task}, timeout=wait_s)
-        if not done:
-            raise ColdLoadError(
-                f"model {name!r} is being loaded (cold start) and is not ready within {wait_s:g} s; retry later",
-                COLD_LOAD_RETRY_S,
-            )
-        task.result()  # its refusal (the budget, a broken import) is this request's answer
+        await self._cold_loads.ensure(name, lambda: self.load(name, reason="request"), wait_s)
 
     def eviction_reason(self, name: str) -> str | None:
         """Why ``name`` is not loaded when the memory budget evicted it."""
-        return self._evicted.get(name)
+        return self.budget.eviction_reason(name) if self.budget is not None else None
 
     def load_failure(self, name: str, version: str) -> str | None:
         """Why ``name:version`` could not be loaded, if its last load failed."""

@@ -25,7 +25,9 @@ from mcp2026ai.errors import (
 )
 from mcp2026ai.ir.pipeline_spec import ModelRef
 from mcp2026ai.observability import metrics
+from mcp2026ai.policy.memory import release_freed_memory, resident_bytes
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.pipelines import is_pipeline, read_pipeline
 from mcp2026ai.registry.triton_config import priority_classes
 from mcp2026ai.registry.triton_import import stored_config
@@ -39,6 +41,8 @@ from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
+from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
+from mcp2026ai.serving.memory_budget import Resident
 from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
 from mcp2026ai.serving.pipelines import pipeline_backend, pipeline_stats
 
@@ -126,6 +130,19 @@ class ServedModel:
     """The live sequences of a stateful model (its contract has a ``sequence`` section)."""
     priority_classes: dict[int, SLAClass] = field(default_factory=dict)
     """Triton priority level -> SLA class (a request's ``priority`` parameter), from its stored config."""
+    footprint_bytes: int = 0
+    """Resident memory its load added to the process (weights, sessions), measured."""
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def sla_class(self) -> SLAClass:
+        return self.record.contract.sla_class if self.record.contract else SLAClass.BEST_EFFORT
+
+    @property
+    def kind(self) -> str:
+        """``embedding`` for a sentence encoder (text in), else ``tensor`` (the cold-start metric's label)."""
+        preprocessing = self.record.preprocessing
+        return "embedding" if preprocessing is not None and preprocessing.text is not None else "tensor"
 
     @property
     def plan(self) -> Plan:
@@ -160,10 +177,16 @@ class ServedModels:
         backend_factory: BackendFactory | None = None,
         drain_timeout_s: float = 30.0,
         pipeline_executor: PipelineExecutorFactory | None = None,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self.registry = registry
         self.pipeline_executor = pipeline_executor
         """Runs pipelines (the servers give dataplane's); None: a pipeline is refused at load."""
+        self.budget = budget
+        """The one memory budget of everything served (serving/budget.py); None: none."""
+        if budget is not None:
+            budget.attach(self)
+        self._cold_loads = ColdLoads()
         self.executor_factory = executor_factory
         self.backend_factory = backend_factory or ArtifactBackends(registry)
         self.drain_timeout_s = drain_timeout_s
@@ -174,12 +197,32 @@ class ServedModels:
         self._lock = asyncio.Lock()
 
     async def load(
-        self, name: str, version: str | None = None, make_default: bool = True, override: ConfigOverride | None = None
+        self,
+        name: str,
+        version: str | None = None,
+        make_default: bool = True,
+        override: ConfigOverride | None = None,
+        reason: str = "sync",
     ) -> ServedModel:
         """Load (or reload) a version; it becomes the model's default unless ``make_default`` is False.
         A config ``override`` stays in force for the model (later loads and reloads) until it is unloaded.
-        A pipeline's model steps are loaded first (each as its own model, its default if it has none)."""
+        A pipeline's model steps are loaded first (each as its own model, its default if it has none).
+        Under a memory budget, models are evicted first to make room (or the load is refused, naming
+        the budget); ``reason`` labels ``mcp_model_loads_total``."""
         await self._load_steps(name, version)
+        if self.budget is None:
+            served, retired = await self._load(name, version, make_default, override, reason)
+        else:
+            record = self._resolve(name, version)
+            need_mb = await asyncio.to_thread(self._estimate_mb, record)
+            async with self.budget.admit(name, need_mb):
+                served, retired = await self._load(name, version, make_default, override, reason)
+        await self._retire(retired)
+        return served
+
+    async def _load(
+        self, name: str, version: str | None, make_default: bool, override: ConfigOverride | None, reason: str
+    ) -> tuple[ServedModel, list[ServedModel]]:
         async with self._lock:
             record = self._resolve(name, version)
             try:
@@ -200,8 +243,47 @@ class ServedModels:
             self._uploads.discard(name)
             if override is not None:
                 self._overrides[name] = override
-        await self._retire(retired)
-        return served
+        metrics.observe_load(served.kind, name, record.version, reason, served.load_seconds)
+        if self.budget is not None:
+            await self.budget.loaded(name, record.version, served.footprint_bytes)
+        return served, retired
+
+    async def load_on_request(self, name: str, wait_s: float) -> None:
+        """Under a memory budget, a registered tensor model not loaded (never, or evicted) is loaded by
+        its first request (one load however many ask); ColdLoadError (503 + Retry-After) when it will
+        not be ready within ``wait_s``; the load goes on for the next request."""
+        if self.budget is None or self.is_loaded(name) or name in self._uploads:
+            return
+        if not await asyncio.to_thread(self._tensor_model, name):
+            return  # the lookup answers 404 (or the generation routes serve it)
+        await self._cold_loads.ensure(name, lambda: self.load(name, reason="request"), wait_s)
+
+    def _estimate_mb(self, record: ModelVersion) -> float:
+        """Its footprint when measured before, else half as much again as its file (a first guess:
+        the session holds the weights and its arena)."""
+        measured = self.budget.measured_mb(record.name, record.version) if self.budget is not None else None
+        if measured:
+            return measured
+        try:
+            return self.registry.artifact_path(record).stat().st_size * 1.5 / (1 << 20)
+        except (OSError, MCPError):
+            return 0.0
+
+    def residents(self, pinned: set[str]) -> list[Resident]:
+        """The loaded models as the memory budget sees them (uploads are not the budget's)."""
+        residents = []
+        for name, entry in self._models.items():
+            if not entry.versions or name in self._uploads:
+                continue
+            versions = list(entry.versions.values())
+            default = entry.versions.get(entry.default or "") or versions[0]
+            footprint_mb = sum(served.footprint_bytes for served in versions) / (1 << 20)
+            last_used = max(served.last_used for served in versions)
+            residents.append(Resident(name, footprint_mb, default.sla_class, last_used, name in pinned))
+        return residents
+
+    async def evict(self, name: str) -> None:
+        await self.unload(name)
 
     async def load_upload(
         self, record: ModelVersion, backend: Callable[[], Backend], override: ConfigOverride | None
@@ -358,7 +440,7 @@ class ServedModels:
     async def _build(
         self, record: ModelVersion, override: ConfigOverride | None, factory: BackendFactory | None = None
     ) -> ServedModel:
-        started = time.perf_counter()
+        started, before = time.perf_counter(), resident_bytes()
         if is_pipeline(record):
             return await self._build_pipeline(record, started)
         backend = await asyncio.to_thread(factory or self.backend_factory, record)
@@ -372,10 +454,14 @@ class ServedModels:
         await executor.start()
         seconds = time.perf_counter() - started
         log.info("loaded %s with plan %s in %.3f s", record.ref, backend.plan.describe(), seconds)
-        metrics.MODEL_LOAD_SECONDS.labels(record.name, record.version).set(seconds)
+        after = resident_bytes()
+        footprint = max(0, after - before) if after is not None and before is not None else 0
+        metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
         spec = record.contract.sequence if record.contract is not None else None
         sequences = SequenceTable(record.name, spec, backend.signature) if spec is not None else None
-        return ServedModel(record, backend, executor, stats, seconds, sequences)
+        served = ServedModel(record, backend, executor, stats, seconds, sequences)
+        served.footprint_bytes = footprint
+        return served
 
     async def _build_pipeline(self, record: ModelVersion, started: float) -> ServedModel:
         if self.pipeline_executor is None:
@@ -415,11 +501,22 @@ class ServedModels:
         for served in served_models:
             await served.executor.stop(self.drain_timeout_s)
             served.backend.unload()
+            metrics.MODEL_RESIDENT_BYTES.labels(served.record.name, served.record.version).set(0)
+        if served_models and self.budget is not None:
+            served_models.clear()
+            await asyncio.to_thread(release_freed_memory)
 
     def _swap(self, models: dict[str, _ModelEntry]) -> None:
         """Replace the served table in one assignment and publish how many versions it holds."""
         self._models = models
         metrics.MODELS_LOADED.set(sum(len(entry.versions) for entry in models.values()))
+
+    def _tensor_model(self, name: str) -> bool:
+        """Registered, and not a language model (those are GenerationModels')."""
+        try:
+            return not is_llm_format(self.registry.resolve(name).format)
+        except MCPError:
+            return False
 
     def _known(self, name: str) -> bool:
         return name in self.registry.model_names()
