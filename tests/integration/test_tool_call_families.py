@@ -35,7 +35,8 @@ TOOLS = [
     }
 ]
 OUTPUTS = {
-    "hermes": 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>',
+    "hermes": 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}'
+    "\n</tool_call>",
     "llama3_json": 'Checking. {"name": "get_weather", "parameters": {"city": "Paris", "days": 2}}',
     "mistral": 'Checking.[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}]',
     "qwen3_coder": "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
