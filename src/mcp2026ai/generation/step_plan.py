@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mcp2026ai.generation.class_precedence import Precedence
 from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.kv_slots import SlotMove
 from mcp2026ai.ir.lora_graph import NO_ADAPTER
@@ -157,6 +158,8 @@ class StepPlan:
     """Requests whose KV was freed for the others to grow: recomputed before any new admission."""
     decoding: int = 0
     """Sequences stepping this step (a decode row or a verification)."""
+    precedence: Precedence | None = None
+    """Best-effort work that gives way this step to latency-critical prompts (None: nothing does)."""
 
     @property
     def prompt_tokens(self) -> int:

@@ -10,7 +10,8 @@ blocks); the most recently admitted requests are preempted until every decoding 
 by a token; prompts that cannot reach their first token within their TTFT budget are refused;
 every decoding sequence gets a row of the decode run, or, with a prompt-lookup draft, a
 verification run of its own; and the rest of the step's token budget goes to prompt chunks, oldest
-prompt first (``prefill.py``).
+prompt first (``prefill.py``). Latency-critical prompts are filled first, and while one is, best-effort
+prompt chunks wait and best-effort decoding sequences sit the step out (``class_precedence.py``).
 
 Scheduling does the bookkeeping of what it plans (slots, blocks, chunk progress) but runs nothing
 and touches no stream: the executor runs the plan, output processing samples and delivers.
@@ -23,6 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from mcp2026ai.errors import UnavailableError
+from mcp2026ai.generation.class_precedence import Precedence, fill_order, precedence
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
@@ -61,6 +63,9 @@ class StepScheduler:
         self.multi_row_logits = multi_row_logits
         self.pad_lone_rows = pad_lone_rows
         """Give a decode run of one row a throwaway second (docs/determinism.md: the host's kernels)."""
+        self.class_precedence = True
+        """Best-effort work gives way to latency-critical prompts (``class_precedence.py``); False: every
+        class shares each step alike (kept switchable for benchmarks/llm/batch_interference.py)."""
         self.max_len = batch.slots.max_len
 
     def schedule(
@@ -84,13 +89,18 @@ class StepScheduler:
             else:
                 admissions.append(self._admit(job, now))
         preempted = batch.make_room() if batch.running else []
+        if self.class_precedence:
+            fill_order(batch.prefilling)
         refused, retry = self._refuse_late_prompts(step_s)
         decoding = batch.decoding()
+        yielded = precedence(batch.prefilling, decoding) if self.class_precedence else None
+        paused = frozenset(yielded.paused) if yielded else frozenset()
+        decoding = [sequence for sequence in decoding if sequence not in paused] if paused else decoding
         drafts = self._drafts(decoding)
         checks = tuple(self._check(sequence, draft) for sequence, draft in drafts.items()) if drafts else ()
-        rows = self._decode_batch(drafts)
+        rows = self._decode_batch(drafts, paused)
         scored = tuple(self._scored(job) for job in scoring if job.sequences[0] in batch.running) if scoring else ()
-        chunks = self._chunks(len(decoding)) if batch.prefilling else ()
+        chunks = self._chunks(len(decoding), yielded) if batch.prefilling else ()
         return StepPlan(
             kv_ops=batch.take_ops(),
             decode=rows,
@@ -103,6 +113,7 @@ class StepScheduler:
             retry_after_s=retry,
             preempted=tuple(preempted),
             decoding=len(decoding),
+            precedence=yielded,
         )
 
     # admission and resumption ------------------------------------------------------------------
@@ -236,19 +247,22 @@ class StepScheduler:
         total = slots.length_of(sequence) + len(fed)
         return DraftCheck(sequence, slots.slot_of(sequence), fed, total, sequence.job.adapter_slot)
 
-    def _decode_batch(self, drafts: dict[SequenceState, list[int]]) -> DecodeBatch | None:
+    def _decode_batch(
+        self, drafts: dict[SequenceState, list[int]], paused: frozenset[SequenceState] = frozenset()
+    ) -> DecodeBatch | None:
         """Rows for slots ``0 ..`` the last plain decoding sequence's: each such sequence feeds its last
-        token; slots being prefilled and those verified on their own get a throwaway row past their KV."""
+        token; slots being prefilled, those verified on their own and paused ones get a throwaway row
+        past their KV (a paused sequence's next row writes the same position again)."""
         slots, blocks = self.batch.slots, self.batch.blocks
         order: list[SequenceState] = slots.order()  # type: ignore[assignment]
-        plain = [index for index, s in enumerate(order) if not s.prefilling and s not in drafts]
+        plain = [index for index, s in enumerate(order) if not s.prefilling and s not in drafts and s not in paused]
         if not plain:
             return None
         sequences: list[SequenceState | None] = []
         tokens, lengths, replayed, adapters = [], [], set(), []
         for row, sequence in enumerate(order[: 1 + max(plain)]):
             adapters.append(sequence.job.adapter_slot)
-            if sequence.prefilling or sequence in drafts:
+            if sequence.prefilling or sequence in drafts or sequence in paused:
                 sequences.append(None)
                 tokens.append(0)
                 lengths.append(slots.length_of(sequence) + 1)
@@ -282,11 +296,15 @@ class StepScheduler:
         top = job.request.params.prompt_logprobs or 0
         return ScoredPrompt(job, slots.slot_of(job.sequences[0]), prompt, forks, top, job.adapter_slot)
 
-    def _chunks(self, decoding: int) -> tuple[PromptChunk, ...]:
-        """The prompt chunks that fill the rest of the step's token budget, oldest prompt first."""
+    def _chunks(self, decoding: int, yielded: Precedence | None = None) -> tuple[PromptChunk, ...]:
+        """The prompt chunks that fill the rest of the step's token budget, in fill order (oldest prompt
+        first within a class); the deferred prompts' chunks wait."""
         batch = self.batch
         budget = prefill_budget(self.config.step_tokens, decoding)
-        planned = plan_chunks(batch.prefilling, budget, self.config.prefill_chunk_tokens)
+        tasks = batch.prefilling
+        if yielded is not None and yielded.deferred:
+            tasks = [task for task in tasks if task.sequence not in yielded.deferred]
+        planned = plan_chunks(tasks, budget, self.config.prefill_chunk_tokens)
         chunks = tuple(self._chunk(task, size) for task, size in planned)
         batch.drop_gone_tasks()
         return chunks

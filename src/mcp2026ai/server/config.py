@@ -69,7 +69,7 @@ class ServerConfig(BaseModel):
         ge=1,
         le=256,
         description="Lines of one OpenAI batch (/v1/batches) answered at once, in the best-effort class: few, so "
-        "that latency-critical requests find engine slots and CPU (benchmarks/llm/batch_ttft.py).",
+        "that latency-critical requests find engine slots and CPU (benchmarks/llm/batch_interference.py).",
     )
     grpc_acceptors: int = Field(
         5,
