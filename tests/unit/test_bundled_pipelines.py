@@ -33,7 +33,9 @@ def test_mcp_bundled_ocr_prints_a_spec_whose_folder_holds_everything_it_names(
     assert spec_path == tmp_path / "home" / "bundled" / "ocr" / "pipeline.yaml"
     names = named_files(spec_path)
     assert names == {
-        "ocr_steps.py",
+        "ocr_image.py",
+        "ocr_boxes.py",
+        "ocr_lines.py",
         "models/ch_PP-OCRv4_det_infer.onnx",
         "models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "models/ch_PP-OCRv4_rec_infer.onnx",
@@ -56,10 +58,10 @@ def test_writing_twice_changes_nothing_and_repairs_an_edited_file(tmp_path: Path
     before = file_identities(folder)
     assert materialize_pipeline("ocr", tmp_path) == spec_path
     assert file_identities(folder) == before
-    original = (folder / "ocr_steps.py").read_bytes()
-    (folder / "ocr_steps.py").write_text("edited")
+    original = (folder / "ocr_lines.py").read_bytes()
+    (folder / "ocr_lines.py").write_text("edited")
     materialize_pipeline("ocr", tmp_path)
-    assert (folder / "ocr_steps.py").read_bytes() == original
+    assert (folder / "ocr_lines.py").read_bytes() == original
     assert not [path for path in folder.rglob(".*") if path.is_file()], "no temporary file is left behind"
 
 
