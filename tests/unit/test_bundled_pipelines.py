@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mcp2026ai import bundled
 from mcp2026ai.bundled_pipelines import bundled_pipeline_names, materialize_pipeline
 from mcp2026ai.errors import NotFoundError, PermissionDeniedError
 from tests.support.cli import run_main
@@ -86,4 +87,11 @@ def test_a_file_where_a_folder_goes_is_refused(tmp_path: Path) -> None:
 def test_an_unknown_pipeline_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError, match=r"no bundled pipeline 'nope' \(known: ocr\)"):
         materialize_pipeline("nope", tmp_path)
+    assert not (tmp_path / "bundled").exists()
+
+
+def test_without_the_models_package_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bundled.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(NotFoundError, match=r"package 'rapidocr_onnxruntime' is not installed \(pip install --no-deps"):
+        materialize_pipeline("ocr", tmp_path)
     assert not (tmp_path / "bundled").exists()
