@@ -3,7 +3,7 @@
 On twenty images of rendered text (tests/support/ocr_pages.py: one to nine lines, some upside down)
 the lines' text equals ``rapidocr_onnxruntime.RapidOCR()(image)`` exactly, in the same order, the
 boxes agree within a pixel (they are equal on this host) and the scores are close. The spec, the
-step file and the models are the folder ``mcp bundled ocr`` writes.
+step files and the models are the folder ``mcp bundled ocr`` writes.
 """
 
 from __future__ import annotations
