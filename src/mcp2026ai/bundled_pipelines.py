@@ -42,11 +42,11 @@ def materialize_pipeline(name: str, home: Path) -> Path:
     """Write pipeline ``name``'s spec folder under ``home/bundled/`` (idempotent) and return the spec's path."""
     if name not in _PIPELINES:
         raise NotFoundError(f"no bundled pipeline {name!r} (known: {', '.join(_PIPELINES)})")
+    sources: dict[str, Path | Traversable] = dict(_package_files(name))
+    sources.update({relative: bundled_model_path(model) for relative, model in _PIPELINES[name].items()})
     folder = _own_directory(home, Path("bundled") / name)
-    for relative, source in _package_files(name).items():
+    for relative, source in sources.items():
         _place(source, folder, Path(relative), home)
-    for relative, model in _PIPELINES[name].items():
-        _place(bundled_model_path(model), folder, Path(relative), home)
     return folder / SPEC_FILE
 
 

@@ -3,7 +3,7 @@
 On twenty images of rendered text (tests/support/ocr_pages.py: one to nine lines, some upside down)
 the lines' text equals ``rapidocr_onnxruntime.RapidOCR()(image)`` exactly, in the same order, the
 boxes agree within a pixel (they are equal on this host) and the scores are close. The spec, the
-step file and the models are the folder ``mcp bundled ocr`` writes.
+step files and the models are the folder ``mcp bundled ocr`` writes.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 import yaml
+from PIL import Image
 
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.bundled_pipelines import materialize_pipeline
+from tests.support.images import png_bytes, render_text
 from tests.support.ocr_pages import TEXT_IMAGES, TextImage
 from tests.support.pipeline_direct import DirectPipeline, ModelStep, image_request, load_pipeline
 
@@ -85,12 +87,36 @@ def test_lines_equal_rapidocrs(case: TextImage, direct: DirectPipeline, referenc
     np.testing.assert_allclose(answer["scores"], scores, atol=tolerance)
 
 
+def resized_line(text: str, size: tuple[int, int] | None) -> bytes:
+    line = render_text(text)
+    return png_bytes(line.resize(size) if size else line)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("Small print 42", (116, 24)),  # under 30 px: scaled up, then letterboxed
+        ("A very long line that needs shrinking before detection", (2400, 96)),  # over 2000 px, then letterboxed
+    ],
+    ids=["scaled-up-and-letterboxed", "scaled-down-and-letterboxed"],
+)
+def test_boxes_map_back_through_the_resizes_and_the_letterbox(
+    text: str, size: tuple[int, int], direct: DirectPipeline, reference: Any
+) -> None:
+    image = resized_line(text, size)
+    texts, boxes, _ = reference_lines(reference, image)
+    answer = direct(image_request(image))
+    assert texts and [line.decode("utf-8") for line in answer["text"]] == texts
+    assert np.abs(answer["boxes"] - boxes).max() <= 1.0
+
+
 @pytest.mark.slow
 def test_a_page_without_text_gives_no_lines(direct: DirectPipeline, reference: Any) -> None:
-    blank = TextImage("blank", ("",)).encoded()
-    assert reference(blank) == (None, None)
-    answer = direct(image_request(blank))
-    assert answer["text"].shape == (0,) and answer["boxes"].shape == (0, 4, 2) and answer["scores"].shape == (0,)
+    for blank in (TextImage("blank", ("",)).encoded(), png_bytes(Image.new("RGB", (12, 9), "white"))):
+        assert reference(blank) == (None, None)
+        answer = direct(image_request(blank))
+        assert answer["text"].shape == (0,) and answer["boxes"].shape == (0, 4, 2) and answer["scores"].shape == (0,)
 
 
 def test_bytes_that_are_no_image_are_a_value_error_naming_the_problem(direct: DirectPipeline) -> None:

@@ -8,6 +8,7 @@ registry, one request at a time, steps in the spec's order.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,6 @@ class DirectPipeline:
     timings: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, inputs: Tensors) -> Tensors:
-        import time
-
         tensors = dict(inputs)
         for step in self.steps:
             started = time.perf_counter()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mcp2026ai import bundled
 from mcp2026ai.bundled_pipelines import bundled_pipeline_names, materialize_pipeline
 from mcp2026ai.errors import NotFoundError, PermissionDeniedError
 from tests.support.cli import run_main
@@ -33,7 +34,9 @@ def test_mcp_bundled_ocr_prints_a_spec_whose_folder_holds_everything_it_names(
     assert spec_path == tmp_path / "home" / "bundled" / "ocr" / "pipeline.yaml"
     names = named_files(spec_path)
     assert names == {
-        "ocr_steps.py",
+        "ocr_image.py",
+        "ocr_boxes.py",
+        "ocr_lines.py",
         "models/ch_PP-OCRv4_det_infer.onnx",
         "models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "models/ch_PP-OCRv4_rec_infer.onnx",
@@ -56,10 +59,10 @@ def test_writing_twice_changes_nothing_and_repairs_an_edited_file(tmp_path: Path
     before = file_identities(folder)
     assert materialize_pipeline("ocr", tmp_path) == spec_path
     assert file_identities(folder) == before
-    original = (folder / "ocr_steps.py").read_bytes()
-    (folder / "ocr_steps.py").write_text("edited")
+    original = (folder / "ocr_lines.py").read_bytes()
+    (folder / "ocr_lines.py").write_text("edited")
     materialize_pipeline("ocr", tmp_path)
-    assert (folder / "ocr_steps.py").read_bytes() == original
+    assert (folder / "ocr_lines.py").read_bytes() == original
     assert not [path for path in folder.rglob(".*") if path.is_file()], "no temporary file is left behind"
 
 
@@ -84,4 +87,11 @@ def test_a_file_where_a_folder_goes_is_refused(tmp_path: Path) -> None:
 def test_an_unknown_pipeline_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError, match=r"no bundled pipeline 'nope' \(known: ocr\)"):
         materialize_pipeline("nope", tmp_path)
+    assert not (tmp_path / "bundled").exists()
+
+
+def test_without_the_models_package_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bundled.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(NotFoundError, match=r"package 'rapidocr_onnxruntime' is not installed \(pip install --no-deps"):
+        materialize_pipeline("ocr", tmp_path)
     assert not (tmp_path / "bundled").exists()

@@ -8,6 +8,7 @@ import pytest
 
 import mcp2026ai
 from mcp2026ai.bundled import bundled_model_path, bundled_names
+from mcp2026ai.bundled_pipelines import bundled_pipeline_names
 from mcp2026ai.errors import NotFoundError
 from tests.support.cli import Invoke, ok, run_main
 
@@ -17,7 +18,7 @@ def test_version(cli: Invoke) -> None:
 
 
 def test_bundled_lists_names(cli: Invoke) -> None:
-    assert ok(cli("bundled")).split() == bundled_names()
+    assert ok(cli("bundled")).split() == [*bundled_pipeline_names(), *bundled_names()]
 
 
 def test_bundled_prints_a_path(cli: Invoke) -> None:

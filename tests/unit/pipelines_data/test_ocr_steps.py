@@ -1,5 +1,5 @@
-"""The OCR pipeline's step file on its own: loadable by the checked loader, self-contained, and faithful
-to RapidOCR in the parts that need no model (image decoding, the box geometry, CTC decoding)."""
+"""The OCR pipeline's step files on their own: loadable by the checked loader, self-contained, and
+faithful to RapidOCR in the parts that need no model (image decoding, the box geometry, CTC decoding)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,20 @@ from PIL import Image
 from mcp2026ai.contract import parse_contract
 from mcp2026ai.runtime.python_code import imported_modules, load_class
 
-STEPS = files("mcp2026ai").joinpath("pipelines_data", "ocr", "ocr_steps.py").read_bytes()
-SPEC = yaml.safe_load(files("mcp2026ai").joinpath("pipelines_data", "ocr", "pipeline.yaml").read_text("utf-8"))
+FOLDER = files("mcp2026ai").joinpath("pipelines_data", "ocr")
+SPEC = yaml.safe_load(FOLDER.joinpath("pipeline.yaml").read_text("utf-8"))
 PYTHON_STEPS = [step for step in SPEC["steps"] if "python" in step]
+FILE_OF = {spec_step["class"]: spec_step["python"] for spec_step in PYTHON_STEPS}
+
+
+def step_class(class_name: str) -> type:
+    file_name = FILE_OF[class_name]
+    source = FOLDER.joinpath(file_name).read_bytes()
+    return load_class(source, label=file_name, class_name=class_name, module_name=f"test.{class_name}")
 
 
 def step(class_name: str, **config: Any) -> Any:
-    instance = load_class(STEPS, label="ocr_steps.py", class_name=class_name, module_name=f"test.{class_name}")()
+    instance = step_class(class_name)()
     instance.initialize(config)
     return instance
 
@@ -35,12 +42,13 @@ def image_tensor(data: bytes) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("spec_step", PYTHON_STEPS, ids=lambda spec_step: spec_step["name"])
-def test_every_python_step_loads_and_declares_what_it_imports(spec_step: dict[str, Any]) -> None:
-    cls = load_class(STEPS, label="ocr_steps.py", class_name=spec_step["class"], module_name="test.ocr")
+def test_every_python_step_loads_and_declares_what_its_file_imports(spec_step: dict[str, Any]) -> None:
+    cls = step_class(spec_step["class"])
     assert all(callable(getattr(cls, method, None)) for method in ("initialize", "execute", "finalize"))
-    third_party = {module for module, _ in imported_modules(ast.parse(STEPS))} - set(sys.stdlib_module_names)
-    assert third_party == {"numpy", "cv2", "PIL", "pyclipper"}, "numpy, OpenCV, Pillow and pyclipper only"
-    assert set(spec_step["requires"]) == third_party, "the whole file is loaded for each of its steps"
+    tree = ast.parse(FOLDER.joinpath(spec_step["python"]).read_bytes())
+    third_party = {module for module, _ in imported_modules(tree)} - set(sys.stdlib_module_names)
+    assert third_party <= {"numpy", "cv2", "PIL", "pyclipper"}, "numpy, OpenCV, Pillow and pyclipper only"
+    assert set(spec_step["requires"]) == third_party
 
 
 def test_the_contract_is_a_valid_inference_contract() -> None:
@@ -57,15 +65,16 @@ def test_each_step_reads_only_pipeline_inputs_or_earlier_outputs() -> None:
     assert {tensor["name"] for tensor in SPEC["outputs"]} <= known
 
 
-def test_the_file_imports_nothing_of_the_package_nor_relatively() -> None:
-    tree = ast.parse(STEPS)
+@pytest.mark.parametrize("file_name", sorted(set(FILE_OF.values())))
+def test_a_step_file_imports_nothing_of_the_package_nor_relatively(file_name: str) -> None:
+    tree = ast.parse(FOLDER.joinpath(file_name).read_bytes())
     assert not [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
     assert "mcp2026ai" not in {module for module, _ in imported_modules(tree)}
 
 
 def module_functions() -> dict[str, Any]:
     """The step file's module-level names (load_class keeps its module out of sys.modules)."""
-    cls = load_class(STEPS, label="ocr_steps.py", class_name="DetPostprocess", module_name="test.geometry")
+    cls = step_class("DetPostprocess")
     names: dict[str, Any] = cls.initialize.__globals__  # type: ignore[attr-defined]
     return names
 
