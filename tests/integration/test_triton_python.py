@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -124,6 +125,18 @@ def test_bls_to_an_unknown_model_fails_that_request_only(python_server: tuple[st
         client.infer("bls_sync", bls_inputs("undefined_model")[0])
     assert raised.value.status() == "500"
     assert client.infer("bls_sync", bls_inputs("add_sub")[0]).as_numpy("OUTPUT0") is not None
+
+
+def test_bls_calls_keep_the_callers_deadline(python_server: tuple[str, str]) -> None:
+    """A BLS call inherits what is left of its caller's timeout: a 2 s target behind a 300 ms request
+    fails that request in well under 2 s, naming the deadline."""
+    client = httpclient.InferenceServerClient(python_server[0])
+    inputs, _, _ = bls_inputs("sleepy")
+    inputs[0].set_data_from_numpy(np.array([2.0, 0, 0, 0], dtype=np.float32))
+    started = time.monotonic()
+    with pytest.raises(InferenceServerException, match="BLS request timeout expired"):
+        client.infer("bls_sync", inputs, timeout=300_000)  # Triton's timeout parameter, in microseconds
+    assert time.monotonic() - started < 1.5
 
 
 def test_bls_async_exec_gathers_two_models(python_server: tuple[str, str]) -> None:

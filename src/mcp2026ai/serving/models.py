@@ -364,7 +364,10 @@ class ServedModels:
     async def _retire(self, served_models: list[ServedModel]) -> None:
         for served in served_models:
             await served.executor.stop(self.drain_timeout_s)
-            served.backend.unload()
+            if isinstance(served.backend, RequestListBackend):  # user code's finalize() may block: off the loop
+                await asyncio.to_thread(served.backend.unload)
+            else:
+                served.backend.unload()
 
     def _swap(self, models: dict[str, _ModelEntry]) -> None:
         """Replace the served table in one assignment and publish how many versions it holds."""
