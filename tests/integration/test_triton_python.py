@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -242,6 +243,37 @@ def test_decoupled_repeat_with_tritons_own_client(python_server: tuple[str, str]
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS: Decoupled API" in done.stdout and "109 : 109" in done.stdout
+
+
+def repeat_inputs(values: list[int], delays_ms: list[int]) -> list[grpcclient.InferInput]:
+    arrays = [np.array(values, np.int32), np.array(delays_ms, np.uint32), np.array([0], np.uint32)]
+    inputs = []
+    for name, array in zip(("IN", "DELAY", "WAIT"), arrays, strict=True):
+        inputs.append(grpcclient.InferInput(name, list(array.shape), "INT32" if array.dtype == np.int32 else "UINT32"))
+        inputs[-1].set_data_from_numpy(array)
+    return inputs
+
+
+def test_decoupled_requests_interleave_on_one_stream(python_server: tuple[str, str]) -> None:
+    """Two requests in flight on one stream: the second one's responses go out between the first one's,
+    as the model sends them; each comes with its request's id."""
+    received: queue.Queue[tuple[str, int] | Exception] = queue.Queue()
+
+    def callback(result: grpcclient.InferResult | None, error: Exception | None) -> None:
+        if error is not None or result is None:
+            received.put(error or RuntimeError("no result"))
+            return
+        received.put((result.get_response().id, int(result.as_numpy("OUT")[0])))
+
+    client = grpcclient.InferenceServerClient(python_server[1])
+    client.start_stream(callback=callback)
+    try:
+        client.async_stream_infer("repeat_int32", repeat_inputs([10, 11], [100, 1500]), request_id="slow")
+        client.async_stream_infer("repeat_int32", repeat_inputs([20, 21], [200, 200]), request_id="quick")
+        answers = [received.get(timeout=20) for _ in range(4)]
+    finally:
+        client.stop_stream()
+    assert answers == [("slow", 10), ("quick", 20), ("quick", 21), ("slow", 11)], answers
 
 
 def test_decoupled_model_refuses_non_streaming_calls(python_server: tuple[str, str]) -> None:
