@@ -10,7 +10,7 @@ every producer finished; a client that goes away cancels them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 _END = object()
@@ -24,7 +24,7 @@ async def interleave(
     is_decoupled: Callable[[Request], bool],
     answer: Callable[[Request], Awaitable[Reply]],
     stream: Callable[[Request], AsyncIterator[Reply]],
-) -> AsyncIterator[Reply]:
+) -> AsyncGenerator[Reply, None]:
     """Every reply of the stream: ``answer(request)`` for ordinary requests (in order), each reply of
     ``stream(request)`` for decoupled ones (as it comes)."""
     replies: asyncio.Queue[Reply] = asyncio.Queue()
