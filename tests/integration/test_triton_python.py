@@ -294,6 +294,10 @@ def test_decoupled_model_refuses_non_streaming_calls(python_server: tuple[str, s
     with pytest.raises(InferenceServerException, match="doesn't support models with decoupled") as raised:
         client.infer("repeat_int32", inputs)
     assert raised.value.status() == "StatusCode.UNIMPLEMENTED"
+    config = client.get_model_config("repeat_int32").config
+    assert config.model_transaction_policy.decoupled and not httpx.get(
+        f"http://{python_server[0]}/v2/models/add_sub/config"
+    ).json().get("model_transaction_policy")
 
 
 def test_import_triton_checks_python_models_before_registering(tmp_path: Path) -> None:
