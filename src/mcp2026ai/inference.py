@@ -98,3 +98,5 @@ class ModelDescription:
     """Sequence batching (controls, implicit state) of a stateful model."""
     labels: tuple[str, ...] = ()
     """The class labels registered with the model (the classification extension's)."""
+    decoupled: bool = False
+    """Answers with any number of responses per request (Triton's decoupled transaction policy)."""

@@ -12,10 +12,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -126,6 +128,18 @@ def test_bls_to_an_unknown_model_fails_that_request_only(python_server: tuple[st
     assert client.infer("bls_sync", bls_inputs("add_sub")[0]).as_numpy("OUTPUT0") is not None
 
 
+def test_bls_calls_keep_the_callers_deadline(python_server: tuple[str, str]) -> None:
+    """A BLS call inherits what is left of its caller's timeout: a 2 s target behind a 300 ms request
+    fails that request in well under 2 s, naming the deadline."""
+    client = httpclient.InferenceServerClient(python_server[0])
+    inputs, _, _ = bls_inputs("sleepy")
+    inputs[0].set_data_from_numpy(np.array([2.0, 0, 0, 0], dtype=np.float32))
+    started = time.monotonic()
+    with pytest.raises(InferenceServerException, match="BLS request timeout expired"):
+        client.infer("bls_sync", inputs, timeout=300_000)  # Triton's timeout parameter, in microseconds
+    assert time.monotonic() - started < 1.5
+
+
 def test_bls_async_exec_gathers_two_models(python_server: tuple[str, str]) -> None:
     """Triton's bls async example: an async execute awaiting async_exec() on pytorch and add_sub at once."""
     client = grpcclient.InferenceServerClient(python_server[1])
@@ -231,6 +245,37 @@ def test_decoupled_repeat_with_tritons_own_client(python_server: tuple[str, str]
     assert "PASS: Decoupled API" in done.stdout and "109 : 109" in done.stdout
 
 
+def repeat_inputs(values: list[int], delays_ms: list[int]) -> list[grpcclient.InferInput]:
+    arrays = [np.array(values, np.int32), np.array(delays_ms, np.uint32), np.array([0], np.uint32)]
+    inputs = []
+    for name, array in zip(("IN", "DELAY", "WAIT"), arrays, strict=True):
+        inputs.append(grpcclient.InferInput(name, list(array.shape), "INT32" if array.dtype == np.int32 else "UINT32"))
+        inputs[-1].set_data_from_numpy(array)
+    return inputs
+
+
+def test_decoupled_requests_interleave_on_one_stream(python_server: tuple[str, str]) -> None:
+    """Two requests in flight on one stream: the second one's responses go out between the first one's,
+    as the model sends them; each comes with its request's id."""
+    received: queue.Queue[tuple[str, int] | Exception] = queue.Queue()
+
+    def callback(result: grpcclient.InferResult | None, error: Exception | None) -> None:
+        if error is not None or result is None:
+            received.put(error or RuntimeError("no result"))
+            return
+        received.put((result.get_response().id, int(result.as_numpy("OUT")[0])))
+
+    client = grpcclient.InferenceServerClient(python_server[1])
+    client.start_stream(callback=callback)
+    try:
+        client.async_stream_infer("repeat_int32", repeat_inputs([10, 11], [100, 1500]), request_id="slow")
+        client.async_stream_infer("repeat_int32", repeat_inputs([20, 21], [200, 200]), request_id="quick")
+        answers = [received.get(timeout=20) for _ in range(4)]
+    finally:
+        client.stop_stream()
+    assert answers == [("slow", 10), ("quick", 20), ("quick", 21), ("slow", 11)], answers
+
+
 def test_decoupled_model_refuses_non_streaming_calls(python_server: tuple[str, str]) -> None:
     body = {
         "inputs": [
@@ -249,6 +294,10 @@ def test_decoupled_model_refuses_non_streaming_calls(python_server: tuple[str, s
     with pytest.raises(InferenceServerException, match="doesn't support models with decoupled") as raised:
         client.infer("repeat_int32", inputs)
     assert raised.value.status() == "StatusCode.UNIMPLEMENTED"
+    config = client.get_model_config("repeat_int32").config
+    assert config.model_transaction_policy.decoupled and not httpx.get(
+        f"http://{python_server[0]}/v2/models/add_sub/config"
+    ).json().get("model_transaction_policy")
 
 
 def test_import_triton_checks_python_models_before_registering(tmp_path: Path) -> None:

@@ -97,6 +97,24 @@ dynamic_batching { max_queue_delay_microseconds: 50000 }
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 1 ] } ]
 """
+SLEEPY_SOURCE = """import time
+
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    \"\"\"add_sub after sleeping INPUT0[0] seconds (a slow BLS target).\"\"\"
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            first = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            second = pb_utils.get_input_tensor_by_name(request, "INPUT1").as_numpy()
+            time.sleep(float(first[0]))
+            outputs = [pb_utils.Tensor("OUTPUT0", first + second), pb_utils.Tensor("OUTPUT1", first - second)]
+            responses.append(pb_utils.InferenceResponse(outputs))
+        return responses
+"""
 DESCRIBE_SOURCE = """import json
 
 import numpy as np
@@ -167,6 +185,7 @@ def build_python_repository(root: Path) -> Path:
     write_python_model(root, "failing", FP32_PAIR_CONFIG.format(name="failing", backend="python"), FAILING_SOURCE)
     write_python_model(root, "doubler", BATCHED_CONFIG, BATCHED_SOURCE)
     write_python_model(root, "describe", DESCRIBE_CONFIG, DESCRIBE_SOURCE)
+    write_python_model(root, "sleepy", FP32_PAIR_CONFIG.format(name="sleepy", backend="python"), SLEEPY_SOURCE)
     for name, source in BROKEN_SOURCES.items():
         write_python_model(root, name, FP32_PAIR_CONFIG.format(name=name, backend="python"), source)
     return root

@@ -17,6 +17,7 @@ import asyncio
 from typing import Any
 
 from mcp2026ai.dataplane.bls import bind_bls
+from mcp2026ai.dataplane.decoupled import is_decoupled
 from mcp2026ai.dataplane.embeddings import EmbeddingHandlers
 from mcp2026ai.dataplane.extensions import Extensions
 from mcp2026ai.dataplane.gate import AcceptGate
@@ -143,6 +144,7 @@ class DataPlane:
             sequence=served.record.contract.sequence if served.record.contract is not None else None,
             image_layout=served.record.preprocessing.layout if served.record.preprocessing else None,
             labels=tuple(served.record.preprocessing.labels) if served.record.preprocessing else (),
+            decoupled=is_decoupled(served),
         )
 
     def model_statistics(self, name: str | None = None, version: str | None = None) -> list[dict[str, Any]]:

@@ -64,6 +64,8 @@ def model_config(model: ModelDescription) -> dict[str, Any]:
         }
     if model.sequence is not None:
         config["sequence_batching"] = sequence_batching(model.sequence, model.signature)
+    if model.decoupled:  # streaming clients (perf_analyzer) read it to choose ModelStreamInfer
+        config["model_transaction_policy"] = {"decoupled": True}
     return config
 
 

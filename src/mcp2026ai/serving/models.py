@@ -500,7 +500,10 @@ class ServedModels:
     async def _retire(self, served_models: list[ServedModel]) -> None:
         for served in served_models:
             await served.executor.stop(self.drain_timeout_s)
-            served.backend.unload()
+            if isinstance(served.backend, RequestListBackend):  # user code's finalize() may block: off the loop
+                await asyncio.to_thread(served.backend.unload)
+            else:
+                served.backend.unload()
             metrics.MODEL_RESIDENT_BYTES.labels(served.record.name, served.record.version).set(0)
         if served_models and self.budget is not None:
             served_models.clear()

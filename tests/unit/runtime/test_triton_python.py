@@ -7,6 +7,7 @@ import ast
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -210,3 +211,37 @@ def test_tensor_strings_and_dlpack() -> None:
     assert np.shares_memory(shared.as_numpy(), numbers.as_numpy()) and shared.name() == "M"
     assert pb_utils.triton_string_to_numpy("TYPE_FP32") is np.float32
     assert pb_utils.numpy_to_triton_type(np.float32) == 11 and pb_utils.triton_to_numpy_type(13) is np.object_
+
+
+INSTANCES = b"""import json
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.name = args["model_instance_name"]
+
+    def execute(self, requests):
+        time.sleep(0.3)
+        text = np.array([self.name.encode()], dtype=np.object_)
+        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", text)]) for _ in requests]
+"""
+
+
+def test_instance_group_count_instances_run_side_by_side() -> None:
+    """``instance_group [{ count: 2 }]``: two instances, each initialized with its own name, two execute
+    calls at once (each instance one at a time)."""
+    model_config = config("add_sub/config.pbtxt")
+    model_config.instance_group[0].count = 2
+    model = backend(INSTANCES, model_config)
+    model.load()
+    started = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda _: model.infer(pair())["OUTPUT0"][0], range(2)))
+    assert sorted(answers) == [b"add_sub_0_0", b"add_sub_0_1"]
+    assert time.monotonic() - started < 0.55
+    model.unload()
+    assert not model.loaded

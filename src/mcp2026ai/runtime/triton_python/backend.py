@@ -5,7 +5,8 @@ Loaded only from the bytes the caller read and verified out of the artifact stor
 The executors hand it requests as Triton does: :meth:`PythonModelBackend.infer_requests` passes a
 dynamic batch to one ``execute`` call as a list (each request keeps its own tensors) and answers each
 request on its own (a response's ``error`` fails that request only). ``execute`` runs on the
-executor's worker thread, one call at a time per instance, as in Triton; an ``async def execute``
+executor's worker thread, one call at a time per instance (``instance_group`` count instances), as in
+Triton; an ``async def execute``
 runs on an event loop of that thread. Decoupled models answer through
 :meth:`PythonModelBackend.run_decoupled`, any number of responses per request.
 """
@@ -15,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import threading
+import queue
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ import numpy as np
 from tritonclient.grpc import model_config_pb2 as mc
 
 from mcp2026ai.errors import (
+    DeadlineExceededError,
     InferenceFailedError,
     InvalidInputError,
     MCPError,
@@ -38,7 +41,7 @@ from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.python_code import load_class
 from mcp2026ai.runtime.triton_python import pb_utils
 from mcp2026ai.runtime.triton_python.bls import CURRENT, BlsGateway, ExecuteContext
-from mcp2026ai.runtime.triton_python.model_config import initialize_args, is_decoupled
+from mcp2026ai.runtime.triton_python.model_config import initialize_args, instance_count, is_decoupled
 from mcp2026ai.runtime.triton_python.support import MODULE_NAME, check_model_source, shim_module
 
 log = logging.getLogger(__name__)
@@ -71,8 +74,9 @@ class PythonModelBackend:
         self._signature = signature
         self._gateway = gateway
         self._plan = plan
-        self._instance: Any = None
-        self._execute_lock = threading.Lock()
+        self._instances: list[Any] = []
+        self._free: queue.Queue[Any] = queue.Queue()
+        """Instances not running ``execute`` now: each runs one call at a time, as in Triton."""
         self.decoupled = is_decoupled(model.config)
         self.name = model.config.name
 
@@ -86,7 +90,7 @@ class PythonModelBackend:
 
     @property
     def loaded(self) -> bool:
-        return self._instance is not None
+        return bool(self._instances)
 
     def load(self) -> None:
         """Check, run the module, build the class and call ``initialize(args)``: a failure names the file."""
@@ -101,26 +105,34 @@ class PythonModelBackend:
         )
         if not callable(getattr(cls, "execute", None)):
             raise ModelImportError(f"{label}: class {CLASS_NAME} has no execute(requests) method")
+        instances = [self._instance_of(cls, index) for index in range(instance_count(self._source.config))]
+        for instance in instances:
+            self._free.put(instance)
+        self._instances = instances
+
+    def _instance_of(self, cls: type, index: int) -> Any:
+        """One initialized instance (Triton's instance ``<name>_0_<index>`` of the instance group)."""
         instance = cls()
         initialize = getattr(instance, "initialize", None)
         if initialize is not None:
             source = self._source
-            args = initialize_args(source.config, version=source.version, repository=source.repository)
+            args = initialize_args(source.config, version=source.version, repository=source.repository, instance=index)
             try:
                 initialize(args)
             except Exception as exc:  # noqa: BLE001 - the model's own failure, reported as its load failure
-                raise ModelImportError(f"{label}: initialize() failed: {_describe(exc)}") from None
-        self._instance = instance
+                raise ModelImportError(f"{source.label}: initialize() failed: {_describe(exc)}") from None
+        return instance
 
     def unload(self) -> None:
-        instance, self._instance = self._instance, None
-        finalize = getattr(instance, "finalize", None)
-        if finalize is None:
-            return
-        try:
-            finalize()
-        except Exception:  # a failing finalize must not stop the others from unloading
-            log.exception("%s: finalize() failed", self._source.label)
+        instances, self._instances, self._free = self._instances, [], queue.Queue()
+        for instance in instances:
+            finalize = getattr(instance, "finalize", None)
+            if finalize is None:
+                continue
+            try:
+                finalize()
+            except Exception:  # a failing finalize must not stop the others from unloading
+                log.exception("%s: finalize() failed", self._source.label)
 
     def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """One request alone (the direct executor's way)."""
@@ -172,22 +184,27 @@ class PythonModelBackend:
             emit(None)
 
     def _execute(self, requests: list[pb_utils.InferenceRequest], deadline: float | None) -> Any:
-        instance = self._instance
-        if instance is None:
+        """``execute`` on a free instance (waiting for one no longer than the deadline)."""
+        if not self._instances:
             raise UnavailableError(f"model {self.name!r} is not loaded")
+        free = self._free
+        try:
+            instance = free.get(timeout=None if deadline is None else max(deadline - time.monotonic(), 0.0))
+        except queue.Empty:
+            raise DeadlineExceededError(f"model {self.name!r}: no instance free before the deadline") from None
         token = CURRENT.set(ExecuteContext(self._gateway, deadline))
         try:
-            with self._execute_lock:
-                result = instance.execute(requests)
-                if inspect.iscoroutine(result):
-                    result = asyncio.run(result)
-                return result
+            result = instance.execute(requests)
+            if inspect.iscoroutine(result):
+                result = asyncio.run(result)
+            return result
         except MCPError:
             raise
         except Exception as exc:  # noqa: BLE001 - the model's failure fails its requests, never the server
             raise InferenceFailedError(f"model {self.name!r}: execute() failed: {_describe(exc)}") from None
         finally:
             CURRENT.reset(token)
+            free.put(instance)
 
 
 def _request(model: str, item: QueuedRequest) -> pb_utils.InferenceRequest:

@@ -44,17 +44,23 @@ def _numbers(value: Any, key: str = "") -> Any:
     return value
 
 
-def initialize_args(config: mc.ModelConfig, *, version: int, repository: str = "") -> dict[str, str]:
-    """Every key Triton passes (all strings): config, instance kind and device, repository, version, name."""
+def initialize_args(config: mc.ModelConfig, *, version: int, repository: str = "", instance: int = 0) -> dict[str, str]:
+    """Every key Triton passes (all strings): config, instance kind, name and device, repository, version,
+    name."""
     return {
         "model_config": json.dumps(config_dict(config)),
         "model_instance_kind": "CPU",
-        "model_instance_name": f"{config.name}_0_0",
+        "model_instance_name": f"{config.name}_0_{instance}",
         "model_instance_device_id": "0",
         "model_repository": repository,
         "model_version": str(version),
         "model_name": config.name,
     }
+
+
+def instance_count(config: mc.ModelConfig) -> int:
+    """How many instances the ``instance_group`` entries ask for (a group without a count: one)."""
+    return sum(group.count or 1 for group in config.instance_group) or 1
 
 
 def is_decoupled(config: mc.ModelConfig) -> bool:

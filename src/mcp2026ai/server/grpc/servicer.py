@@ -20,6 +20,7 @@ from mcp2026ai.protocol import triton
 from mcp2026ai.protocol.v2_grpc import decode_request, encode_response
 from mcp2026ai.server.grpc.auth import PRINCIPAL
 from mcp2026ai.server.grpc.errors import grpc_status, trailing_metadata
+from mcp2026ai.server.grpc.streams import interleave
 from mcp2026ai.server.statistics import ServerStatistics
 
 log = logging.getLogger(__name__)
@@ -188,19 +189,24 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
         await context.abort(status, bounded_message(failure), trailing_metadata(failure))
 
     async def ModelStreamInfer(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> Any:
-        """One reply per request, in order; a failed request is answered in band (``error_message``),
-        as Triton does, and counted and traced like a unary one (its code: the status it would get)."""
+        """One reply per request, in order (a decoupled model's: any number, as it sends them, between the
+        others': server/grpc/streams.py); a failed request is answered in band (``error_message``), as
+        Triton does, and counted and traced like a unary one (its code: the status it would get)."""
         metadata = metadata_dict(context)
-        async for request in request_iterator:
-            if self.plane.inference.is_decoupled(request.model_name, request.model_version or None):
-                async for reply in self._decoupled_replies(request, metadata):
-                    yield reply
-            else:
-                yield await self._stream_reply(request, metadata)
+
+        def decoupled(request: pb.ModelInferRequest) -> bool:
+            return self.plane.inference.is_decoupled(request.model_name, request.model_version or None)
+
+        async for reply in interleave(
+            request_iterator,
+            decoupled,
+            lambda request: self._stream_reply(request, metadata),
+            lambda request: self._decoupled_replies(request, metadata),
+        ):
+            yield reply
 
     async def _decoupled_replies(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
-        """A decoupled model's responses to one request (any number), then the next request's; an error
-        ends that request's responses in band."""
+        """A decoupled model's responses to one request (any number); an error ends them in band."""
         with observe_inference(
             PROTOCOL, request.model_name, metadata, self.plane.is_served, EDGE_CODES, self.plane.serves_version
         ) as seen:
@@ -215,6 +221,10 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):  # type: ignore[m
             except MCPError as exc:
                 seen.fail(grpc_status(exc).name, exc)
                 yield pb.ModelStreamInferResponse(error_message=bounded_message(exc))
+            except Exception as exc:  # a bug must not end every other request's stream
+                log.exception("stream request to %r failed", request.model_name[:100])
+                seen.fail(grpc.StatusCode.INTERNAL.name, exc)
+                yield pb.ModelStreamInferResponse(error_message="internal error")
 
     async def _stream_reply(self, request: pb.ModelInferRequest, metadata: dict[str, str]) -> Any:
         with observe_inference(

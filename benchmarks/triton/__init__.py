@@ -1,0 +1,1 @@
+"""Triton python models served: what the python backend and a BLS hop cost."""
