@@ -27,6 +27,7 @@ from mcp2026ai.errors import MCPError, NotFoundError
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.pipeline_spec import (
     PIPELINE_FORMAT,
+    PIPELINE_SPEC_SUFFIX,
     ModelRef,
     PipelineSpec,
     PipelineSpecError,
@@ -41,7 +42,7 @@ from mcp2026ai.registry.records import ModelVersion, Stage
 from mcp2026ai.registry.store import sha256_of
 from mcp2026ai.security.paths import confined_path
 
-SPEC_SUFFIX = ".pipeline.json"
+SPEC_SUFFIX = PIPELINE_SPEC_SUFFIX
 PYTHON_SUFFIX = ".py"
 MAX_PYTHON_STEP_BYTES = 4 * 1024 * 1024
 
@@ -282,9 +283,10 @@ def _store_spec(registry: ModelRegistry, stored: StoredPipeline) -> str:
     return _store_bytes(registry, text.encode(), SPEC_SUFFIX)
 
 
-def read_pipeline(registry: ModelRegistry, record: ModelVersion) -> StoredPipeline:
-    """A pipeline version's stored spec, checked against its digest as it is read."""
-    return StoredPipeline.model_validate_json(registry.store.read(record.digest, SPEC_SUFFIX))
+def read_pipeline(registry: ModelRegistry, record: ModelVersion, data: bytes | None = None) -> StoredPipeline:
+    """A pipeline version's stored spec, checked against its digest as it is read (or ``data``: its
+    bytes already read and verified, under ``--require-signed``)."""
+    return StoredPipeline.model_validate_json(data if data is not None else registry.artifact_bytes(record))
 
 
 def python_step_source(registry: ModelRegistry, digest: str) -> bytes:

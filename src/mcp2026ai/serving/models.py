@@ -379,7 +379,8 @@ class ServedModels:
     async def _build_pipeline(self, record: ModelVersion, started: float) -> ServedModel:
         if self.pipeline_executor is None:
             raise ModelNotReadyError(f"{record.ref} is a pipeline; this server does not run pipelines")
-        backend = await asyncio.to_thread(pipeline_backend, self.registry, record)
+        keys = getattr(self.backend_factory, "trusted_keys", None)  # --require-signed: the spec verified first
+        backend = await asyncio.to_thread(pipeline_backend, self.registry, record, keys)
         await asyncio.to_thread(backend.load)
         stats = pipeline_stats(record, backend)
         executor = self.pipeline_executor(record, backend, stats, self)
