@@ -66,7 +66,11 @@ class PipelineExecutor:
         """Refused early when the first wave's model steps would refuse it."""
         for step in self.backend.waves[0]:
             if isinstance(step.model, ModelRef):
-                self.models.get(step.model.name, step.model.version).executor.check_admission(sla_class)
+                try:
+                    served = self.models.get(step.model.name, step.model.version)
+                except MCPError:
+                    continue  # submit() answers it, naming the step
+                served.executor.check_admission(sla_class)
 
     async def submit(
         self, inputs: Tensors, outputs: Sequence[str] | None, *, sla_class: SLAClass, deadline: float | None

@@ -40,7 +40,7 @@ from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
-from mcp2026ai.serving.pipelines import pipeline_backend, pipeline_stats
+from mcp2026ai.serving.pipelines import PipelineBackend, pipeline_backend, pipeline_stats
 
 log = logging.getLogger(__name__)
 
@@ -333,6 +333,16 @@ class ServedModels:
         """Registered, or refused at load (in the repository index either way)."""
         entry = self._models.get(name)
         return (entry is not None and entry.failure is not None) or self._known(name)
+
+    def step_versions(self, name: str) -> set[str]:
+        """The versions of ``name`` a loaded pipeline runs as a step (the registry sync keeps them loaded)."""
+        pinned: set[str] = set()
+        for entry in self._models.values():
+            for served in entry.versions.values():
+                if isinstance(served.backend, PipelineBackend):
+                    steps = served.backend.model_steps()
+                    pinned |= {ref.version for _, ref in steps if ref.name == name and ref.version is not None}
+        return pinned
 
     def loaded_names(self) -> list[str]:
         return sorted(name for name, entry in self._models.items() if entry.versions)

@@ -59,6 +59,8 @@ async def _loading_the_pipeline_loads_its_model_steps(tmp_path: Path) -> None:
     assert pipeline.backend.platform == "ensemble"
     outputs = await submit(pipeline)
     np.testing.assert_allclose(outputs["total"], [[4, 7, 10, 13]])
+    assert models.step_versions("calc.double") == {"1.0.0"}  # what the registry sync keeps loaded
+    assert models.step_versions("calc") == set()
     await models.unload_all()
 
 
