@@ -212,3 +212,21 @@ def test_policy_plans_each_step_and_explains_the_contract_at_c4(tmp_path: Path) 
     assert document["end_to_end"]["concurrency"] == 4 and document["end_to_end"]["requests"] > 0
     latency = document["contract_rows"][0]
     assert latency["constraint"] == "latency.p99_ms" and latency["ok"] == "yes", latency
+
+
+def test_the_breaker_counts_a_failing_step_as_the_pipelines_failure(tmp_path: Path) -> None:
+    from mcp2026ai.routing.breaker import BreakerState
+
+    registry = ModelRegistry(tmp_path / "home")
+    register_pipeline(registry, write_pipeline(tmp_path / "calc"), check_python_source)
+    with BackgroundServer(registry, ["calc"]) as running:
+        url = f"http://{running.http_url}/v2/models/calc/infer"
+        bad_data = {"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["x"]}]}
+        crash = {"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["crash"]}]}
+        with httpx.Client(timeout=30) as client:
+            for _ in range(25):  # the client's mistakes (400) are not the version's failures
+                assert client.post(url, json=bad_data).status_code == 400
+            assert running.plane.traffic.breakers.states().get(("calc", "1.0.0")) in (None, BreakerState.CLOSED)
+            for _ in range(25):  # a step failing (500) is, as any model's failure would be
+                client.post(url, json=crash)
+        assert running.plane.traffic.breakers.states()[("calc", "1.0.0")] is BreakerState.OPEN
