@@ -145,3 +145,15 @@ def test_removing_a_pipeline_leaves_its_steps(tmp_path: Path) -> None:
     registry.remove("calc")
     assert registry.model_names() == ["calc.double", "calc.shift"]
     assert not registry.store.exists(record.digest, ".pipeline.json")
+
+
+def test_a_pipeline_is_not_exported_as_a_model_file(tmp_path: Path) -> None:
+    from mcp2026ai.protocol.triton_export import export_repository
+
+    registry = ModelRegistry(tmp_path / "home")
+    register_pipeline(registry, write_pipeline(tmp_path / "p"), check_python_source)
+    with pytest.raises(InvalidArgumentError, match="calc: a pipeline is not exported as a Triton ensemble yet"):
+        export_repository(registry, ["calc"], tmp_path / "out")
+    assert not (tmp_path / "out" / "calc").exists()
+    with pytest.raises(InvalidArgumentError, match="is a pipeline: it has no model file"):
+        registry.artifact_path(registry.resolve("calc"))
