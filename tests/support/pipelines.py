@@ -28,6 +28,10 @@ class Parse:
         text = batch["text"].reshape(-1)[0].decode()
         if text == "crash":
             raise RuntimeError("the parser crashed")
+        if text == "slow":
+            import time
+
+            time.sleep(1.0)
         try:
             values = [float(part) for part in text.split(",")]
         except ValueError:

@@ -133,7 +133,7 @@ class PipelineExecutor:
     ) -> Arrays:
         if isinstance(step.model, ModelRef):
             return await self._model_step(step, step.model, given, sla_class, deadline)
-        return await self._python_step(self.backend.python[step.name], given, times)
+        return await self._python_step(self.backend.python[step.name], given, times, deadline)
 
     async def _traced_step(
         self, step: PipelineStep, given: Arrays, sla_class: SLAClass, deadline: float | None, times: timing.RequestTimes
@@ -162,7 +162,11 @@ class PipelineExecutor:
         served.stats.record_success(rows, time.perf_counter_ns() - started)  # the step's model counts it too
         return produced
 
-    async def _python_step(self, loaded: LoadedPythonStep, given: Arrays, times: timing.RequestTimes) -> Arrays:
+    async def _python_step(
+        self, loaded: LoadedPythonStep, given: Arrays, times: timing.RequestTimes, deadline: float | None
+    ) -> Arrays:
+        """``execute()`` on the step's thread; past the request's deadline the request is answered (the
+        call itself runs on: a thread cannot be stopped, and the step's next request waits for it)."""
         submitted = time.perf_counter_ns()
 
         def run() -> Any:
@@ -175,7 +179,13 @@ class PipelineExecutor:
 
         step = loaded.step
         try:
-            produced = await asyncio.get_running_loop().run_in_executor(loaded.thread, run)
+            running = asyncio.get_running_loop().run_in_executor(loaded.thread, run)
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            produced = await asyncio.wait_for(running, timeout)
+        except TimeoutError as exc:
+            if deadline is None or time.monotonic() < deadline:  # the step's own TimeoutError: its failure
+                raise InferenceFailedError(f"pipeline step {step.name!r} failed: TimeoutError: {exc}") from None
+            raise DeadlineExceededError(f"pipeline step {step.name!r}: deadline passed while it ran") from None
         except InvalidInputError as exc:
             raise InvalidInputError(f"pipeline step {step.name!r}: {exc}") from None
         except MCPError as exc:

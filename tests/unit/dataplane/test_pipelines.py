@@ -75,6 +75,25 @@ async def _a_passed_deadline_names_the_next_step(tmp_path: Path) -> None:
     await models.unload_all()
 
 
+def test_a_python_step_running_past_the_deadline_is_answered(tmp_path: Path) -> None:
+    asyncio.run(_a_python_step_running_past_the_deadline_is_answered(tmp_path))
+
+
+async def _a_python_step_running_past_the_deadline_is_answered(tmp_path: Path) -> None:
+    models, pipeline = await served(tmp_path)
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceededError, match="pipeline step 'parse': deadline passed while it ran"):
+        await pipeline.executor.submit(
+            {"text": np.array([b"slow"], dtype=np.object_)},
+            None,
+            sla_class=SLAClass.BEST_EFFORT,
+            deadline=started + 0.2,
+        )
+    assert time.monotonic() - started < 0.9  # answered at the deadline, not when the step returned
+    await asyncio.sleep(1.0)  # the step's thread finishes its call
+    await models.unload_all()
+
+
 def test_a_step_answering_without_an_output_is_a_500_naming_it(tmp_path: Path) -> None:
     asyncio.run(_a_step_answering_without_an_output_is_a_500_naming_it(tmp_path))
 
