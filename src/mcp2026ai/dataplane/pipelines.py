@@ -31,7 +31,8 @@ from mcp2026ai.errors import (
     ModelNotReadyError,
     OverloadedError,
 )
-from mcp2026ai.ir.pipeline_spec import ModelRef, PipelineStep
+from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.ir.pipeline_spec import ModelRef, PipelineStep, producers
 from mcp2026ai.observability import tracing
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.runtime.base import Backend, Tensors
@@ -54,6 +55,8 @@ class PipelineExecutor:
         self.stats = stats
         self.models = models
         self.name = backend.record.name
+        self._made_by = producers(backend.stored, backend.record.ref)
+        self._declared = {spec.name: spec.datatype for spec in backend.signature.outputs}
         self._accepting = False
         self._in_flight = 0
         self._idle = asyncio.Event()
@@ -88,11 +91,24 @@ class PipelineExecutor:
             self.stats.record_queue(1, times.queue_ns)
             self.stats.record_execution(times.compute_ns)
             wanted = outputs or [spec.name for spec in self.backend.signature.outputs]
-            return {name: tensors[name] for name in wanted}
+            return {name: self._declared_output(name, tensors[name]) for name in wanted}
         finally:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
+
+    def _declared_output(self, name: str, array: np.ndarray) -> np.ndarray:
+        """A pipeline output as its metadata declares it: another datatype is the producing step's fault."""
+        try:
+            given = v2_datatype(array.dtype)
+        except MCPError:
+            given = str(array.dtype)
+        if given != self._declared[name]:
+            step = self._made_by.get(name) or "the pipeline's inputs"
+            raise InferenceFailedError(
+                f"pipeline step {step!r}: output {name!r} is {given}, the pipeline declares {self._declared[name]}"
+            )
+        return array
 
     async def _run_waves(self, inputs: Tensors, sla_class: SLAClass, deadline: float | None) -> dict[str, Any]:
         tensors: dict[str, Any] = dict(inputs)

@@ -38,7 +38,7 @@ MAX_PYTHON_STEP_BYTES = 4 * 1024 * 1024
 
 SourceCheck = Callable[[bytes, str], None]
 """Checks a Python step's source (syntax, importable modules), raising ModelImportError naming file and
-line: :func:`mcp2026ai.runtime.python_code.check_source` (the registry cannot import the runtime)."""
+line: :func:`mcp2026ai.runtime.python_code.check_python_source` (the registry cannot import the runtime)."""
 
 
 @dataclass

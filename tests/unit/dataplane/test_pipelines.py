@@ -107,6 +107,22 @@ async def _a_step_answering_without_an_output_is_a_500_naming_it(tmp_path: Path)
     await models.unload_all()
 
 
+def test_an_output_of_another_datatype_is_a_500_naming_its_step(tmp_path: Path) -> None:
+    asyncio.run(_an_output_of_another_datatype_is_a_500_naming_its_step(tmp_path))
+
+
+async def _an_output_of_another_datatype_is_a_500_naming_its_step(tmp_path: Path) -> None:
+    wrong = STEPS.replace(
+        'return {"total": batch["a"] + batch["b"]}', 'return {"total": (batch["a"] + 1).astype("float64")}'
+    )
+    models, pipeline = await served(tmp_path, wrong)
+    with pytest.raises(
+        InferenceFailedError, match="pipeline step 'join': output 'total' is FP64, the pipeline declares FP32"
+    ):
+        await submit(pipeline)
+    await models.unload_all()
+
+
 def test_each_step_has_its_span(tmp_path: Path, spans: InMemorySpanExporter) -> None:
     asyncio.run(_each_step_has_its_span(tmp_path, spans))
 
