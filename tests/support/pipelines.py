@@ -60,7 +60,7 @@ kind: pipeline
 name: calc
 inputs: [{name: text, datatype: BYTES, shape: [1]}]
 outputs: [{name: total, datatype: FP32, shape: [-1, 4]}, {name: doubled, datatype: FP32, shape: [-1, 4]}]
-contract: {sla_class: latency-critical, latency: {p99_ms: 200}}
+contract: {sla_class: throughput-guaranteed, latency: {p99_ms: 200}}
 steps:
   - name: parse
     python: steps/calc_steps.py
