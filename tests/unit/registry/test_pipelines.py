@@ -103,7 +103,8 @@ def test_a_declared_requirement_missing_registers_nothing(tmp_path: Path) -> Non
 
 
 def test_a_bad_contract_registers_nothing(tmp_path: Path) -> None:
-    refused(tmp_path, SPEC.replace("sla_class: throughput-guaranteed", "sla_class: urgent"), match=r"calc.yaml: contract")
+    spec = SPEC.replace("sla_class: throughput-guaranteed", "sla_class: urgent")
+    refused(tmp_path, spec, match=r"calc.yaml: contract")
 
 
 def test_a_missing_class_registers_nothing(tmp_path: Path) -> None:
