@@ -4,6 +4,7 @@ and `mcp model register` + `mcp serve` from the command line."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -187,3 +188,45 @@ def test_a_triton_ensemble_is_served_from_its_repository(tmp_path: Path) -> None
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)
     assert process.returncode == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.slow
+def test_policy_plans_each_step_and_explains_the_contract_at_c4(tmp_path: Path) -> None:
+    env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    spec = write_pipeline(tmp_path / "calc")
+    subprocess.run([*mcp_command(), "model", "register", "--path", str(spec)], env=env, check=True, capture_output=True)
+    example = tmp_path / "text.txt"
+    example.write_bytes(b"1,2,3,4")
+    plan = [*mcp_command(), "policy", "plan", "--model", "calc", "--input", f"text={example}"]
+    plan += ["--seconds-per-plan", "0.1", "--total-seconds", "2"]
+    done = subprocess.run(plan, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "plan per step" in done.stdout and "calc.double:1.0.0" in done.stdout
+    explained = subprocess.run(
+        [*mcp_command(), "policy", "explain", "--model", "calc", "--json"], env=env, capture_output=True, text=True
+    )
+    assert explained.returncode == 0, explained.stderr
+    document = json.loads(explained.stdout)
+    assert [step["step"] for step in document["steps"]] == ["double", "shift"]
+    assert all(step["plan"].startswith("cpu/") and step["cores"] >= 1 for step in document["steps"])
+    assert document["end_to_end"]["concurrency"] == 4 and document["end_to_end"]["requests"] > 0
+    latency = document["contract_rows"][0]
+    assert latency["constraint"] == "latency.p99_ms" and latency["ok"] == "yes", latency
+
+
+def test_the_breaker_counts_a_failing_step_as_the_pipelines_failure(tmp_path: Path) -> None:
+    from mcp2026ai.routing.breaker import BreakerState
+
+    registry = ModelRegistry(tmp_path / "home")
+    register_pipeline(registry, write_pipeline(tmp_path / "calc"), check_python_source)
+    with BackgroundServer(registry, ["calc"]) as running:
+        url = f"http://{running.http_url}/v2/models/calc/infer"
+        bad_data = {"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["x"]}]}
+        crash = {"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["crash"]}]}
+        with httpx.Client(timeout=30) as client:
+            for _ in range(25):  # the client's mistakes (400) are not the version's failures
+                assert client.post(url, json=bad_data).status_code == 400
+            assert running.plane.traffic.breakers.states().get(("calc", "1.0.0")) in (None, BreakerState.CLOSED)
+            for _ in range(25):  # a step failing (500) is, as any model's failure would be
+                client.post(url, json=crash)
+        assert running.plane.traffic.breakers.states()[("calc", "1.0.0")] is BreakerState.OPEN

@@ -28,6 +28,10 @@ class Parse:
         text = batch["text"].reshape(-1)[0].decode()
         if text == "crash":
             raise RuntimeError("the parser crashed")
+        if text == "slow":
+            import time
+
+            time.sleep(1.0)
         try:
             values = [float(part) for part in text.split(",")]
         except ValueError:
@@ -56,7 +60,7 @@ kind: pipeline
 name: calc
 inputs: [{name: text, datatype: BYTES, shape: [1]}]
 outputs: [{name: total, datatype: FP32, shape: [-1, 4]}, {name: doubled, datatype: FP32, shape: [-1, 4]}]
-contract: {sla_class: latency-critical, latency: {p99_ms: 200}}
+contract: {sla_class: throughput-guaranteed, latency: {p99_ms: 200}}
 steps:
   - name: parse
     python: steps/calc_steps.py

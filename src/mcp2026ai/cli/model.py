@@ -213,6 +213,10 @@ def _register_on_server(
         raise InvalidArgumentError("--name and --path are required")
     asked = Registration(version, stage, parse_tags(tag or []), load_contract(contract) if contract else None)
     source = path if is_remote(path) else Path(path)
+    if isinstance(source, Path) and is_pipeline_spec(source):
+        raise InvalidArgumentError(
+            f"--path {path}: a pipeline spec registers where its files are: run `mcp model register` without --server"
+        )
     if isinstance(source, Path) and not source.is_file():
         raise InvalidArgumentError(f"--path {path}: not a file (with --server, one model file or a URL)")
     _print_registered(context.management().register(name, source, asked), as_json)

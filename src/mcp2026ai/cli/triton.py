@@ -15,6 +15,7 @@ from mcp2026ai.cli.output import console
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.protocol.triton_export import export_repository
 from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry.pipelines import is_pipeline
 from mcp2026ai.registry.triton_import import import_repository
 from mcp2026ai.runtime.triton_python import check_model_source
 from mcp2026ai.security import AuditLog
@@ -48,12 +49,23 @@ def export(
 ) -> None:
     """Write registered models as a model repository (Triton: config.pbtxt + numeric version directories)."""
     registry = context.registry()
-    names = list(name or registry.model_names())
+    names = list(name or _exportable(registry))
     if not names:
         raise InvalidArgumentError("nothing to export: register a model first")
     for directory in export_repository(registry, names, out):
         versions = ", ".join(sorted((p.name for p in directory.iterdir() if p.is_dir()), key=int))
         console.print(f"exported {directory.name}: {directory} (versions {versions})", highlight=False, soft_wrap=True)
+
+
+def _exportable(registry: ModelRegistry) -> list[str]:
+    """Every model but the pipelines (not exported as ensembles yet: a note names each)."""
+    names = []
+    for model in registry.model_names():
+        if is_pipeline(registry.resolve(model)):
+            console.print(f"note: {model}: a pipeline, not exported (its step models are)", highlight=False)
+        else:
+            names.append(model)
+    return names
 
 
 def repository_registry(repository: Path) -> tuple[ModelRegistry, RepositoryServing]:

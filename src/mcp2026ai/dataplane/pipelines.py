@@ -31,7 +31,8 @@ from mcp2026ai.errors import (
     ModelNotReadyError,
     OverloadedError,
 )
-from mcp2026ai.ir.pipeline_spec import ModelRef, PipelineStep
+from mcp2026ai.ir.dtypes import v2_datatype
+from mcp2026ai.ir.pipeline_spec import ModelRef, PipelineStep, producers
 from mcp2026ai.observability import tracing
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.runtime.base import Backend, RequestDetails, Tensors
@@ -54,6 +55,8 @@ class PipelineExecutor:
         self.stats = stats
         self.models = models
         self.name = backend.record.name
+        self._made_by = producers(backend.stored, backend.record.ref)
+        self._declared = {spec.name: spec.datatype for spec in backend.signature.outputs}
         self._accepting = False
         self._in_flight = 0
         self._idle = asyncio.Event()
@@ -66,7 +69,11 @@ class PipelineExecutor:
         """Refused early when the first wave's model steps would refuse it."""
         for step in self.backend.waves[0]:
             if isinstance(step.model, ModelRef):
-                self.models.get(step.model.name, step.model.version).executor.check_admission(sla_class)
+                try:
+                    served = self.models.get(step.model.name, step.model.version)
+                except MCPError:
+                    continue  # submit() answers it, naming the step
+                served.executor.check_admission(sla_class)
 
     async def submit(
         self,
@@ -92,11 +99,24 @@ class PipelineExecutor:
             self.stats.record_queue(1, times.queue_ns)
             self.stats.record_execution(times.compute_ns)
             wanted = outputs or [spec.name for spec in self.backend.signature.outputs]
-            return {name: tensors[name] for name in wanted}
+            return {name: self._declared_output(name, tensors[name]) for name in wanted}
         finally:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
+
+    def _declared_output(self, name: str, array: np.ndarray) -> np.ndarray:
+        """A pipeline output as its metadata declares it: another datatype is the producing step's fault."""
+        try:
+            given = v2_datatype(array.dtype)
+        except MCPError:
+            given = str(array.dtype)
+        if given != self._declared[name]:
+            step = self._made_by.get(name) or "the pipeline's inputs"
+            raise InferenceFailedError(
+                f"pipeline step {step!r}: output {name!r} is {given}, the pipeline declares {self._declared[name]}"
+            )
+        return array
 
     async def _run_waves(self, inputs: Tensors, sla_class: SLAClass, deadline: float | None) -> dict[str, Any]:
         tensors: dict[str, Any] = dict(inputs)
@@ -137,7 +157,7 @@ class PipelineExecutor:
     ) -> Arrays:
         if isinstance(step.model, ModelRef):
             return await self._model_step(step, step.model, given, sla_class, deadline)
-        return await self._python_step(self.backend.python[step.name], given, times)
+        return await self._python_step(self.backend.python[step.name], given, times, deadline)
 
     async def _traced_step(
         self, step: PipelineStep, given: Arrays, sla_class: SLAClass, deadline: float | None, times: timing.RequestTimes
@@ -166,7 +186,11 @@ class PipelineExecutor:
         served.stats.record_success(rows, time.perf_counter_ns() - started)  # the step's model counts it too
         return produced
 
-    async def _python_step(self, loaded: LoadedPythonStep, given: Arrays, times: timing.RequestTimes) -> Arrays:
+    async def _python_step(
+        self, loaded: LoadedPythonStep, given: Arrays, times: timing.RequestTimes, deadline: float | None
+    ) -> Arrays:
+        """``execute()`` on the step's thread; past the request's deadline the request is answered (the
+        call itself runs on: a thread cannot be stopped, and the step's next request waits for it)."""
         submitted = time.perf_counter_ns()
 
         def run() -> Any:
@@ -179,7 +203,13 @@ class PipelineExecutor:
 
         step = loaded.step
         try:
-            produced = await asyncio.get_running_loop().run_in_executor(loaded.thread, run)
+            running = asyncio.get_running_loop().run_in_executor(loaded.thread, run)
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            produced = await asyncio.wait_for(running, timeout)
+        except TimeoutError as exc:
+            if deadline is None or time.monotonic() < deadline:  # the step's own TimeoutError: its failure
+                raise InferenceFailedError(f"pipeline step {step.name!r} failed: TimeoutError: {exc}") from None
+            raise DeadlineExceededError(f"pipeline step {step.name!r}: deadline passed while it ran") from None
         except InvalidInputError as exc:
             raise InvalidInputError(f"pipeline step {step.name!r}: {exc}") from None
         except MCPError as exc:

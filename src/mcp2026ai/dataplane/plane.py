@@ -24,10 +24,12 @@ from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.generation import GenerationHandlers
 from mcp2026ai.dataplane.inference import InferenceHandlers
 from mcp2026ai.dataplane.repository import RepositoryHandlers
+from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.inference import DynamicBatching, ModelDescription
 from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.registry.package import ModelPackage, model_package
+from mcp2026ai.registry.pipelines import is_pipeline
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security.audit import AuditLog
 from mcp2026ai.serving.limits import GenerationLimits
@@ -119,6 +121,8 @@ class DataPlane:
     async def model_artifact(self, name: str, version: str | None = None) -> tuple[ModelVersion, bytes]:
         """A served version's artifact bytes (decrypted, checked against its digest)."""
         record = self.model_record(name, version)
+        if is_pipeline(record):
+            raise InvalidArgumentError(f"{record.ref} is a pipeline: it runs on the server only (no model file)")
         return record, await asyncio.to_thread(self.models.registry.artifact_bytes, record)
 
     def describe(self, name: str, version: str | None = None) -> ModelDescription:

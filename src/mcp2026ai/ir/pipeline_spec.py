@@ -23,6 +23,8 @@ from mcp2026ai.messages import describe_validation_error, read_yaml_file
 PIPELINE_KIND = "pipeline"
 PIPELINE_FORMAT = "pipeline"
 """A pipeline version's ``format`` in the catalog; its digest is its stored spec's."""
+PIPELINE_SPEC_SUFFIX = ".pipeline.json"
+"""The stored spec's suffix in the artifact store."""
 STEP_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 MAX_STEPS = 64
 

@@ -24,6 +24,7 @@ from mcp2026ai.inference import DynamicBatching, ModelDescription
 from mcp2026ai.protocol.triton import model_config
 from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
 from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.pipelines import is_pipeline
 from mcp2026ai.registry.triton_import import stored_config
 from mcp2026ai.registry.triton_python import PYTHON_FORMAT
 from mcp2026ai.registry.triton_repository import (
@@ -52,6 +53,10 @@ def plan_export(registry: ModelRegistry, name: str, out: Path) -> ExportedModel:
     default = registry.resolve(name)
     if is_llm_format(default.format):
         raise InvalidArgumentError(f"{name}: a language model has no Triton ONNX layout; export tensor models")
+    if is_pipeline(default):
+        raise InvalidArgumentError(
+            f"{name}: a pipeline is not exported as a Triton ensemble yet; export its step models by name"
+        )
     if (out / name).exists():
         raise AlreadyExistsError(f"{out / name}: already exists; export into an empty directory")
     records = [record for record in registry.versions(name) if record.stage != Stage.ARCHIVED]

@@ -14,6 +14,7 @@ from mcp2026ai.errors import AlreadyExistsError, InvalidArgumentError, NotFoundE
 from mcp2026ai.ir import import_model
 from mcp2026ai.ir.llm_convert import default_cache_dir, is_llm_source, source_digest
 from mcp2026ai.ir.llm_info import LLMInfo, LLMPrecision
+from mcp2026ai.ir.pipeline_spec import PIPELINE_FORMAT, PIPELINE_SPEC_SUFFIX
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.registry.audit_trail import REGISTER_ACTION, recover_pending
 from mcp2026ai.registry.catalog import AuditIntent, Catalog
@@ -277,6 +278,8 @@ class ModelRegistry:
             if is_llm_format(record.format):
                 others = (other.digest for other in self.catalog.versions() if is_llm_format(other.format))
                 delete_llm(self.store, record.digest, others)
+            elif record.format == PIPELINE_FORMAT:  # its steps stay registered (remove them by name)
+                self.store.delete(record.digest, PIPELINE_SPEC_SUFFIX)
             else:
                 self.store.delete(record.digest)
         return doomed
@@ -284,6 +287,8 @@ class ModelRegistry:
     def artifact_path(self, record: ModelVersion) -> Path:
         """The plaintext file, checked against its digest; an artifact encrypted at rest has none: use
         :meth:`artifact_bytes`."""
+        if record.format == PIPELINE_FORMAT:
+            raise InvalidArgumentError(f"{record.ref} is a pipeline: it has no model file (its steps do)")
         if is_llm_format(record.format):
             raise InvalidArgumentError(
                 f"{record.ref} is a language model: generate with `mcp generate` or the /v1 and /generate endpoints"
@@ -307,6 +312,8 @@ class ModelRegistry:
         manifest, which names every file's digest (each checked when the files are laid out)."""
         if is_llm_format(record.format):
             return self.store.read(record.digest, MANIFEST_SUFFIX)
+        if record.format == PIPELINE_FORMAT:  # its stored spec, which names each step's digest or version
+            return self.store.read(record.digest, PIPELINE_SPEC_SUFFIX)
         return self.store.read(record.digest)
 
 

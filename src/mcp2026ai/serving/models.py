@@ -44,7 +44,7 @@ from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
 from mcp2026ai.serving.memory_budget import Resident
 from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
-from mcp2026ai.serving.pipelines import pipeline_backend, pipeline_stats
+from mcp2026ai.serving.pipelines import PipelineBackend, pipeline_backend, pipeline_stats
 
 log = logging.getLogger(__name__)
 
@@ -417,6 +417,16 @@ class ServedModels:
         entry = self._models.get(name)
         return (entry is not None and entry.failure is not None) or self._known(name)
 
+    def step_versions(self, name: str) -> set[str]:
+        """The versions of ``name`` a loaded pipeline runs as a step (the registry sync keeps them loaded)."""
+        pinned: set[str] = set()
+        for entry in self._models.values():
+            for served in entry.versions.values():
+                if isinstance(served.backend, PipelineBackend):
+                    steps = served.backend.model_steps()
+                    pinned |= {ref.version for _, ref in steps if ref.name == name and ref.version is not None}
+        return pinned
+
     def loaded_names(self) -> list[str]:
         return sorted(name for name, entry in self._models.items() if entry.versions)
 
@@ -466,7 +476,8 @@ class ServedModels:
     async def _build_pipeline(self, record: ModelVersion, started: float) -> ServedModel:
         if self.pipeline_executor is None:
             raise ModelNotReadyError(f"{record.ref} is a pipeline; this server does not run pipelines")
-        backend = await asyncio.to_thread(pipeline_backend, self.registry, record)
+        keys = getattr(self.backend_factory, "trusted_keys", None)  # --require-signed: the spec verified first
+        backend = await asyncio.to_thread(pipeline_backend, self.registry, record, keys)
         await asyncio.to_thread(backend.load)
         stats = pipeline_stats(record, backend)
         executor = self.pipeline_executor(record, backend, stats, self)

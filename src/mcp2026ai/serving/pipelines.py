@@ -24,10 +24,12 @@ from mcp2026ai.ir.pipeline_spec import ModelRef, PipelineStep, StoredPipeline, s
 from mcp2026ai.ir.signature import Signature
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.pipelines import python_step_source, read_pipeline
+from mcp2026ai.registry.signing import read_verified_artifact
 from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.pipeline_stats import PipelineStats
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
 from mcp2026ai.runtime.python_code import load_class
+from mcp2026ai.security.trust import TrustedKeys
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +132,14 @@ class PipelineBackend:
         self._loaded = False
 
 
-def pipeline_backend(registry: ModelRegistry, record: ModelVersion) -> PipelineBackend:
-    """Read a pipeline version's spec and its Python steps' sources, each checked against its digest."""
-    stored = read_pipeline(registry, record)
+def pipeline_backend(
+    registry: ModelRegistry, record: ModelVersion, trusted_keys: TrustedKeys | None = None
+) -> PipelineBackend:
+    """Read a pipeline version's spec and its Python steps' sources, each checked against its digest;
+    with ``trusted_keys`` (``--require-signed``) the spec is verified against the version's signature
+    first (it names every Python step's digest, so the steps' code is covered too)."""
+    verified = read_verified_artifact(registry, record, trusted_keys) if trusted_keys is not None else None
+    stored = read_pipeline(registry, record, verified)
     sources = {step.name: python_step_source(registry, step.python) for step in stored.steps if step.python is not None}
     return PipelineBackend(record, stored, sources)
 

@@ -12,6 +12,7 @@ import numpy as np
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy
+from mcp2026ai.registry.pipelines import is_pipeline
 from mcp2026ai.serving.models import ServedModel, ServedModels
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,8 @@ class ReplanSupervisor:
 
     def _observe(self, served: ServedModel) -> Decision | None:
         latencies = served.stats.take_window()
+        if is_pipeline(served.record):  # its model steps are watched as models (`mcp policy plan` splits it)
+            return None
         if served.record.contract is None or len(latencies) < MIN_WINDOW_REQUESTS:
             return None
         p99 = float(np.percentile(latencies, 99))

@@ -160,6 +160,8 @@ class ServingSync:
             await self._load_model(fallback)  # first: it serves while the versions below fail
         extras = [rollout.canary, rollout.shadow] if rollout else []
         wanted = {default} | {version for version in extras if version} | self.pinned.get(name, set())
+        if isinstance(models, ServedModels):
+            wanted |= models.step_versions(name)  # the versions loaded pipelines run as steps
         loaded = {served.record.version for served in models.served_versions(name)}
         for version in sorted(wanted - loaded):
             try:

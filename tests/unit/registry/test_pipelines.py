@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from onnx import TensorProto
 
-from mcp2026ai.errors import InvalidArgumentError, ModelImportError
+from mcp2026ai.errors import IntegrityError, InvalidArgumentError, ModelImportError
 from mcp2026ai.ir.pipeline_spec import PIPELINE_FORMAT, ModelRef
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.pipelines import python_step_source, read_pipeline, register_pipeline
@@ -103,7 +103,8 @@ def test_a_declared_requirement_missing_registers_nothing(tmp_path: Path) -> Non
 
 
 def test_a_bad_contract_registers_nothing(tmp_path: Path) -> None:
-    refused(tmp_path, SPEC.replace("sla_class: latency-critical", "sla_class: urgent"), match=r"calc.yaml: contract")
+    spec = SPEC.replace("sla_class: throughput-guaranteed", "sla_class: urgent")
+    refused(tmp_path, spec, match=r"calc.yaml: contract")
 
 
 def test_a_missing_class_registers_nothing(tmp_path: Path) -> None:
@@ -113,3 +114,47 @@ def test_a_missing_class_registers_nothing(tmp_path: Path) -> None:
 def test_code_errors_are_import_errors() -> None:
     with pytest.raises(ModelImportError):
         check_python_source(b"def f(:\n", "x.py")
+
+
+def test_a_signed_pipeline_loads_under_require_signed_and_covers_its_steps(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from mcp2026ai.errors import SignatureError
+    from mcp2026ai.registry.signing import sign_version
+    from mcp2026ai.security.keys import SigningKey
+    from mcp2026ai.security.trust import TrustedKeys
+    from mcp2026ai.serving.pipelines import pipeline_backend
+
+    registry = ModelRegistry(tmp_path / "home")
+    record = register_pipeline(registry, write_pipeline(tmp_path / "p"), check_python_source)
+    key = SigningKey("ops", Ed25519PrivateKey.generate())
+    with pytest.raises(SignatureError):
+        pipeline_backend(registry, record, TrustedKeys([key.public]))  # not signed yet
+    sign_version(registry, record, key)
+    backend = pipeline_backend(registry, record, TrustedKeys([key.public]))
+    assert backend.stored.step("parse").python == read_pipeline(registry, record).step("parse").python
+    digest = backend.stored.step("parse").python
+    assert digest is not None
+    registry.store.path_for(digest, ".py").write_bytes(b"class Parse: pass\n")  # a step's code swapped on disk
+    with pytest.raises(IntegrityError):
+        pipeline_backend(registry, record, TrustedKeys([key.public]))
+
+
+def test_removing_a_pipeline_leaves_its_steps(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    record = register_pipeline(registry, write_pipeline(tmp_path / "p"), check_python_source)
+    registry.remove("calc")
+    assert registry.model_names() == ["calc.double", "calc.shift"]
+    assert not registry.store.exists(record.digest, ".pipeline.json")
+
+
+def test_a_pipeline_is_not_exported_as_a_model_file(tmp_path: Path) -> None:
+    from mcp2026ai.protocol.triton_export import export_repository
+
+    registry = ModelRegistry(tmp_path / "home")
+    register_pipeline(registry, write_pipeline(tmp_path / "p"), check_python_source)
+    with pytest.raises(InvalidArgumentError, match="calc: a pipeline is not exported as a Triton ensemble yet"):
+        export_repository(registry, ["calc"], tmp_path / "out")
+    assert not (tmp_path / "out" / "calc").exists()
+    with pytest.raises(InvalidArgumentError, match="is a pipeline: it has no model file"):
+        registry.artifact_path(registry.resolve("calc"))

@@ -1,0 +1,74 @@
+"""The split of a pipeline's contract between its model steps (pure), and a pipeline planned step by step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp2026ai.contract import InferenceContract, LatencySpec, SLAClass
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
+from mcp2026ai.policy.pipelines import (
+    HOP_RESERVE,
+    PYTHON_RESERVE,
+    latency_budgets,
+    plan_pipeline,
+    shares,
+    step_contract,
+    store_pipeline_plan,
+    stored_pipeline_plan,
+)
+from mcp2026ai.policy.profiler import ProfileBudget
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry.pipelines import register_pipeline
+from mcp2026ai.runtime.python_code import check_python_source
+from support.pipelines import write_pipeline
+
+
+@pytest.mark.parametrize(
+    ("costs", "cores", "expected"),
+    [
+        ({"det": 8.0, "cls": 1.0, "rec": 3.0}, 2, {"det": 1, "cls": 1, "rec": 1}),
+        ({"det": 8.0, "cls": 1.0, "rec": 3.0}, 8, {"det": 5, "cls": 1, "rec": 2}),
+        ({"a": 1.0, "b": 1.0}, 4, {"a": 2, "b": 2}),
+        ({"a": 1.0}, 2, {"a": 2}),
+    ],
+)
+def test_cores_follow_cost_with_one_each_at_least(
+    costs: dict[str, float], cores: int, expected: dict[str, int]
+) -> None:
+    assert shares(costs, cores) == expected
+
+
+def test_the_latency_budget_is_split_by_cost_after_a_reserve() -> None:
+    contract = InferenceContract(latency=LatencySpec(p99_ms=100))
+    with_python = latency_budgets(contract, {"a": 3.0, "b": 1.0}, has_python=True)
+    assert with_python == pytest.approx({"a": 75 * (1 - PYTHON_RESERVE), "b": 25 * (1 - PYTHON_RESERVE)})
+    assert sum(latency_budgets(contract, {"a": 1.0}, has_python=False).values()) == pytest.approx(
+        100 - 100 * HOP_RESERVE
+    )
+
+
+def test_a_step_keeps_the_pipelines_class_and_floors() -> None:
+    contract = InferenceContract(sla_class=SLAClass.LATENCY_CRITICAL, latency=LatencySpec(p99_ms=100, p95_ms=50))
+    derived = step_contract(contract, 40)
+    assert (derived.sla_class, derived.latency.p99_ms, derived.latency.p95_ms) == (SLAClass.LATENCY_CRITICAL, 40, 20)
+    assert derived.throughput == contract.throughput and derived.precision == contract.precision
+
+
+@pytest.mark.slow
+def test_each_model_step_is_planned_and_stored(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    record = register_pipeline(registry, write_pipeline(tmp_path / "p"), check_python_source)
+    budget = ProfileBudget(seconds_per_plan=0.1, total_seconds=2)
+    planned = plan_pipeline(registry, record, budget)
+    assert [step.step for step in planned.steps] == ["double", "shift"]
+    assert planned.python_steps == ["parse", "join"]
+    for step in planned.steps:
+        assert step.cores >= 1 and step.plan != "none" and step.expected_p99_ms is not None
+        assert step.p99_budget_ms < 200
+        name, version = step.model.split(":")
+        stored = PolicyOrchestrator(registry).stored(registry.resolve(name, version))
+        assert stored is not None and stored.decision_id == step.decision_id  # the single-model policy's plan
+    store_pipeline_plan(registry, record, planned)
+    assert stored_pipeline_plan(registry, record) == planned
