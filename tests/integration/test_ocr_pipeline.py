@@ -12,14 +12,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import onnxruntime as ort
 import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
 import yaml
 from PIL import Image
 
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.bundled_pipelines import materialize_pipeline
+from mcp2026ai.errors import InvalidInputError
+from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.registry.pipelines import register_pipeline
+from mcp2026ai.runtime.python_code import check_python_source
+from mcp2026ai.testing import BackgroundServer
 from tests.support.images import png_bytes, render_text
 from tests.support.ocr_pages import TEXT_IMAGES, TextImage
 from tests.support.pipeline_direct import DirectPipeline, ModelStep, image_request, load_pipeline
@@ -121,12 +129,49 @@ def test_a_page_without_text_gives_no_lines(direct: DirectPipeline, reference: A
 
 def test_bytes_that_are_no_image_are_a_value_error_naming_the_problem(direct: DirectPipeline) -> None:
     with pytest.raises(
-        ValueError, match=r"^image \(20 bytes\) does not decode: not a PNG, JPEG or other format Pillow reads$"
+        InvalidInputError, match=r"^image \(20 bytes\) does not decode: not a PNG, JPEG or other format Pillow reads$"
     ):
         direct(image_request(b"this is not an image"))
 
 
 def test_a_truncated_png_is_a_value_error(direct: DirectPipeline) -> None:
     whole = TEXT_IMAGES[2].encoded()
-    with pytest.raises(ValueError, match=r"^image \(\d+ bytes\) does not decode: .*truncated"):
+    with pytest.raises(InvalidInputError, match=r"^image \(\d+ bytes\) does not decode: .*truncated"):
         direct(image_request(whole[: len(whole) // 2]))
+
+
+@pytest.fixture(scope="module")
+def served(spec_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
+    """The bundled spec registered as `mcp model register --name ocr --path "$(mcp bundled ocr)"` does."""
+    registry = ModelRegistry(tmp_path_factory.mktemp("served-home"))
+    register_pipeline(registry, spec_path, check_python_source, name="ocr")
+    with BackgroundServer(registry, ["ocr"]) as running:
+        yield running
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_served_pipeline_answers_as_rapidocr_over_http_and_grpc(served: BackgroundServer, reference: Any) -> None:
+    """tritonclient, unchanged, against the served pipeline: RapidOCR's lines, boxes and scores."""
+    for case in (TEXT_IMAGES[0], TEXT_IMAGES[2]):
+        image = case.encoded()
+        texts, boxes, scores = reference_lines(reference, image)
+        tensor = httpclient.InferInput("image", [1], "BYTES")
+        tensor.set_data_from_numpy(np.array([image], dtype=np.object_))
+        answer = httpclient.InferenceServerClient(served.http_url).infer("ocr", [tensor])
+        assert [line.decode() for line in answer.as_numpy("text")] == texts, case.name
+        np.testing.assert_allclose(answer.as_numpy("boxes"), boxes, atol=1.0)
+        np.testing.assert_allclose(answer.as_numpy("scores"), scores, atol=1e-5)
+        stream = grpcclient.InferInput("image", [1], "BYTES")
+        stream.set_data_from_numpy(np.array([image], dtype=np.object_))
+        over_grpc = grpcclient.InferenceServerClient(served.grpc_url).infer("ocr", [stream])
+        assert [line.decode() for line in over_grpc.as_numpy("text")] == texts, case.name
+
+
+@pytest.mark.slow
+def test_the_served_pipeline_names_the_step_for_an_image_that_does_not_decode(served: BackgroundServer) -> None:
+    body = {"inputs": [{"name": "image", "shape": [1], "datatype": "BYTES", "data": ["this is not an image"]}]}
+    answer = httpx.post(f"http://{served.http_url}/v2/models/ocr/infer", json=body, timeout=60)
+    assert answer.status_code == 400
+    assert answer.json()["error"].startswith("pipeline step 'det_pre': image (20 bytes) does not decode")
+    assert httpx.get(f"http://{served.http_url}/v2/models/ocr/ready", timeout=10).status_code == 200

@@ -359,7 +359,6 @@ def test_preprocessing_python_model_decodes_and_resizes_jpeg(ensemble_server: tu
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="ensembles: pipelines branch")
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_ensemble_image_client_unchanged(ensemble_server: tuple[str, str], protocol: str, tmp_path: Path) -> None:
     """tritonclient's ensemble_image_client.py: JPEG bytes -> python preprocess -> densenet, by an ensemble."""

@@ -15,6 +15,7 @@ import yaml
 from PIL import Image
 
 from mcp2026ai.contract import parse_contract
+from mcp2026ai.errors import InvalidInputError
 from mcp2026ai.runtime.python_code import imported_modules, load_class
 
 FOLDER = files("mcp2026ai").joinpath("pipelines_data", "ocr")
@@ -46,7 +47,7 @@ def test_every_python_step_loads_and_declares_what_its_file_imports(spec_step: d
     cls = step_class(spec_step["class"])
     assert all(callable(getattr(cls, method, None)) for method in ("initialize", "execute", "finalize"))
     tree = ast.parse(FOLDER.joinpath(spec_step["python"]).read_bytes())
-    third_party = {module for module, _ in imported_modules(tree)} - set(sys.stdlib_module_names)
+    third_party = {module for module, _ in imported_modules(tree)} - set(sys.stdlib_module_names) - {"mcp2026ai"}
     assert third_party <= {"numpy", "cv2", "PIL", "pyclipper"}, "numpy, OpenCV, Pillow and pyclipper only"
     assert set(spec_step["requires"]) == third_party
 
@@ -66,10 +67,12 @@ def test_each_step_reads_only_pipeline_inputs_or_earlier_outputs() -> None:
 
 
 @pytest.mark.parametrize("file_name", sorted(set(FILE_OF.values())))
-def test_a_step_file_imports_nothing_of_the_package_nor_relatively(file_name: str) -> None:
+def test_a_step_file_imports_nothing_of_the_package_but_its_errors_nor_relatively(file_name: str) -> None:
     tree = ast.parse(FOLDER.joinpath(file_name).read_bytes())
     assert not [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
-    assert "mcp2026ai" not in {module for module, _ in imported_modules(tree)}
+    package = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
+    assert {module for module in package if module.startswith("mcp2026ai")} <= {"mcp2026ai.errors"}
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Import) and any("mcp2026ai" in a.name for a in n.names)]
 
 
 def module_functions() -> dict[str, Any]:
@@ -108,7 +111,9 @@ def test_decoding_gives_rapidocrs_pixels_in_every_mode(mode: str) -> None:
 def test_an_image_over_the_pixel_limit_is_refused_before_it_is_decoded() -> None:
     buffer = io.BytesIO()
     Image.new("1", (8000, 6000)).save(buffer, format="PNG")
-    with pytest.raises(ValueError, match=r"^image is 8000x6000 pixels, more than max_image_pixels \(40000000\)$"):
+    with pytest.raises(
+        InvalidInputError, match=r"^image is 8000x6000 pixels, more than max_image_pixels \(40000000\)$"
+    ):
         step("DetPreprocess").execute(image_tensor(buffer.getvalue()))
 
 
@@ -121,7 +126,7 @@ def test_an_image_over_the_pixel_limit_is_refused_before_it_is_decoded() -> None
     ],
 )
 def test_the_image_tensor_must_hold_one_encoded_image(value: np.ndarray, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InvalidInputError, match=message):
         step("DetPreprocess").execute({"image": value})
 
 

@@ -3,8 +3,9 @@
 image BYTES [1] -> det_input FP32 [1,3,H,W], page UINT8 [h,w,3] (BGR, resized and letterboxed as RapidOCR
 does before detection), geometry FP64 [6] (raw_h, raw_w, ratio_h, ratio_w, pad_top, pad_left: what maps
 page points back to the image). One request per call. Client data that is not an image (or too large a
-one) raises ValueError naming what is wrong. Self-contained (numpy, OpenCV, Pillow): the pipeline stores
-the file by its hash. See docs/pipelines.md, "The bundled OCR pipeline".
+one) raises InvalidInputError naming what is wrong (the pipeline's 400, naming this step). Self-contained
+but for that error class (numpy, OpenCV, Pillow): the pipeline stores the file by its hash. See
+docs/pipelines.md, "The bundled OCR pipeline".
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 import cv2
 import numpy as np
 from PIL import Image, UnidentifiedImageError
+
+from mcp2026ai.errors import InvalidInputError
 
 Batch = dict[str, np.ndarray]
 
@@ -51,18 +54,18 @@ class DetPreprocess:
             with Image.open(io.BytesIO(raw)) as opened:
                 width, height = opened.size
                 if width * height > self.max_image_pixels:
-                    raise ValueError(
+                    raise InvalidInputError(
                         f"image is {width}x{height} pixels, more than max_image_pixels ({self.max_image_pixels})"
                     )
                 pixels = np.array(opened.convert("L") if opened.mode == "1" else opened)
-        except ValueError:
+        except InvalidInputError:
             raise
         except UnidentifiedImageError:
-            raise ValueError(
+            raise InvalidInputError(
                 f"image ({len(raw)} bytes) does not decode: not a PNG, JPEG or other format Pillow reads"
             ) from None
-        except (OSError, SyntaxError, Image.DecompressionBombError) as error:
-            raise ValueError(f"image ({len(raw)} bytes) does not decode: {error}") from None
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+            raise InvalidInputError(f"image ({len(raw)} bytes) does not decode: {error}") from None
         return _to_bgr(pixels)
 
     def _fit_sides(self, image: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -97,7 +100,7 @@ class DetPreprocess:
         resize_h = int(round(int(h * ratio) / 32) * 32)
         resize_w = int(round(int(w * ratio) / 32) * 32)
         if resize_w <= 0 or resize_h <= 0:
-            raise ValueError(f"image of {w}x{h} pixels is too small to detect text in")
+            raise InvalidInputError(f"image of {w}x{h} pixels is too small to detect text in")
         resized = cv2.resize(page, (resize_w, resize_h))
         normalized = (resized.astype("float32") * (1 / 255.0) - self.mean) / self.std
         return np.expand_dims(normalized.transpose((2, 0, 1)), axis=0).astype(np.float32)
@@ -105,10 +108,10 @@ class DetPreprocess:
 
 def _one_bytes(tensor: np.ndarray, name: str) -> bytes:
     if tensor.size != 1:
-        raise ValueError(f"{name} must hold exactly one encoded image, got {tensor.size} elements")
+        raise InvalidInputError(f"{name} must hold exactly one encoded image, got {tensor.size} elements")
     value = tensor.reshape(-1)[0]
     if not isinstance(value, bytes | bytearray):
-        raise ValueError(f"{name} must be BYTES (an encoded PNG or JPEG), got {type(value).__name__}")
+        raise InvalidInputError(f"{name} must be BYTES (an encoded PNG or JPEG), got {type(value).__name__}")
     return bytes(value)
 
 
@@ -117,7 +120,7 @@ def _to_bgr(pixels: np.ndarray) -> np.ndarray:
     if pixels.ndim == 2:
         return cv2.cvtColor(pixels, cv2.COLOR_GRAY2BGR)
     if pixels.ndim != 3 or pixels.shape[2] not in (1, 2, 3, 4):
-        raise ValueError(f"image has an unsupported layout {pixels.shape} (expected 1 to 4 channels)")
+        raise InvalidInputError(f"image has an unsupported layout {pixels.shape} (expected 1 to 4 channels)")
     channels = pixels.shape[2]
     if channels == 1:
         return cv2.cvtColor(pixels, cv2.COLOR_GRAY2BGR)
@@ -147,5 +150,5 @@ def _resize_to_32(image: np.ndarray, side: int, *, shrink: bool) -> tuple[np.nda
     resize_h = int(round(int(h * ratio) / 32) * 32)
     resize_w = int(round(int(w * ratio) / 32) * 32)
     if resize_w <= 0 or resize_h <= 0:
-        raise ValueError(f"image of {w}x{h} pixels cannot be resized for detection")
+        raise InvalidInputError(f"image of {w}x{h} pixels cannot be resized for detection")
     return cv2.resize(image, (resize_w, resize_h)), h / resize_h, w / resize_w
