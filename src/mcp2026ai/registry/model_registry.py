@@ -165,9 +165,11 @@ class ModelRegistry:
         actor: str | None = None,
         audit_details: dict[str, Any] | None = None,
         number: int | None = None,
+        preprocessing: Preprocessing | None = None,
     ) -> ModelVersion:
         """Catalogue an artifact already in the store (a pipeline's spec) as a new version of ``name``
-        (``number``: its integer alias, else the next free one)."""
+        (``number``: its integer alias, else the next free one; ``preprocessing``: its labels, which the
+        classification extension reads)."""
         validate_model_name(name)
         chosen = self._new_version(name, version)
         record = ModelVersion(
@@ -179,6 +181,7 @@ class ModelRegistry:
             signature=signature,
             contract=contract,
             tags=tags or {},
+            preprocessing=preprocessing,
             created_at=datetime.now(UTC),
         )
         details = {"digest": digest, **(audit_details or {})}

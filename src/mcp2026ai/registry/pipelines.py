@@ -27,7 +27,7 @@ from mcp2026ai.ir.pipeline_spec import (
 )
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.pipeline_checks import CheckedSpec, SourceCheck, check_spec
-from mcp2026ai.registry.records import ModelVersion, Stage
+from mcp2026ai.registry.records import ModelVersion, Preprocessing, Stage
 from mcp2026ai.registry.store import sha256_of
 
 SPEC_SUFFIX = PIPELINE_SPEC_SUFFIX
@@ -75,8 +75,10 @@ def register_spec(
     stage: Stage = Stage.DEV,
     actor: str | None = None,
     number: int | None = None,
+    preprocessing: Preprocessing | None = None,
 ) -> ModelVersion:
-    """Register an already parsed spec (a Triton ensemble's has no folder: its steps name models)."""
+    """Register an already parsed spec (a Triton ensemble's has no folder: its steps name models;
+    ``preprocessing``: its outputs' labels, from the ensemble's ``label_filename``)."""
     contract = parse_contract(spec.contract, f"{source}: contract") if spec.contract is not None else None
     checked = check_spec(registry, spec, name, source, folder, check_source)
     stored = _store_steps(registry, spec, name, checked, source, contract)
@@ -92,6 +94,7 @@ def register_spec(
         actor=actor,
         audit_details={"source": source, "steps": [step.name for step in spec.steps]},
         number=number,
+        preprocessing=preprocessing,
     )
 
 

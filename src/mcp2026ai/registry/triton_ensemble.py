@@ -27,7 +27,7 @@ from mcp2026ai.ir.pipeline_spec import PIPELINE_FORMAT, ModelRef, PipelineSpec, 
 from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.registry.pipelines import register_spec
 from mcp2026ai.registry.records import ModelVersion, Stage
-from mcp2026ai.registry.triton_config import contract_from_config, v2_datatype
+from mcp2026ai.registry.triton_config import contract_from_config, preprocessing_from_config, v2_datatype
 from mcp2026ai.registry.triton_repository import ENSEMBLE_PLATFORM, RepositoryModel, TritonConfigError
 from mcp2026ai.registry.versioning import version_of_triton
 
@@ -97,6 +97,7 @@ def check_ensemble_steps(model: RepositoryModel, known: set[str]) -> PipelineSpe
 def register_ensemble(registry: ModelRegistry, model: RepositoryModel, stage: Stage = Stage.DEV) -> list[ModelVersion]:
     """Register (or reuse) an ensemble of the repository as a pipeline; its steps must be registered."""
     spec = ensemble_spec(model.config, model.config_path)
+    labels = preprocessing_from_config(model.config, model.directory)  # its outputs' label_filename
     records = []
     for number in model.versions:
         version = version_of_triton(number)
@@ -112,6 +113,7 @@ def register_ensemble(registry: ModelRegistry, model: RepositoryModel, stage: St
                 version=version,
                 stage=stage,
                 number=number,
+                preprocessing=labels,
             )
         records.append(existing)
     return records
