@@ -8,6 +8,7 @@ step files and the models are the folder ``mcp bundled ocr`` writes.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,19 @@ def test_the_served_pipeline_answers_as_rapidocr_over_http_and_grpc(served: Back
         stream.set_data_from_numpy(np.array([image], dtype=np.object_))
         over_grpc = grpcclient.InferenceServerClient(served.grpc_url).infer("ocr", [stream])
         assert [line.decode() for line in over_grpc.as_numpy("text")] == texts, case.name
+
+
+@pytest.mark.slow
+def test_v1_infer_sends_the_encoded_image_and_answers_the_pipelines_outputs(
+    served: BackgroundServer, reference: Any
+) -> None:
+    image = TEXT_IMAGES[0].encoded()
+    texts, _, _ = reference_lines(reference, image)
+    body = {"model": "ocr", "image": base64.b64encode(image).decode()}
+    answer = httpx.post(f"http://{served.http_url}/v1/infer", json=body, timeout=120)
+    assert answer.status_code == 200, answer.text
+    outputs = answer.json()["outputs"]
+    assert outputs["text"] == texts and len(outputs["boxes"]) == len(texts) == len(outputs["scores"])
 
 
 @pytest.mark.slow

@@ -1,4 +1,8 @@
-"""POST /v1/infer: a base64 JPEG/PNG in, top-k classes out, using the registered preprocessing."""
+"""POST /v1/infer: a base64 JPEG/PNG in; top-k classes out, using the registered preprocessing.
+
+A model whose one input is BYTES (the bundled OCR pipeline, a Triton Python preprocessing model)
+decodes the image itself: it gets the encoded bytes as that tensor, and the answer is its outputs,
+named, as JSON (BYTES elements as UTF-8 text)."""
 
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ class ImageRequest:
     """A decoded /v1/infer call: the v2 request to run, and how to read its scores back."""
 
     request: InferenceRequest
-    preprocessing: Preprocessing
+    preprocessing: Preprocessing | None
+    """None: the model took the encoded image as a BYTES tensor (its outputs are answered as they are)."""
     top_k: int
 
 
@@ -43,27 +48,38 @@ def image_request(plane: DataPlane, document: Any, model: str, headers: dict[str
     if version is not None and not isinstance(version, str):
         raise InvalidInputError(f"'version' must be a string, got {version!r}"[:200])
     record = plane.model_record(model, version)
+    first = record.signature.inputs[0]
+    encoded = _image_bytes(document.get("image"))
     prep = record.preprocessing
-    if prep is None:
+    if len(record.signature.inputs) == 1 and first.datatype == "BYTES":
+        tensor = np.empty([1] * max(1, len(first.shape)), dtype=np.object_)
+        tensor.flat[0] = encoded
+        prep = None
+    elif prep is None:
         raise InvalidInputError(f"model {record.ref} has no image preprocessing settings")
-    tensor = image_to_tensor(decode_image(_image_bytes(document.get("image"))), prep)
-    request = InferenceRequest(
-        model=record.name,
-        version=record.version,
-        inputs={record.signature.inputs[0].name: tensor},
-        headers=headers,
-    )
+    else:
+        tensor = image_to_tensor(decode_image(encoded), prep)
+    request = InferenceRequest(model=record.name, version=record.version, inputs={first.name: tensor}, headers=headers)
     return ImageRequest(request, prep, k)
 
 
 def predictions(image: ImageRequest, response: InferenceResponse) -> dict[str, Any]:
+    answer = {"model": response.model, "version": response.version, "id": response.id}
+    if image.preprocessing is None:
+        return answer | {"outputs": {name: _json_value(value) for name, value in response.outputs.items()}}
     scores = np.asarray(next(iter(response.outputs.values())))[0]
-    return {
-        "model": response.model,
-        "version": response.version,
-        "id": response.id,
-        "predictions": top_k(scores, image.top_k, image.preprocessing.labels),
-    }
+    return answer | {"predictions": top_k(scores, image.top_k, image.preprocessing.labels)}
+
+
+def _json_value(value: Any) -> Any:
+    array = np.asarray(value)
+    if array.dtype == np.object_ or array.dtype.kind == "S":
+        return np.vectorize(_text, otypes=[np.object_])(array).tolist() if array.size else array.tolist()
+    return array.tolist()
+
+
+def _text(element: Any) -> Any:
+    return element.decode("utf-8", "replace") if isinstance(element, bytes) else element
 
 
 def _image_bytes(value: Any) -> bytes:

@@ -96,7 +96,9 @@ def _v2() -> dict[tuple[str, str], Operation]:
         ("/v2/repository/models/{model}/unload", "POST"): Operation("Unload a model", V2, response=wire.Empty),
         ("/healthz", "GET"): Operation("Health summary", PROBES, response=wire.Healthz),
         ("/metrics", "GET"): Operation("Prometheus metrics", PROBES, media="text/plain"),
-        ("/v1/infer", "POST"): Operation("Image classification: top-k classes", V2, wire.ImageInfer),
+        ("/v1/infer", "POST"): Operation(
+            "An image in: top-k classes, or an image model's outputs", V2, wire.ImageInfer
+        ),
     }
     for path in ("/v2/trace/setting", "/v2/models/{model}/trace/setting"):
         table |= {(path, "GET"): trace, (path, "POST"): trace}

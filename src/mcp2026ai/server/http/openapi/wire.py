@@ -149,7 +149,8 @@ class SharedMemoryRegister(BaseModel):
 
 
 class ImageInfer(BaseModel):
-    """``/v1/infer``: an image in, the top-k classes out."""
+    """``/v1/infer``: an image in, the top-k classes out (``predictions``); for a model whose one input is
+    BYTES (the OCR pipeline), the encoded image is that tensor and its named ``outputs`` come back."""
 
     image: str = Field(description="the image file's bytes, base64")
     model: str | None = None
