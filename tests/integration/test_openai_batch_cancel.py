@@ -101,3 +101,42 @@ def test_cancel_stops_the_lines_within_one_engine_step_and_counts_exactly(
     assert counts is not None and counts.total == SHORT + LONG
     assert (counts.completed, counts.failed) == (len(output), len(errors))
     assert sorted(orjson.loads(row)["custom_id"] for row in output) == [f"short{i}" for i in range(SHORT)]
+
+
+def test_batches_share_their_lines_in_flight_and_a_waiting_one_cancels_at_once(
+    tmp_path: Path, smollm2_gguf: Path, smollm2_int4: Path
+) -> None:
+    """Two batches of long lines hold at most ``batch_lines_in_flight`` engine slots together (the rest
+    stay free for latency-critical requests); the second, waiting for a line slot, is cancelled at once."""
+    registry = register_smollm2(tmp_path / "home", smollm2_gguf)
+    generation = EngineConfig(max_num_seqs=4, max_model_len=512)
+    config = ServerConfig(
+        http_port=0, grpc_port=None, drain_timeout_s=5, generation=generation, batch_lines_in_flight=2
+    )
+    content = b"".join(orjson.dumps(line(f"long{i}", 400)) + b"\n" for i in range(4))
+    with BackgroundServer(registry, ["smollm2"], config) as server:
+        engine = server.plane.llms.get("smollm2").engine
+        client = openai.OpenAI(base_url=f"http://{server.http_url}/v1", api_key="unused", max_retries=0)
+        ids = []
+        for name in ("first", "second"):
+            uploaded = client.files.create(file=(f"{name}.jsonl", io.BytesIO(content)), purpose="batch")
+            created = client.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+            ids.append(created.id)
+        deadline = time.monotonic() + 60
+        while engine.slots.active < 2:
+            assert time.monotonic() < deadline, "the lines never reached the engine"
+            time.sleep(0.02)
+        held = []
+        for _ in range(20):
+            held.append(engine.slots.active + engine.waiting.depth())
+            time.sleep(0.05)
+        assert max(held) == 2
+        asked = time.monotonic()
+        for batch_id in reversed(ids):
+            client.batches.cancel(batch_id)
+        while {client.batches.retrieve(batch_id).status for batch_id in ids} != {"cancelled"}:
+            assert time.monotonic() - asked < 20
+            time.sleep(0.05)
+        assert not engine.busy

@@ -24,7 +24,7 @@ from mcp2026ai.server.http.openai.batch.store import ACTIVE, BatchStore
 log = logging.getLogger(__name__)
 OFFLINE_LINES_IN_FLIGHT = 8
 """Lines answered at once by ``mcp batch run`` (no other traffic to leave room for); a server answers
-``ServerConfig.batch_lines_in_flight`` of a batch at once."""
+``ServerConfig.batch_lines_in_flight`` at once, all its batches together."""
 CANCEL_WAIT_S = 10.0
 """Longest a cancel waits for the lines in flight to end (aborted, they end at the engine's next step)."""
 CLASS_FIELDS = ("priority", "service_tier")
@@ -92,11 +92,31 @@ def line_answerer(app: ASGIApp) -> Answer:
     return answer
 
 
+async def _line_slot(slots: asyncio.Semaphore, gone: asyncio.Event) -> bool:
+    """Wait for a line slot (shared by every batch); False, holding none, once the batch is cancelled."""
+    if gone.is_set():
+        return False
+    acquiring = asyncio.ensure_future(slots.acquire())
+    stopping = asyncio.ensure_future(gone.wait())
+    await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not acquiring.done():
+        acquiring.cancel()
+        return False
+    if gone.is_set():
+        slots.release()
+        return False
+    return True
+
+
 class BatchRunner:
     def __init__(self, store: BatchStore, plane: DataPlane, lines_in_flight: int) -> None:
         self.store = store
         self.plane = plane
         self.lines_in_flight = lines_in_flight
+        self._line_slots: asyncio.Semaphore | None = None
+        """Shared by every batch: however many run, their lines hold at most ``lines_in_flight`` engine
+        slots, and latency-critical requests find the rest free."""
         self._answer: Answer | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._cancelled: set[str] = set()
@@ -190,11 +210,14 @@ class BatchRunner:
             await self._finalize(batch_id, len(lines))
 
     async def _answer_pending(self, batch_id: str, pending: list[BatchLine]) -> None:
-        slots = asyncio.Semaphore(self.lines_in_flight)
+        if self._line_slots is None:
+            self._line_slots = asyncio.Semaphore(self.lines_in_flight)
+        slots = self._line_slots
         gone = self._gone.setdefault(batch_id, asyncio.Event())
         in_flight = self._in_flight.setdefault(batch_id, set())
         for line in pending:
-            await slots.acquire()
+            if not await _line_slot(slots, gone):
+                break
             if batch_id in self._cancelled or not self.plane.gate.open:
                 slots.release()
                 break
