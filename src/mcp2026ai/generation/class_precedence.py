@@ -16,6 +16,12 @@ its plan (:class:`Precedence`), is:
    the ones they would have given (docs/determinism.md; with batch invariance on, a row's logits do
    not depend on the rows beside it).
 
+3. when latency-critical requests wait for a slot and none is free, the most recently admitted
+   best-effort requests are preempted (:meth:`StepScheduler.yield_slots`, before admission): their
+   slots and KV blocks go to the latency-critical requests, and they are recomputed exactly (their
+   prompt prefilled again, their tokens replayed by decode steps) once slots free up, before any other
+   new request.
+
 Throughput-guaranteed work neither gives way nor takes precedence over best-effort beyond the order
 of prompts. A best-effort sequence waits while latency-critical prompts keep arriving back to back:
 that is the best-effort class's promise (no latency contract), bounded by the latency-critical
@@ -28,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.generation.jobs import SequenceState
+from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.prefill import PrefillTask
 
 CLASS_RANK = {SLAClass.LATENCY_CRITICAL: 0, SLAClass.THROUGHPUT_GUARANTEED: 1, SLAClass.BEST_EFFORT: 2}
@@ -49,6 +55,11 @@ class Precedence:
 
 def class_of(sequence: SequenceState) -> SLAClass:
     return sequence.job.request.sla_class
+
+
+def gives_way(job: Job) -> bool:
+    """Whether a running request is preempted for latency-critical requests waiting for a slot."""
+    return job.request.sla_class == SLAClass.BEST_EFFORT
 
 
 def fill_order(tasks: list[PrefillTask[SequenceState]]) -> None:
