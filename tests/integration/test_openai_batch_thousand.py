@@ -26,9 +26,9 @@ from tests.support.llm import register_smollm2
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 CHAT_LINES, EMBEDDING_LINES = 40, 960
 CHAT_TOKENS = 2
-"""Few chat lines of few tokens: the 1,000 lines took 67-74 s on two cores shared with other work (load
-average 9-14; the whole test 146 s with the synchronous answers and the server's start), most of it the
-embeddings."""
+"""Few chat lines of few tokens: the 1,000 lines took 52-74 s on two cores shared with other work (load
+average 6-14; the whole test at most 146 s with the synchronous answers and the server's start), most
+of it the embeddings."""
 PATIENCE_S = 200
 """How long the batches may take on a host much busier than that before the test fails."""
 
