@@ -5,7 +5,7 @@ every prompt chunk and decode row shared the step alike: a latency-critical prom
 running OpenAI batch (best-effort lines, ``server/http/openai/batch/``) waited for the batch's prompt
 chunks queued before it and ran in a step that also ran the batch's decode rows, so its time to first
 token grew with the batch. The decision here, taken once per step by the step scheduler and carried in
-its plan (:class:`Precedence`), is:
+its plan (:class:`Precedence`, and the plan's ``preempted``), is:
 
 1. prompts are filled in class order, latency-critical first (oldest first within a class), so the
    token budget and the late-prompt estimate (``pressure.late_prompts``) see them in the order they run;
@@ -14,7 +14,12 @@ its plan (:class:`Precedence`), is:
    run: their slots get a throwaway row, as a slot being prefilled does, and they take their next
    token once no latency-critical prompt is left. Nothing is recomputed, so the tokens they give are
    the ones they would have given (docs/determinism.md; with batch invariance on, a row's logits do
-   not depend on the rows beside it).
+   not depend on the rows beside it);
+3. when latency-critical requests wait for a slot and none is free, the most recently admitted
+   best-effort requests are preempted (:meth:`StepScheduler.yield_slots`, before admission): their
+   slots and KV blocks go to the latency-critical requests, and they are recomputed exactly (their
+   prompt prefilled again, their tokens replayed by decode steps) once slots free up, before any other
+   new request.
 
 Throughput-guaranteed work neither gives way nor takes precedence over best-effort beyond the order
 of prompts. A best-effort sequence waits while latency-critical prompts keep arriving back to back:
@@ -28,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.generation.jobs import SequenceState
+from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.prefill import PrefillTask
 
 CLASS_RANK = {SLAClass.LATENCY_CRITICAL: 0, SLAClass.THROUGHPUT_GUARANTEED: 1, SLAClass.BEST_EFFORT: 2}
@@ -49,6 +54,11 @@ class Precedence:
 
 def class_of(sequence: SequenceState) -> SLAClass:
     return sequence.job.request.sla_class
+
+
+def gives_way(job: Job) -> bool:
+    """Whether a running request is preempted for latency-critical requests waiting for a slot."""
+    return job.request.sla_class == SLAClass.BEST_EFFORT
 
 
 def fill_order(tasks: list[PrefillTask[SequenceState]]) -> None:

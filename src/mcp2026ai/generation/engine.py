@@ -29,8 +29,10 @@ import threading
 import time
 from pathlib import Path
 
+from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import InvalidArgumentError, MCPError, OverloadedError, UnavailableError
 from mcp2026ai.generation.adapters import AdapterSlots
+from mcp2026ai.generation.class_precedence import gives_way
 from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.generation.grammar import Grammars
 from mcp2026ai.generation.jobs import Job, SequenceState
@@ -87,6 +89,8 @@ class Engine:
         self.prefill_pace = PrefillPace()
         self._prefill_backlog = 0
         """Prompt tokens still to run into the slots being filled (set at the end of each step)."""
+        self._yieldable_slots = 0
+        """Slots best-effort requests hold (set at the end of each step): a latency-critical one takes them."""
         self._step_s = 0.0
         capacity = int(config.prefix_cache_mb * (1 << 20))
         self.prefix_cache = PrefixCache(capacity) if capacity > 0 else None
@@ -199,6 +203,8 @@ class Engine:
         if budget is None:
             return None
         free = self.slots.num_slots - self.slots.active - len(self.batch.preempted)
+        if request.sla_class == SLAClass.LATENCY_CRITICAL and self.scheduler.class_precedence:
+            free += self._yieldable_slots
         slot_wait = self.queue_wait.estimate(self.waiting.depth(), free, self.slots.num_slots)
         queued = [*self.waiting.jobs(), *self._admitting_jobs]
         ahead = self._prefill_backlog + sum(len(job.request.prompt_ids) for job in queued)
@@ -257,7 +263,12 @@ class Engine:
                 if self._stopping:
                     break
                 expired, abandoned = self.waiting.sweep()
-                free_slots = 0 if batch.preempted else self.slots.num_slots - self.slots.active
+                urgent = self.waiting.slots_wanted(SLAClass.LATENCY_CRITICAL)
+                if urgent:  # best-effort requests give their slots (class_precedence.py)
+                    self.scheduler.yield_slots(urgent)
+                free_slots = self.slots.num_slots - self.slots.active
+                if batch.preempted:  # recomputed before new requests, latency-critical ones aside
+                    free_slots = min(free_slots, urgent)
                 admitted = self.waiting.admit(free_slots, sys.maxsize, batch.cost, batch.block_fit())
                 self._admitting_jobs = admitted
             self._expire(expired)
@@ -280,6 +291,7 @@ class Engine:
         outputs = self.executor.run(plan)
         self.executor.apply(self.outputs.apply(plan, outputs))
         self._prefill_backlog = self.batch.backlog
+        self._yieldable_slots = sum(1 for sequence in self.batch.running if gives_way(sequence.job))
         self._step_s = time.perf_counter() - started
         if self._prefill_backlog:  # prompts were left waiting: the step ran at the pace a backlog drains
             self.prefill_pace.observe(plan.prompt_tokens, self._step_s)

@@ -133,12 +133,29 @@ class RunningBatch:
             if needed <= self.blocks.available_blocks:
                 break
             job = max(self.jobs(), key=lambda j: j.admitted_at)
-            for sequence in job.sequences:
-                if sequence in self.running:
-                    self.release(sequence, preempted=True)
-            self.preempted.append(job)
+            self._preempt(job)
             preempted.append(job)
         return preempted
+
+    def yield_slots(self, needed: int, gives_way: Callable[[Job], bool]) -> list[Job]:
+        """Preempt the most recently admitted requests that ``gives_way`` names until ``needed`` slots are
+        free (for requests of a higher class waiting); the preempted requests."""
+        preempted = []
+        while self.slots.num_slots - self.slots.active < needed:
+            candidates = [job for job in self.jobs() if gives_way(job)]
+            if not candidates:
+                break
+            job = max(candidates, key=lambda j: j.admitted_at)
+            self._preempt(job)
+            preempted.append(job)
+        return preempted
+
+    def _preempt(self, job: Job) -> None:
+        """Free the job's slots and blocks; it is recomputed, oldest first, before any new admission."""
+        for sequence in job.sequences:
+            if sequence in self.running:
+                self.release(sequence, preempted=True)
+        self.preempted.append(job)
 
     def grow(self, sequence: SequenceState, token: int) -> None:
         """One more token in the sequence's KV (an accepted draft: the scheduler checked the blocks)."""

@@ -87,5 +87,11 @@ class WaitingQueue(Generic[Job]):
         """The waiting jobs, in admission order."""
         return [pending.key for pending in self._queues.ordered()]  # type: ignore[misc]
 
+    def slots_wanted(self, sla_class: SLAClass) -> int:
+        """The slots the waiting jobs of ``sla_class`` need (one per choice)."""
+        if not self._queues.depth(sla_class):
+            return 0
+        return sum(pending.rows for pending in self._queues.ordered() if pending.sla_class == sla_class)
+
     def depth(self, sla_class: SLAClass | None = None) -> int:
         return self._queues.depth(sla_class) if sla_class is not None else self._queues.backlog

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 
 from mcp2026ai.errors import UnavailableError
-from mcp2026ai.generation.class_precedence import Precedence, fill_order, precedence
+from mcp2026ai.generation.class_precedence import Precedence, fill_order, gives_way, precedence
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.jobs import Job, SequenceState
 from mcp2026ai.generation.prefill import PrefillTask, plan_chunks, prefill_budget
@@ -66,7 +66,16 @@ class StepScheduler:
         self.class_precedence = True
         """Best-effort work gives way to latency-critical prompts (``class_precedence.py``); False: every
         class shares each step alike (kept switchable for benchmarks/llm/batch_interference.py)."""
+        self._yielded: list[Job] = []
+        """Requests preempted by :meth:`yield_slots` since the last plan (they go in its ``preempted``)."""
         self.max_len = batch.slots.max_len
+
+    def yield_slots(self, urgent: int) -> None:
+        """Before admission: preempt the most recently admitted best-effort requests until ``urgent``
+        slots (the choices of the latency-critical requests waiting) are free. They are recomputed
+        exactly, before any other new admission, once slots free up (docs/determinism.md)."""
+        if self.class_precedence:
+            self._yielded += self.batch.yield_slots(urgent, gives_way)
 
     def schedule(
         self, abandoned: list[Job], admitted: list[Job], step_s: float = 0.0, now: float | None = None
@@ -78,7 +87,7 @@ class StepScheduler:
         aborted = [*abandoned, *self._reap_aborted()]
         self._drop_stopped_by_text()
         scoring: list[Job] = []
-        aborted += self._resume_preempted(scoring, now)
+        aborted += self._resume_preempted(scoring, now, [job for job in admitted if not job.aborted])
         admissions = []
         for job in admitted:
             if job.aborted:
@@ -88,7 +97,7 @@ class StepScheduler:
                 scoring.append(job)
             else:
                 admissions.append(self._admit(job, now))
-        preempted = batch.make_room() if batch.running else []
+        preempted, self._yielded = [*self._yielded, *(batch.make_room() if batch.running else [])], []
         if self.class_precedence:
             fill_order(batch.prefilling)
         refused, retry = self._refuse_late_prompts(step_s)
@@ -143,10 +152,13 @@ class StepScheduler:
         self.batch.restore(sequence, blocks, cached)
         return cached
 
-    def _resume_preempted(self, scoring: list[Job], now: float) -> list[Job]:
-        """Recompute preempted requests, oldest first, while slots and blocks allow (before new ones);
-        the aborted ones among them."""
+    def _resume_preempted(self, scoring: list[Job], now: float, admitted: list[Job]) -> list[Job]:
+        """Recompute preempted requests, oldest first, while slots and blocks allow (before new ones,
+        leaving what ``admitted`` takes: latency-critical requests admitted past them); the aborted
+        ones among them."""
         batch, aborted = self.batch, []
+        held_slots = sum(job.request.params.n for job in admitted)
+        held_blocks = sum(n * batch.blocks.blocks_for(tokens + 1) for n, tokens in map(batch.cost, admitted))
         while batch.preempted:
             job = batch.preempted[0]
             if job.aborted:
@@ -158,8 +170,8 @@ class StepScheduler:
                 continue
             histories = [[*job.request.prompt_ids, *s.history[:-1]] for s in waiting]
             needed = sum(batch.blocks.blocks_for(len(h) + 1) for h in histories)
-            room = batch.slots.num_slots - batch.slots.active
-            reserve = batch.watermark() if batch.running else 0  # alone, it always fits (see submit)
+            room = batch.slots.num_slots - batch.slots.active - held_slots
+            reserve = (batch.watermark() if batch.running else 0) + held_blocks  # alone, it always fits
             if len(waiting) > room or needed + reserve > batch.blocks.available_blocks:
                 break
             batch.preempted.popleft()

@@ -68,8 +68,9 @@ class ServerConfig(BaseModel):
         2,
         ge=1,
         le=256,
-        description="Lines of one OpenAI batch (/v1/batches) answered at once, in the best-effort class: few, so "
-        "that latency-critical requests find engine slots and CPU (benchmarks/llm/batch_interference.py).",
+        description="Lines of OpenAI batches (/v1/batches) answered at once, all running batches together, in the "
+        "best-effort class: few, so that latency-critical requests find engine slots and CPU "
+        "(benchmarks/llm/batch_interference.py).",
     )
     grpc_acceptors: int = Field(
         5,

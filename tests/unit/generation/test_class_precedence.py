@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from mcp2026ai.contract import SLAClass
-from mcp2026ai.generation.engine import Engine
+from mcp2026ai.generation.config import BatchInvariance, EngineConfig
+from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.jobs import Job
 from mcp2026ai.generation.step_plan import StepPlan
 from mcp2026ai.generation.step_scheduler import StepScheduler
@@ -156,3 +157,73 @@ def test_a_paused_best_effort_sequence_gives_the_tokens_it_gives_alone(
     beside = asyncio.run(tokens(request(prompt, BE, 32), [3, 9, 15, 21]))
     assert beside == alone and len(alone) == 32
     assert sum(1 for plan in plans if plan.precedence and plan.precedence.paused) >= 4  # it did sit steps out
+
+
+def test_best_effort_requests_give_their_slots_to_latency_critical_ones_and_are_recomputed(jobs: Jobs) -> None:
+    steps = scheduler(jobs, slots=2)
+    older, newer = job(jobs, BE, 10, max_tokens=30), job(jobs, BE, 12, max_tokens=30)
+    decoding(steps, older)
+    decoding(steps, newer)
+    chat = job(jobs, LC, 20)
+    steps.yield_slots(1)  # the chat waits for a slot: the latest best-effort request gives its own
+    assert list(steps.batch.preempted) == [newer] and steps.batch.slots.active == 1
+    plan = steps.schedule([], [chat])
+    assert plan.preempted == (newer,) and [a.job for a in plan.admitted] == [chat]
+    assert [c.sequence.job for c in plan.chunks] == [chat] and plan.decode is None  # older sits the prompt out
+    chat.sequences[0].last_token = 5
+    plan = steps.schedule([], [])
+    assert rows(plan) == [older, chat] and list(steps.batch.preempted) == [newer]  # no slot for it yet
+    steps.batch.release_job(chat)  # the chat is done
+    plan = steps.schedule([], [])
+    assert [(c.sequence.job, c.first_token) for c in plan.chunks] == [(newer, False)]  # recomputed
+    assert list(newer.sequences[0].replay) == []  # its one token so far is fed by its next decode row
+
+
+def test_throughput_guaranteed_requests_keep_their_slots(jobs: Jobs) -> None:
+    steps = scheduler(jobs, slots=2)
+    decoding(steps, job(jobs, TG, 10), job(jobs, TG, 11))
+    steps.yield_slots(1)
+    assert not steps.batch.preempted and steps.batch.slots.active == 2
+    off = scheduler(jobs, slots=1)
+    off.class_precedence = False
+    decoding(off, job(jobs, BE, 10))
+    off.yield_slots(1)
+    assert not off.batch.preempted
+
+
+def test_a_latency_critical_request_takes_a_best_effort_slot_at_once_and_the_line_resumes_exactly(
+    smollm2_int4: Path,
+) -> None:
+    """SmolLM2, two slots both held by best-effort sequences: a latency-critical request does not wait for
+    one to finish; the preempted one is recomputed afterwards and gives the tokens it gives alone."""
+    config = EngineConfig(max_num_seqs=2, max_model_len=256, batch_invariance=BatchInvariance.AUTO)
+    engine = build_engine("smollm2", smollm2_int4, config)
+    params = SamplingParams(temperature=0.0, max_tokens=40, ignore_eos=True)
+    prompts = [engine.tokenizer.encode(text) for text in ("A story about the sea.", "A poem about a tree.")]
+
+    async def lines(chat_after: int | None) -> tuple[list[list[int]], int]:
+        """Both lines' tokens, and how many the second had left when the chat's first token came."""
+        streams = [engine.submit(GenerationRequest(f"be{i}", p, params, sla_class=BE)) for i, p in enumerate(prompts)]
+        answers: list[list[int]] = [[], []]
+        left = -1
+
+        async def read(index: int) -> None:
+            nonlocal left
+            async for delta in streams[index]:
+                answers[index] += delta.token_ids
+                if index == 0 and chat_after is not None and len(answers[0]) >= chat_after and left < 0:
+                    left = 0
+                    chat = GenerationRequest("lc", prompts[0], SamplingParams(max_tokens=1), sla_class=LC)
+                    await engine.submit(chat).collect(1)
+                    left = 40 - len(answers[1])
+
+        await asyncio.gather(read(0), read(1))
+        return answers, left
+
+    try:
+        alone, _ = asyncio.run(lines(None))
+        beside, left = asyncio.run(lines(4))
+    finally:
+        engine.close()
+    assert beside == alone and all(len(tokens) == 40 for tokens in alone)
+    assert left > 20  # the chat was answered while the lines had most of their tokens to go

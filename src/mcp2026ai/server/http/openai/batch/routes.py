@@ -162,12 +162,15 @@ class BatchEndpoints:
         return _json(await self._with_counts(batch))
 
     async def _with_counts(self, batch: dict[str, Any]) -> dict[str, Any]:
-        """An active batch's counts, from the lines answered so far."""
+        """An active batch's counts, from the lines answered so far (kept by the runner while it runs
+        here; read from the catalog otherwise)."""
         if batch["status"] in ACTIVE:
-            results = await self._thread(self.store.results, batch["id"])
-            completed = sum(1 for result in results if result["response"]["status_code"] == 200)
-            total = batch["request_counts"]["total"]
-            batch["request_counts"] = {"total": total, "completed": completed, "failed": len(results) - completed}
+            counted = self.runner.counts(batch["id"])
+            if counted is None:
+                results = await self._thread(self.store.results, batch["id"])
+                completed = sum(1 for result in results if result["response"]["status_code"] == 200)
+                counted = {"completed": completed, "failed": len(results) - completed}
+            batch["request_counts"] = {"total": batch["request_counts"]["total"], **counted}
         return _public(batch)
 
     async def batches(self, request: Request) -> Response:
@@ -191,6 +194,7 @@ class BatchEndpoints:
         except MCPError as exc:
             return openai_error(exc)
         if batch["status"] in ("validating", "in_progress"):
+            self.runner.stop_lines(batch["id"])  # before anything else: the lines stop at the next engine step
             batch = {**batch, "status": "cancelling", "cancelling_at": int(time.time())}
             await self._thread(self.store.save, batch)
             await self.runner.cancel(batch["id"])

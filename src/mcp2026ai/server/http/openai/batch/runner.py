@@ -24,7 +24,9 @@ from mcp2026ai.server.http.openai.batch.store import ACTIVE, BatchStore
 log = logging.getLogger(__name__)
 OFFLINE_LINES_IN_FLIGHT = 8
 """Lines answered at once by ``mcp batch run`` (no other traffic to leave room for); a server answers
-``ServerConfig.batch_lines_in_flight`` of a batch at once."""
+``ServerConfig.batch_lines_in_flight`` at once, all its batches together."""
+CANCEL_WAIT_S = 10.0
+"""Longest a cancel waits for the lines in flight to end (aborted, they end at the engine's next step)."""
 CLASS_FIELDS = ("priority", "service_tier")
 """Body fields that would pick another SLA class: a batch line runs best-effort whatever it asks."""
 
@@ -90,17 +92,47 @@ def line_answerer(app: ASGIApp) -> Answer:
     return answer
 
 
+async def _line_slot(slots: asyncio.Semaphore, gone: asyncio.Event) -> bool:
+    """Wait for a line slot (shared by every batch); False, holding none, once the batch is cancelled."""
+    if gone.is_set():
+        return False
+    acquiring = asyncio.ensure_future(slots.acquire())
+    stopping = asyncio.ensure_future(gone.wait())
+    await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not acquiring.done():
+        acquiring.cancel()
+        return False
+    if gone.is_set():
+        slots.release()
+        return False
+    return True
+
+
 class BatchRunner:
     def __init__(self, store: BatchStore, plane: DataPlane, lines_in_flight: int) -> None:
         self.store = store
         self.plane = plane
         self.lines_in_flight = lines_in_flight
+        self._line_slots: asyncio.Semaphore | None = None
+        """Shared by every batch: however many run, their lines hold at most ``lines_in_flight`` engine
+        slots, and latency-critical requests find the rest free."""
         self._answer: Answer | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
         self._cancelled: set[str] = set()
         self._resumed = False
         self._gone: dict[str, asyncio.Event] = {}
         """Per running batch: set by a cancel, its lines in flight see their client disconnect."""
+        self._in_flight: dict[str, set[asyncio.Task[None]]] = {}
+        """Per running batch: its lines being answered now."""
+        self._counts: dict[str, dict[str, int]] = {}
+        """Per batch this process runs: its lines answered so far, ``completed`` and ``failed`` (a poll
+        reads them here instead of every answered line from the catalog)."""
+
+    def counts(self, batch_id: str) -> dict[str, int] | None:
+        """The answered-line counts of a batch this process is running (None: not running here)."""
+        counted = self._counts.get(batch_id)
+        return dict(counted) if counted is not None else None
 
     def attach(self, app: ASGIApp) -> None:
         """The router lines are sent to; the batches left active by a previous run resume now."""
@@ -127,16 +159,30 @@ class BatchRunner:
             self._running[batch_id] = task
             task.add_done_callback(lambda _: self._running.pop(batch_id, None))
 
-    async def cancel(self, batch_id: str) -> None:
+    def stop_lines(self, batch_id: str) -> None:
+        """Send no further line of the batch, and abort those in flight: their callers disconnect now, so
+        their generations end at the engine's next step (``generation/engine.py``: an aborted request
+        leaves at the next step; one still waiting is never admitted)."""
         self._cancelled.add(batch_id)
         self._gone.setdefault(batch_id, asyncio.Event()).set()
+
+    async def cancel(self, batch_id: str) -> None:
+        """Stop the batch's lines and wait (``CANCEL_WAIT_S`` at most) until those in flight have ended,
+        so that once a cancel is answered no line of the batch runs; the batch then finishes cancelled."""
+        self.stop_lines(batch_id)
         if batch_id not in self._running:
             self.start(batch_id)  # finalizes what was answered
+            return
+        in_flight = self._in_flight.get(batch_id)
+        if in_flight:
+            await asyncio.wait(set(in_flight), timeout=CANCEL_WAIT_S)
 
     async def _run(self, batch_id: str) -> None:
         try:
             await self._answer_lines(batch_id)
+            self._counts.pop(batch_id, None)
         except Exception:
+            self._counts.pop(batch_id, None)
             log.exception("batch %s failed", batch_id)
             batch = await asyncio.to_thread(self.store.batch, batch_id)
             await asyncio.to_thread(self.store.save, {**batch, "status": "failed", "failed_at": int(time.time())})
@@ -151,7 +197,10 @@ class BatchRunner:
         lines = parse_lines(
             await asyncio.to_thread(self.store.file_bytes, batch["input_file_id"], None), batch["endpoint"]
         )
-        done = {result["custom_id"] for result in await asyncio.to_thread(self.store.results, batch_id)}
+        results = await asyncio.to_thread(self.store.results, batch_id)
+        done = {result["custom_id"] for result in results}
+        completed = sum(1 for result in results if result["response"]["status_code"] == 200)
+        self._counts[batch_id] = {"completed": completed, "failed": len(results) - completed}
         if batch["status"] == "validating":
             batch = await asyncio.to_thread(
                 self.store.save, {**batch, "status": "in_progress", "in_progress_at": int(time.time())}
@@ -161,11 +210,14 @@ class BatchRunner:
             await self._finalize(batch_id, len(lines))
 
     async def _answer_pending(self, batch_id: str, pending: list[BatchLine]) -> None:
-        slots = asyncio.Semaphore(self.lines_in_flight)
+        if self._line_slots is None:
+            self._line_slots = asyncio.Semaphore(self.lines_in_flight)
+        slots = self._line_slots
         gone = self._gone.setdefault(batch_id, asyncio.Event())
-        in_flight: set[asyncio.Task[None]] = set()
+        in_flight = self._in_flight.setdefault(batch_id, set())
         for line in pending:
-            await slots.acquire()
+            if not await _line_slot(slots, gone):
+                break
             if batch_id in self._cancelled or not self.plane.gate.open:
                 slots.release()
                 break
@@ -175,6 +227,7 @@ class BatchRunner:
             task.add_done_callback(lambda _: slots.release())
         await asyncio.gather(*list(in_flight), return_exceptions=True)
         self._gone.pop(batch_id, None)
+        self._in_flight.pop(batch_id, None)
 
     async def _answer_one(self, batch_id: str, line: BatchLine, gone: asyncio.Event) -> None:
         assert self._answer is not None
@@ -184,6 +237,9 @@ class BatchRunner:
         if result["response"]["status_code"] == 503 and not self.plane.gate.open:
             return  # refused by the drain, not answered: left for the next start
         await asyncio.to_thread(self.store.add_result, batch_id, result)
+        counted = self._counts.get(batch_id)
+        if counted is not None:
+            counted["completed" if result["response"]["status_code"] == 200 else "failed"] += 1
 
     async def _finalize(self, batch_id: str, total: int) -> None:
         batch = await asyncio.to_thread(self.store.batch, batch_id)
