@@ -115,6 +115,7 @@ def test_int4_agreement_with_an_adapter_is_within_five_points_of_the_base(
     finally:
         int4.close()
     with capsys.disabled():
-        print(f"\nint4 vs fp32 greedy agreement: base {base:.1%}, " + ", ".join(f"{k} {v:.1%}" for k, v in figures.items()))
+        adapters_line = ", ".join(f"{name} {value:.1%}" for name, value in figures.items())
+        print(f"\nint4 vs fp32 greedy agreement: base {base:.1%}, {adapters_line}")
     for name, value in figures.items():
         assert value >= base - 0.05, (name, value, base)

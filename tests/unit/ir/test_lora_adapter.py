@@ -39,7 +39,8 @@ def write(folder: Path, config: dict[str, Any] | None = None, shapes: dict[str, 
         KEY.format(layer=0, module="o_proj", half="A"): (2, 8),
         KEY.format(layer=0, module="o_proj", half="B"): (8, 2),
     }
-    save_file({key: np.ones(shape, np.float32) for key, shape in shapes.items()}, str(folder / "adapter_model.safetensors"))
+    tensors = {key: np.ones(shape, np.float32) for key, shape in shapes.items()}
+    save_file(tensors, str(folder / "adapter_model.safetensors"))
     return folder
 
 
@@ -89,7 +90,7 @@ def test_an_adapter_that_does_not_fit_its_base_is_refused_naming_the_mismatch(tm
 
 
 def test_a_broken_folder_is_refused_naming_the_file(tmp_path: Path) -> None:
-    with pytest.raises(InvalidArgumentError, match="no adapter_config.json"):
+    with pytest.raises(InvalidArgumentError, match=r"no adapter_config\.json"):
         read_adapter(tmp_path)
     folder = write(tmp_path / "a")
     (folder / "adapter_model.safetensors").write_bytes(b"not safetensors")
