@@ -98,8 +98,8 @@ def test_each_row_gets_its_own_adapter_and_a_row_without_one_the_base_output(tmp
     stacks.write(2, second)
     session = ort.InferenceSession(lora_model_bytes(path, targets, layout), providers=["CPUExecutionProvider"])
     base = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    x = rng.standard_normal((4, 3, HIDDEN)).astype(np.float32)
     rows = np.array([0, NO_ADAPTER, 2, 0], dtype=np.int64)
+    x = rng.standard_normal((4, 1, HIDDEN)).astype(np.float32)  # a decode run: several rows of one token
     qkv, o = session.run(["qkv", "o"], {"x": x, LORA_SLOTS: rows, **stacks.buffers})
     base_qkv, base_o = base.run(["qkv", "o"], {"x": x})
     for row, chosen in enumerate([first, None, second, first]):
@@ -107,6 +107,34 @@ def test_each_row_gets_its_own_adapter_and_a_row_without_one_the_base_output(tmp
         np.testing.assert_allclose(qkv[row], want["qkv"], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(o[row], want["o"], rtol=1e-5, atol=1e-5)
     assert np.array_equal(qkv[1], base_qkv[1]) and np.array_equal(o[1], base_o[1])  # bit for bit
+    prompt = rng.standard_normal((1, 5, HIDDEN)).astype(np.float32)  # a prompt: one row of several tokens
+    qkv, o = session.run(["qkv", "o"], {"x": prompt, LORA_SLOTS: rows[2:3], **stacks.buffers})
+    np.testing.assert_allclose(qkv[0], expected(prompt[0], weights, second)["qkv"], rtol=1e-5, atol=1e-5)
     stacks.clear(0)  # an unloaded slot: its rows get the base output again
     qkv, o = session.run(["qkv", "o"], {"x": x, LORA_SLOTS: rows, **stacks.buffers})
     assert np.array_equal(o[0], base_o[0]) and np.array_equal(qkv[3], base_qkv[3])
+
+
+def test_a_row_gets_the_same_result_whatever_runs_beside_it(tmp_path: Path) -> None:
+    """Alone (padded to two rows), beside 7 others, or its prompt in one chunk or two: the same bits."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "model.onnx"
+    tiny_decoder(path, rng)
+    targets = lora_targets(path, INFO)
+    layout = LoraLayout(slots=2, rank=2)
+    stacks = LoraStacks(targets, layout)
+    stacks.write(0, adapter(rng, {"self_attn.q_proj": 8, "self_attn.o_proj": 8}))
+    stacks.write(1, adapter(rng, {"self_attn.v_proj": 4}))
+    session = ort.InferenceSession(lora_model_bytes(path, targets, layout), providers=["CPUExecutionProvider"])
+    x = rng.standard_normal((8, 1, HIDDEN)).astype(np.float32)
+    rows = np.array([0, 1, NO_ADAPTER] * 2 + [0, 1], dtype=np.int64)
+    together = session.run(["qkv", "o"], {"x": x, LORA_SLOTS: rows, **stacks.buffers})
+    for count in (2, 3, 5):
+        fewer = session.run(["qkv", "o"], {"x": x[:count], LORA_SLOTS: rows[:count], **stacks.buffers})
+        for output, full in zip(fewer, together, strict=True):
+            assert np.array_equal(output, full[:count])
+    prompt = rng.standard_normal((1, 40, HIDDEN)).astype(np.float32)
+    whole = session.run(["o"], {"x": prompt, LORA_SLOTS: rows[:1], **stacks.buffers})[0]
+    first = session.run(["o"], {"x": prompt[:, :16], LORA_SLOTS: rows[:1], **stacks.buffers})[0]
+    rest = session.run(["o"], {"x": prompt[:, 16:], LORA_SLOTS: rows[:1], **stacks.buffers})[0]
+    assert np.array_equal(whole, np.concatenate([first, rest], axis=1))
