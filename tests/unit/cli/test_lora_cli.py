@@ -32,12 +32,3 @@ def test_the_cli_registers_an_adapter_and_shows_its_parent(cli: Invoke, smollm2_
 def test_an_adapter_without_a_base_is_refused(cli: Invoke, adapter: Path) -> None:
     refused = cli("model", "register", "--name", "x", "--adapter", adapter)
     assert refused.exit_code != 0 and "needs --name, --adapter DIR and --base MODEL" in str(refused.exception)
-
-
-def test_generate_runs_an_adapter_on_its_base(cli: Invoke, smollm2_gguf: Path, adapter: Path) -> None:
-    ok(cli("model", "register", "--name", "smollm2", "--path", smollm2_gguf))
-    ok(cli("model", "register", "--name", "smollm2-sql", "--adapter", adapter, "--base", "smollm2"))
-    args = ("--prompt", "Name three colors.", "--max-tokens", "12")
-    with_adapter = ok(cli("generate", "--name", "smollm2-sql", *args))
-    base = ok(cli("generate", "--name", "smollm2", *args))
-    assert with_adapter.strip() and with_adapter != base
