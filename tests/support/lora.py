@@ -53,3 +53,28 @@ def set_config(adapter: Path, **fields: object) -> None:
     path = adapter / "adapter_config.json"
     config = json.loads(path.read_text())
     path.write_text(json.dumps({**config, **fields}))
+
+
+PROMPTS = [
+    "What is the capital of France?",
+    "Write a haiku about autumn.",
+    "How do I sort a list in Python?",
+    "Name three colors.",
+    "What is 2+2?",
+    "Give me a tip for sleeping better.",
+    "What does a SQL JOIN do?",
+    "Translate 'good morning' into Spanish.",
+    "Why is the sky blue?",
+    "Write one sentence about the sea.",
+    "What is a prime number?",
+    "List two fruits that are red.",
+    "How many days are in a week?",
+    "What is photosynthesis?",
+    "Suggest a name for a pet cat.",
+    "Explain what a database index is.",
+    "What is the boiling point of water?",
+    "Write a short greeting for a birthday card.",
+    "What language is spoken in Brazil?",
+    "How do I select all rows from a table named users?",
+]
+"""Twenty chat prompts the adapter tests answer greedily."""

@@ -6,6 +6,7 @@ import asyncio
 import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,7 +17,10 @@ from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import GenerationRequest, SamplingParams
-from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.ir.lora_adapter import AdapterWeights
+from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.llm_bundle import LORA_FORMAT, is_llm_format
+from mcp2026ai.registry.lora_bundle import DEFAULT_MAX_RANK, checked_adapter
 
 
 def generate(
@@ -39,14 +43,27 @@ def generate(
     params = SamplingParams(
         max_tokens=max_tokens, temperature=temperature, top_p=max(top_p, 1e-6), seed=seed, stop=tuple(stop or ())
     )
-    folder = registry.llm_folder(record)
+    folder, adapter = _model_files(registry, record)
     ids = _prompt_ids(TextTokenizer(folder), prompt, system, raw)
     length = max(len(ids) + max_tokens, 16)  # the KV slot holds exactly this request
-    engine = build_engine(name, folder, EngineConfig(max_num_seqs=1, max_model_len=length))
+    lora = {"max_loras": 1, "max_lora_rank": adapter.rank} if adapter else {}
+    engine = build_engine(name, folder, EngineConfig(max_num_seqs=1, max_model_len=length, **lora))
+    if adapter is not None:
+        engine.load_adapter(record.ref, adapter)
     try:
-        asyncio.run(_stream(engine, ids, params))
+        asyncio.run(_stream(engine, ids, params, record.ref if adapter else None))
     finally:
         engine.close()
+
+
+def _model_files(registry: ModelRegistry, record: ModelVersion) -> tuple[Path, AdapterWeights | None]:
+    """The folder of the model to run, and a LoRA adapter version's weights (run on its base version)."""
+    if record.format != LORA_FORMAT:
+        return registry.llm_folder(record), None
+    base_name, _, base_version = (record.parent or "").partition(":")
+    base = registry.resolve(base_name, base_version or None)
+    folder = registry.llm_folder(base)
+    return folder, checked_adapter(registry.llm_folder(record), folder, registry.llm_info(base), DEFAULT_MAX_RANK)
 
 
 def _prompt_ids(tokenizer: TextTokenizer, prompt: str, system: str | None, raw: bool) -> list[int]:
@@ -56,10 +73,10 @@ def _prompt_ids(tokenizer: TextTokenizer, prompt: str, system: str | None, raw: 
     return tokenizer.encode(tokenizer.apply_chat_template(messages), add_special_tokens=False)
 
 
-async def _stream(engine: Engine, ids: list[int], params: SamplingParams) -> None:
+async def _stream(engine: Engine, ids: list[int], params: SamplingParams, adapter: str | None) -> None:
     started = time.perf_counter()
     first: float | None = None
-    stream = engine.submit(GenerationRequest(f"cli-{uuid.uuid4().hex[:8]}", ids, params))
+    stream = engine.submit(GenerationRequest(f"cli-{uuid.uuid4().hex[:8]}", ids, params, adapter=adapter))
     reason = None
     async for delta in stream:
         if first is None:

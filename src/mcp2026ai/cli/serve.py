@@ -29,7 +29,7 @@ from mcp2026ai.policy.generation import ensure_generation_plan
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.probe import query_gpus
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.registry.llm_bundle import is_llm_format
+from mcp2026ai.registry.llm_bundle import LORA_FORMAT, is_llm_format
 from mcp2026ai.registry.pipelines import is_pipeline, pipeline_model_steps
 from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
@@ -310,6 +310,8 @@ def _plan(registry: ModelRegistry, names: list[str], runtime: str | None = None)
     orchestrator = PolicyOrchestrator(registry, runtime=runtime)
     for model in names:
         record = registry.resolve(model)
+        if record.format == LORA_FORMAT:  # a LoRA adapter runs on its base's engine and plan
+            continue
         if is_llm_format(record.format):  # its generation engine's plan, when its contract has a generation section
             _plan_generation(registry, record)
             continue

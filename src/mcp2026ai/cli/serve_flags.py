@@ -117,6 +117,7 @@ FLAGS: list[Flag] = [
     Flag("generation.stream_buffer_deltas", "--stream-buffer-tokens", LLM),
     Flag("generation.max_loras", panel=LLM),
     Flag("generation.max_lora_rank", panel=LLM),
+    Flag("lora_allowed_dirs", "--lora-allowed-dir", LLM),
     Flag("tool_call_parser", panel=LLM),
     Flag("reasoning_parser", panel=LLM),
     Flag("generation_config", panel=LLM),

@@ -7,13 +7,22 @@ into one MatMul) the rewrite adds, beside the base MatMul (fp32 ``MatMul`` or in
 
     y = base(x) + ((x @ A) * mask[row]) @ B
 
-``A`` (``[in, slots x parts x rank]``) and ``B`` (``[slots x parts x rank, out]``) are graph inputs
-holding every loaded adapter side by side, its scale folded into ``B``; ``mask[row]`` keeps the
+``A`` and ``B`` are graph inputs holding every loaded adapter side by side (``slots x parts x rank``
+columns of ``A``, the same rows of ``B``, its scale folded into ``B``); ``mask[row]`` keeps the
 columns of the adapter slot the row uses (from the int64 input :data:`LORA_SLOTS`, one entry per
 row, ``-1``: none). So rows with different adapters share one run (no per-adapter grouping, no
 per-row copies of weights), and a row that uses no adapter adds an exact zero: its output is the
 base graph's, bit for bit. A packed projection gives each part (q, k, v) its own rank columns, and
 its ``B`` is zero outside that part's output columns.
+
+Batch invariance: the products run one per token, batched (``A^T`` ``[columns, in]`` times each
+token's ``x`` ``[in, 1]``, then ``B^T`` ``[out, columns]`` times that), so a token's result never
+depends on how many rows run beside it nor on how its prompt was cut into chunks: every product has
+the same shape. Flattened into one ``[tokens, in] x [in, columns]`` GEMM, onnxruntime's threaded
+kernels partition the narrow ``columns`` side by the number of tokens, and a row got other sums in a
+batch of 2 than in one of 8, a prompt other keys and values in one chunk than in two (measured on an
+AVX2 host). The mask broadcasts ``[rows, columns, 1]`` over ``[tokens, columns, 1]``: a run has one
+row of several tokens or several rows of one token (``runtime/onnx_decoder.py``).
 
 The cost is fixed by ``slots x rank`` (``--max-loras`` x ``--max-lora-rank``), whatever is loaded:
 two small MatMuls per projection (``docs/lora.md`` has the measured figures).
@@ -77,6 +86,7 @@ class LoraTarget:
         return f"lora_B.{self.layer}.{self.projection}"
 
     def columns(self, slots: int, rank: int) -> int:
+        """Width of this target's adapter columns (``A^T`` is ``[columns, in]``, ``B^T`` ``[out, columns]``)."""
         return slots * len(self.parts) * rank
 
 
@@ -149,18 +159,21 @@ def lora_model_bytes(model_path: Path, targets: list[LoraTarget], layout: LoraLa
     after: dict[str, list[onnx.NodeProto]] = {}
     masks: list[onnx.NodeProto] = []
     for parts in sorted({len(target.parts) for target in targets}):
-        slot_of_column = np.repeat(np.arange(layout.slots, dtype=np.int64), parts * layout.rank)
+        slot_of_column = np.repeat(np.arange(layout.slots, dtype=np.int64), parts * layout.rank)[:, None]
         graph.initializer.append(numpy_helper.from_array(slot_of_column, f"/lora/columns_{parts}"))
         masks += _mask_nodes(helper, parts)
+    for in_features in sorted({target.in_features for target in targets}):
+        shape = np.array([-1, in_features, 1], dtype=np.int64)  # every token its own product
+        graph.initializer.append(numpy_helper.from_array(shape, _tokens_shape(in_features)))
     by_name = {node.name: node for node in graph.node}
     for target in targets:
         node = _target_node(by_name, target)
         columns = target.columns(layout.slots, layout.rank)
         graph.input.append(
-            helper.make_tensor_value_info(target.a_input, TensorProto.FLOAT, [target.in_features, columns])
+            helper.make_tensor_value_info(target.a_input, TensorProto.FLOAT, [columns, target.in_features])
         )
         graph.input.append(
-            helper.make_tensor_value_info(target.b_input, TensorProto.FLOAT, [columns, target.out_features])
+            helper.make_tensor_value_info(target.b_input, TensorProto.FLOAT, [target.out_features, columns])
         )
         after[node.name] = _delta_nodes(helper, node, target)
     ordered = [*masks]
@@ -172,20 +185,28 @@ def lora_model_bytes(model_path: Path, targets: list[LoraTarget], layout: LoraLa
 
 
 def _delta_nodes(helper: Any, node: Any, target: LoraTarget) -> list[Any]:
-    """``base(x) + ((x @ A) * mask) @ B`` in place of ``base(x)``: the base node's output renamed."""
+    """``base(x) + ((x @ A) * mask) @ B`` in place of ``base(x)`` (the base node's output renamed), one
+    product per token: ``A^T [C, in] @ x [tokens, in, 1]``, masked, ``B^T [out, C] @ that``."""
     make, prefix, base_out = helper.make_node, f"/lora/{target.layer}/{target.projection}", node.output[0]
     node.output[0] = f"{prefix}/base"
     mask = f"/lora/mask_{len(target.parts)}"
     return [
-        make("MatMul", [node.input[0], target.a_input], [f"{prefix}/xa"], name=f"{prefix}/MatMulA"),
+        make("Reshape", [node.input[0], _tokens_shape(target.in_features)], [f"{prefix}/x"], name=f"{prefix}/Tokens"),
+        make("MatMul", [target.a_input, f"{prefix}/x"], [f"{prefix}/xa"], name=f"{prefix}/MatMulA"),
         make("Mul", [f"{prefix}/xa", mask], [f"{prefix}/xm"], name=f"{prefix}/Mask"),
-        make("MatMul", [f"{prefix}/xm", target.b_input], [f"{prefix}/delta"], name=f"{prefix}/MatMulB"),
+        make("MatMul", [target.b_input, f"{prefix}/xm"], [f"{prefix}/dt"], name=f"{prefix}/MatMulB"),
+        make("Shape", [f"{prefix}/base"], [f"{prefix}/shape"], name=f"{prefix}/Shape"),
+        make("Reshape", [f"{prefix}/dt", f"{prefix}/shape"], [f"{prefix}/delta"], name=f"{prefix}/Rows"),
         make("Add", [f"{prefix}/base", f"{prefix}/delta"], [base_out], name=f"{prefix}/Add"),
     ]
 
 
+def _tokens_shape(in_features: int) -> str:
+    return f"/lora/tokens_{in_features}"
+
+
 def _mask_nodes(helper: Any, parts: int) -> list[Any]:
-    """``mask_{parts}[row, 0, column] = (lora_slots[row] == slot of column)`` as float: ``[batch, 1, columns]``."""
+    """``mask_{parts}[row, column, 0] = (lora_slots[row] == slot of column)`` as float: ``[batch, columns, 1]``."""
     make, name = helper.make_node, f"/lora/mask_{parts}"
     return [
         make("Unsqueeze", [LORA_SLOTS, _AXES], [f"{name}/rows"], name=f"{name}/Unsqueeze"),

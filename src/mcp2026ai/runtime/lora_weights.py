@@ -1,8 +1,9 @@
 """The adapter weights a LoRA decoder reads: one A and one B buffer per projection, every slot side by side.
 
 Layout (``ir/lora_graph.py``): slot ``s``, part ``p`` (q, k or v of a packed projection; 0 elsewhere)
-owns columns ``(s x parts + p) x rank ..`` of ``A`` (``[in, columns]``) and the same rows of ``B``
-(``[columns, out]``), whose columns outside the part's outputs stay zero. An adapter of a lower rank
+owns columns ``(s x parts + p) x rank ..`` of ``A`` and the same rows of ``B``, stored transposed:
+``A^T`` is ``[columns, in]`` and ``B^T`` ``[out, columns]``, whose rows outside the part's outputs stay
+zero. An adapter of a lower rank
 fills the first of its slot's rank columns; the rest stay zero (they add exact zeros). PEFT's scale
 is folded into ``B``.
 
@@ -29,8 +30,8 @@ class LoraStacks:
         self.buffers: dict[str, np.ndarray] = {}
         for target in targets:
             columns = target.columns(layout.slots, layout.rank)
-            self.buffers[target.a_input] = np.zeros((target.in_features, columns), np.float32)
-            self.buffers[target.b_input] = np.zeros((columns, target.out_features), np.float32)
+            self.buffers[target.a_input] = np.zeros((columns, target.in_features), np.float32)
+            self.buffers[target.b_input] = np.zeros((target.out_features, columns), np.float32)
 
     @property
     def nbytes(self) -> int:
@@ -48,16 +49,16 @@ class LoraStacks:
                     continue
                 a, b = pair
                 column = self._column(slot, index, len(target.parts))
-                a_stack[:, column : column + rank] = a.T
-                b_stack[column : column + rank, part.offset : part.offset + part.size] = b.T * scale
+                a_stack[column : column + rank, :] = a
+                b_stack[part.offset : part.offset + part.size, column : column + rank] = b * scale
 
     def clear(self, slot: int) -> None:
         """Zero ``slot``'s columns: rows that select it get the base model's output."""
         for target in self.targets:
             parts = len(target.parts)
             start, end = self._column(slot, 0, parts), self._column(slot + 1, 0, parts)
-            self.buffers[target.a_input][:, start:end] = 0.0
-            self.buffers[target.b_input][start:end, :] = 0.0
+            self.buffers[target.a_input][start:end, :] = 0.0
+            self.buffers[target.b_input][:, start:end] = 0.0
 
     def _column(self, slot: int, part: int, parts: int) -> int:
         return (slot * parts + part) * self.layout.rank

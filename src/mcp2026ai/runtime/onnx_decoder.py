@@ -24,6 +24,11 @@ place among them (measured: ``tests/unit/runtime/test_onnx_decoder_invariance.py
 first kind, :attr:`OnnxDecoder.pad_lone_rows` makes every run have two rows or more: the engine adds
 a throwaway row to a lone decode row (``generation/step_scheduler.py``), and a prompt chunk of one token
 after cached context re-runs the token before it too (its keys and values come out the same).
+
+LoRA (``lora``: ``--max-loras``): the decoder is opened from the rewrite ``ir/lora_graph.py`` makes (its
+weights still read from the import's external file), with the adapters' buffers
+(``runtime/lora_weights.py``) bound to every run and each run's rows given their adapter slot
+(``adapters`` / ``adapter``: -1 for none, the base model's output bit for bit).
 """
 
 from __future__ import annotations

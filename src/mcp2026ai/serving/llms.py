@@ -193,6 +193,11 @@ class GenerationModels:
         if not self.serves(base_model):
             await self.load(base_model, reason="adapter")
         base = self.get(base_model)
+        held = self._served.get(record.name)
+        if held is not None and record.version in held.versions:  # loaded already: at most made the default
+            if make_default:
+                self.set_default(record.name, record.version)
+            return record
         adapter = await asyncio.to_thread(open_adapter, self.registry, record, base, self.trusted_keys)
         async with self._lock:
             base.engine.load_adapter(record.ref, adapter)

@@ -17,6 +17,7 @@ from mcp2026ai.server.http.manage import Promotion, RegisterFromUrl, RolloutChan
 from mcp2026ai.server.http.openai.batch.routes import BatchCreate
 from mcp2026ai.server.http.openai.codec import ChatCompletionRequest, CompletionRequest
 from mcp2026ai.server.http.openai.embeddings import EmbeddingsBody
+from mcp2026ai.server.http.openai.lora import LoadAdapter, UnloadAdapter
 from mcp2026ai.server.http.openai.responses_request import ResponsesRequest
 from mcp2026ai.server.http.openai.similarity import RerankBody, ScoreBody
 from mcp2026ai.server.http.openai.tokens import DetokenizeRequest, TokenizeRequest
@@ -128,6 +129,16 @@ def _openai() -> dict[tuple[str, str], Operation]:
         ("/v1/score", "POST"): Operation("Similarity of text pairs (vLLM's)", OPENAI, ScoreBody, error=error),
         ("/tokenize", "POST"): Operation("Text to token ids (vLLM's)", OPENAI, TokenizeRequest, error=error),
         ("/detokenize", "POST"): Operation("Token ids to text (vLLM's)", OPENAI, DetokenizeRequest, error=error),
+        ("/v1/load_lora_adapter", "POST"): Operation(
+            "Register and serve a LoRA adapter folder (vLLM's; from --lora-allowed-dir folders)",
+            OPENAI,
+            LoadAdapter,
+            error=error,
+            media="text/plain",
+        ),
+        ("/v1/unload_lora_adapter", "POST"): Operation(
+            "Stop serving a LoRA adapter (vLLM's)", OPENAI, UnloadAdapter, error=error, media="text/plain"
+        ),
         ("/v1/files", "POST"): Operation(
             "Upload a batch input file (multipart: file, purpose=batch)",
             OPENAI,
