@@ -1,7 +1,8 @@
 """Drains keep what they accepted (issue 51, item 5), tensor traffic over HTTP and gRPC: three rounds
 of `mcp serve` on a slow model; 12 HTTP and 12 gRPC requests are sent and SIGTERM comes once the
 server has taken every one of them (``mcp_requests_in_flight`` plus those already answered is 24).
-Every one of them is answered (200 / OK), none fails; a request sent after the signal is refused (503 / UNAVAILABLE) or meets a closed port.
+Every one of them is answered (200 / OK), none fails; a request sent after the signal is refused
+(503) or meets a closed port.
 
 (Calls that reach gRPC core in the instant its listener closes, before the client has read the
 GOAWAY, are not in flight: under continuous load gRPC core may cancel one of those itself;
