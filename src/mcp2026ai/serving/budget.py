@@ -137,6 +137,10 @@ class ColdLoads:
     def __init__(self) -> None:
         self._tasks: dict[str, asyncio.Task[object]] = {}
 
+    def running(self, name: str) -> bool:
+        """Whether a load on request of ``name`` is under way."""
+        return name in self._tasks
+
     async def ensure(self, name: str, load: Callable[[], Awaitable[object]], wait_s: float) -> None:
         """Start ``load`` unless it runs already; ColdLoadError when it is not done within ``wait_s``;
         its own error (the budget's refusal, a broken import) when it failed."""

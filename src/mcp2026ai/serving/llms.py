@@ -220,6 +220,10 @@ class GenerationModels:
             return  # not a language model: the lookup answers 404
         await self._cold_loads.ensure(name, lambda: self.load(name, reason="request"), wait_s)
 
+    def loading(self, name: str) -> bool:
+        """Whether ``name`` is being loaded by a request (under the memory budget)."""
+        return self._cold_loads.running(name)
+
     def eviction_reason(self, name: str) -> str | None:
         """Why ``name`` is not loaded when the memory budget evicted it."""
         return self.budget.eviction_reason(name) if self.budget is not None else None

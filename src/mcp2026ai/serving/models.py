@@ -243,6 +243,10 @@ class ServedModels:
             return  # the lookup answers 404 (or the generation routes serve it)
         await self._cold_loads.ensure(name, lambda: self.load(name, reason="request"), wait_s)
 
+    def loading(self, name: str) -> bool:
+        """Whether ``name`` is being loaded by a request (under the memory budget)."""
+        return self._cold_loads.running(name)
+
     def _estimate_mb(self, record: ModelVersion) -> float:
         """Its footprint when measured before, else half as much again as its file (a first guess:
         the session holds the weights and its arena)."""
