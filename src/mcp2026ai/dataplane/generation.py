@@ -309,6 +309,12 @@ class GenerationHandlers:
         """The served version ``choice`` names; one the rollout routes to that failed to load is a
         server fault (503, counted by its breaker, so that its circuit opens onto the fallback model)."""
         target = choice.target
+        if target.reason == "fallback" and not self.llms.serves(target.model):
+            why = self.llms.last_failure(target.model)
+            raise ModelNotReadyError(
+                f"model {model!r}: its circuit is open and its fallback model {target.model!r} is not served"
+                + (f" ({why})" if why else "")
+            )
         failure = self.llms.load_failure(target.model, target.version) if target.version else None
         if failure is None or choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
             return self.llms.get(target.model, target.version)

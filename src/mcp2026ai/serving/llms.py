@@ -232,6 +232,11 @@ class GenerationModels:
         """Why ``name:version`` could not be loaded, if its last load failed."""
         return self._failures.get((name, version))
 
+    def last_failure(self, name: str) -> str | None:
+        """Why the last failed load of any version of ``name`` failed, if one did."""
+        failures = [reason for (model, _), reason in self._failures.items() if model == name]
+        return failures[-1] if failures else None
+
     def set_default(self, name: str, version: str) -> None:
         """Point unpinned generations at another loaded version (one atomic swap)."""
         entry = self._served.get(name)
