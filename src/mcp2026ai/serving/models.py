@@ -272,7 +272,12 @@ class ServedModels:
         return residents
 
     async def evict(self, name: str) -> None:
+        """Unload ``name`` for the budget (a drain); a config override set by a load stays in force
+        for its next load on request."""
+        override = self._overrides.get(name)
         await self.unload(name)
+        if override is not None:
+            self._overrides[name] = override
 
     async def load_upload(
         self, record: ModelVersion, backend: Callable[[], Backend], override: ConfigOverride | None
