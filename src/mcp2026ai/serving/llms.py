@@ -31,6 +31,7 @@ from mcp2026ai.security.trust import TrustedKeys
 from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.serving.llm_versions import ServedLLM, resident_of, retire
+from mcp2026ai.serving.load_peak import PeakRss
 from mcp2026ai.serving.memory_budget import Resident
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,8 @@ class GenerationModels:
         async with self._lock:
             before, started = resident_bytes(), time.perf_counter()
             try:
-                engine = await self._build(record)
+                with PeakRss() as peak:
+                    engine = await self._build(record)
             except MCPError as exc:
                 self._failures[(name, record.version)] = f"{record.ref} failed to load: {exc}"
                 raise
@@ -166,7 +168,7 @@ class GenerationModels:
             metrics.observe_load("language-model", record.name, record.version, reason, time.perf_counter() - started)
             footprint = max(0, after - before) if after is not None and before is not None else 0
             if self.budget is not None:
-                await self.budget.loaded(name, record.version, footprint)
+                await self.budget.loaded(name, record.version, footprint, peak.transient_bytes(after))
             served = ServedLLM(record, engine, time.time(), footprint_bytes=footprint)
             metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
             old = self._served.get(name)
@@ -193,10 +195,11 @@ class GenerationModels:
         return engine
 
     def _estimate_mb(self, record: ModelVersion) -> float:
-        """Its footprint when measured before, else its weights on disk and the configured KV pool."""
+        """What its load needs: its footprint and its load's transient when measured before, else its
+        weights on disk and the configured KV pool."""
         measured = self.budget.measured_mb(record.name, record.version) if self.budget is not None else None
-        if measured:
-            return measured
+        if measured and self.budget is not None:
+            return measured + self.budget.transient_mb(record.name, record.version)
         _, artifact = self.planned_artifact(record)
         return weights_mb(self.registry.llm_folder(artifact)) + (self.config.kv_cache_mb or 0.0)
 

@@ -78,3 +78,20 @@ def test_footprints_are_kept_in_the_catalog_for_a_later_server(tmp_path: Path) -
     asyncio.run(MemoryBudget(100, registry.catalog).loaded("add_sub", "1.0.0", 30 << 20))
     assert MemoryBudget(100, registry.catalog).measured_mb("add_sub", "1.0.0") == 30
     assert MemoryBudget(100, registry.catalog).measured_mb("add_sub", "9.9.9") is None
+
+
+def test_memory_the_process_holds_beyond_its_baseline_and_the_footprints_is_made_room_for() -> None:
+    budget = MemoryBudget(500)
+    table = _Table([Resident("old", 200, BEST, 1.0), Resident("recent", 200, BEST, 2.0)])
+    budget.attach(table)
+    budget.measure_baseline()  # the process now: the baseline and what the table holds
+    assert budget.baseline_mb is not None
+    budget.baseline_mb -= 150  # as if 150 MiB more were held than the footprints say (allocator retention)
+    assert budget.unaccounted_mb() >= 150
+
+    async def load() -> None:
+        async with budget.admit("small", 50):  # fits the footprints (450), not the 150 MiB held beyond
+            pass
+
+    asyncio.run(load())
+    assert table.evicted == ["old"]
