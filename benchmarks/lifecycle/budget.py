@@ -170,13 +170,15 @@ def send(client: httpx.Client, model: str, tally: Tally, headers: dict[str, str]
 
 
 def bursts(seed: int, requests: int) -> list[str]:
-    """A seeded list of best-effort requests in bursts of one model each (20-60 requests)."""
+    """A seeded list of best-effort requests in bursts of one model each (every model in the first
+    round, then at random)."""
     rng = random.Random(seed)
     lengths = {"smollm2": (20, 60), "gemma3": (20, 60), "minilm": (20, 60), "resnet50": (3, 10),
                "squeezenet": (20, 60)}  # fmt: skip
+    first_round = rng.sample(sorted(lengths), len(lengths))  # every model once, in a seeded order
     sequence: list[str] = []
     while len(sequence) < requests:
-        model = rng.choice(sorted(lengths))
+        model = first_round.pop(0) if first_round else rng.choice(sorted(lengths))
         sequence += [model] * rng.randint(*lengths[model])
     return sequence[:requests]
 
