@@ -109,6 +109,8 @@ async def load_models(
                 budget.pinned.add(name)
             loaded.append(record)
     settle_startup_heap(config.host_tuning)
+    if plane.models.budget is not None:
+        plane.models.budget.measure_baseline()
     return loaded
 
 

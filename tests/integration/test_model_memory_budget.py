@@ -83,6 +83,15 @@ def image_infer(client: httpx.Client, model: str, headers: dict[str, str] | None
     return client.post(f"/v2/models/{model}/infer", json=body, headers=headers or {})
 
 
+def console_states(client: httpx.Client) -> dict[str, str]:
+    """Each model's State cell in the console's models table (its one version)."""
+    html = client.get("/ui/fragments/models").text
+    cells = re.findall(
+        r'<a href="/ui/models/([^"?]+)\?[^>]*>.*?<span class="tag state-[a-z]+"[^>]*>([^<]+)</span>', html, re.S
+    )
+    return dict(cells)
+
+
 def embed(client: httpx.Client) -> httpx.Response:
     return client.post("/v1/embeddings", json={"model": "minilm", "input": ["A man is eating food."]})
 
@@ -103,6 +112,9 @@ def test_loads_on_request_evict_the_least_recent_best_effort_model(home: Path) -
                                   "reason": "evicted (memory budget)"}  # fmt: skip
         assert rows["ocr-cls"]["state"] == "READY"
         assert metric(client, r'mcp_model_evictions_total\{model="minilm"\}') == 1
+        console = console_states(client)  # the console's models page says the same
+        assert console["minilm"].startswith("evicted") and "memory budget" in console["minilm"]
+        assert console["resnet50"] == "loaded" and console["ocr-cls"] == "loaded"
         assert metric(client, r'mcp_model_cold_start_seconds_count\{kind="tensor"\}') >= 1
 
         assert embed(client).status_code == 200  # the evicted encoder comes back on its next request

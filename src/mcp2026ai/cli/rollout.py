@@ -11,6 +11,7 @@ import yaml
 from mcp2026ai.cli import context
 from mcp2026ai.cli.output import console, print_json, print_table
 from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.routing.chat_shadow import chat_shadow_report
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.config import load_rollouts as load_rollout_file
 from mcp2026ai.routing.report import shadow_report
@@ -23,6 +24,8 @@ _JSON = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 _REPORT_COLUMNS = ["primary", "shadow", "requests", "dropped", "status_match_rate", "shadow_error_rate",
                    "max_abs_diff", "rel_l2_mean", "rel_l2_max", "top1_agreement", "primary_latency_ms_mean",
                    "shadow_latency_ms_mean"]  # fmt: skip
+_CHAT_COLUMNS = ["primary", "shadow", "prompt", "requests", "dropped", "shadow_error_rate", "token_agreement",
+                 "identical_rate", "ttft_delta_ms_mean", "itl_delta_ms_mean"]  # fmt: skip
 
 
 @app.command("set")
@@ -84,17 +87,23 @@ def clear(name: _NAME) -> None:
 
 @shadow_app.command()
 def report(name: _NAME, as_json: _JSON = False) -> None:
-    """Shadow diffs per (primary, shadow) version pair, merged over every stored flush."""
+    """Shadow diffs per (primary, shadow) version pair, merged over every stored flush; for a language
+    model's chats, per prompt (named by the digest of its token ids): the greedy token agreement and
+    the TTFT and ITL deltas (shadow minus primary, ms)."""
     registry = context.registry()
     registry.versions(name)
     rows = shadow_report(registry.catalog, name)
+    chats = chat_shadow_report(registry.catalog, name)
     if as_json:
-        print_json(rows)
+        print_json([*rows, *chats])
         return
-    if not rows:
+    if not rows and not chats:
         console.print(f"{name}: no shadow diffs recorded")
         return
-    print_table(f"shadow diffs of {name}", [_formatted(row) for row in rows], _REPORT_COLUMNS)
+    if rows:
+        print_table(f"shadow diffs of {name}", [_formatted(row) for row in rows], _REPORT_COLUMNS)
+    if chats:
+        print_table(f"chat shadow diffs of {name}, per prompt", [_formatted(row) for row in chats], _CHAT_COLUMNS)
 
 
 def describe(config: RolloutConfig) -> str:

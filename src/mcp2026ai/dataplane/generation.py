@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp2026ai.contract import SLAClass, parse_sla_class
+from mcp2026ai.dataplane.chat_shadow import ChatMirror
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.stream_timing import StreamTimer
 from mcp2026ai.dataplane.tool_prompt import template_messages
@@ -44,7 +45,7 @@ from mcp2026ai.generation.types import (
 from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.messages import validated
 from mcp2026ai.observability import metrics
-from mcp2026ai.routing.breaker import Target
+from mcp2026ai.routing.chat_shadow import ChatAnswer
 from mcp2026ai.routing.outcome import Outcome, classify
 from mcp2026ai.routing.router import RouteReason
 from mcp2026ai.routing.traffic import Choice as RouteChoice
@@ -249,6 +250,7 @@ class GenerationHandlers:
         self.gate = gate
         self.limits = limits or GenerationLimits()
         self.traffic = traffic or TrafficController(llms.registry)
+        self.shadows = ChatMirror(llms, self.traffic.chat_reporter)
 
     def served(self) -> list[ServedLLM]:
         """Each served language model's default version."""
@@ -261,6 +263,7 @@ class GenerationHandlers:
         """Shutdown (the gate is closed, so nothing new is accepted): every generation already accepted,
         queued ones included, may finish until ``streams_deadline_s``; then every engine stops and what
         still runs or waits ends with an error (never cut off)."""
+        await self.shadows.drain(min(5.0, streams_deadline_s / 4))
         engines = self.llms.engines()
         deadline = time.monotonic() + streams_deadline_s
         while any(engine.busy for engine in engines) and time.monotonic() < deadline:
@@ -270,7 +273,7 @@ class GenerationHandlers:
         for engine in engines:
             await asyncio.to_thread(engine.close)
 
-    def _route(self, request: TextRequest, observation: _Observation) -> tuple[ServedLLM, Target]:
+    def _route(self, request: TextRequest, observation: _Observation) -> tuple[ServedLLM, RouteChoice]:
         """The version that serves ``request`` (tensor routing: header, canary, breakers, fallback),
         leased until the generation ends and observed for canary analysis and the breakers then."""
         default = self.llms.get(request.model)  # NotFoundError for a model not served
@@ -288,7 +291,7 @@ class GenerationHandlers:
             self.traffic.observe_stream(choice, request.model, served.record.version, sample, promises)
 
         observation.on_end.append(observed)
-        return served, choice.target
+        return served, choice
 
     async def _cold_load_wait_s(self, model: str) -> float:
         """How long a request may wait for its model's load on first request: its contract's time to
@@ -306,6 +309,12 @@ class GenerationHandlers:
         """The served version ``choice`` names; one the rollout routes to that failed to load is a
         server fault (503, counted by its breaker, so that its circuit opens onto the fallback model)."""
         target = choice.target
+        if target.reason == "fallback" and not self.llms.serves(target.model):
+            why = self.llms.last_failure(target.model)
+            raise ModelNotReadyError(
+                f"model {model!r}: its circuit is open and its fallback model {target.model!r} is not served"
+                + (f" ({why})" if why else "")
+            )
         failure = self.llms.load_failure(target.model, target.version) if target.version else None
         if failure is None or choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
             return self.llms.get(target.model, target.version)
@@ -319,7 +328,7 @@ class GenerationHandlers:
         try:
             self.gate.check()
             await self.llms.load_on_request(request.model, await self._cold_load_wait_s(request.model))
-            served, target = self._route(request, observation)
+            served, choice = self._route(request, observation)
             observation.model, observation.version = request.model, served.record.version
             sla_class = self._sla_class(served, request)
             observation.sla_class = sla_class.value
@@ -340,6 +349,7 @@ class GenerationHandlers:
                 adapter=served.adapter,
             )
             stream = served.engine.submit(engine_request)
+            self._mirror_when_done(observation, request.model, served, choice, ids, params)
         except ContextLengthError as exc:
             exc.param = "messages" if request.prompt.messages is not None else "prompt"
             observation.end_with(exc)
@@ -347,8 +357,32 @@ class GenerationHandlers:
         except BaseException as exc:
             observation.end_with(exc)
             raise
-        fallback = target.model if target.reason == "fallback" else None
+        fallback = choice.target.model if choice.target.reason == "fallback" else None
         return TextGeneration(served, params, stream, observation, ids, fallback)
+
+    def _mirror_when_done(
+        self,
+        observation: _Observation,
+        model: str,
+        served: ServedLLM,
+        choice: RouteChoice,
+        ids: list[int],
+        params: SamplingParams,
+    ) -> None:
+        """When the rollout sampled this chat for its shadow: mirror it once the client's answer is
+        complete (never before: the shadow must not delay it), if it succeeded."""
+        shadow = choice.decision.shadow_version
+        if shadow is None or shadow == served.record.version or choice.target.model != model:
+            return
+        primary_version = served.record.version
+
+        def mirror(error: BaseException | None) -> None:
+            if error is None:
+                timer = observation.timer
+                primary = ChatAnswer(timer.sample(Outcome.OK), tuple(timer.token_ids))
+                self.shadows.mirror(model, primary_version, shadow, ids, params, primary)
+
+        observation.on_end.append(mirror)
 
     async def tokenize(self, model: str, prompt: Prompt) -> tuple[list[int], ServedLLM]:
         """``prompt``'s token ids as a generation would take them (the same count as its usage's

@@ -12,7 +12,7 @@ from mcp2026ai.classification import classify_outputs
 from mcp2026ai.contract import SLAClass, parse_sla_class
 from mcp2026ai.dataplane.decoupled import is_decoupled, stream_responses
 from mcp2026ai.dataplane.gate import AcceptGate
-from mcp2026ai.errors import MCPError
+from mcp2026ai.errors import MCPError, ModelNotReadyError
 from mcp2026ai.inference import InferenceRequest, InferenceResponse
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.outcome import Outcome
@@ -62,6 +62,11 @@ class InferenceHandlers:
         await self.ensure_loaded(request)
         default = self.models.get(request.model)
         choice = self.traffic.choose(request, default.record.version)
+        if choice.target.reason == "fallback" and not self.models.is_loaded(choice.target.model):
+            raise ModelNotReadyError(
+                f"model {request.model!r}: its circuit is open and its fallback model {choice.target.model!r} "
+                "is not served"
+            )
         served = self.models.get(choice.target.model, choice.target.version)
         served.last_used = time.monotonic()
         error: MCPError | None = None

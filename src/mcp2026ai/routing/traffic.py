@@ -19,6 +19,7 @@ from mcp2026ai.contract import GenerationSpec
 from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing.breaker import BreakerBoard, Target, pick_target
+from mcp2026ai.routing.chat_shadow import ChatShadowReporter
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.diff import Observation
 from mcp2026ai.routing.manager import RolloutManager
@@ -46,6 +47,8 @@ class TrafficController:
         self.breakers = BreakerBoard(clock)
         self.reporter = ShadowReporter(registry.catalog)
         self.mirror = ShadowMirror(self.reporter)
+        self.chat_reporter = ChatShadowReporter(registry.catalog)
+        """Shadow diffs of chats per prompt (the data plane's chat mirror reports here)."""
 
     def rollout(self, model: str) -> RolloutConfig | None:
         return self.manager.config(model)
@@ -91,6 +94,7 @@ class TrafficController:
     def refresh(self) -> None:
         self.manager.refresh()
         self.reporter.flush()
+        self.chat_reporter.flush()
 
     async def refresh_off_loop(self) -> None:
         """:meth:`refresh` with its catalog reads and writes on a worker thread (they grow with the
@@ -98,7 +102,9 @@ class TrafficController:
         snapshot = await asyncio.to_thread(self.manager.read, self.manager.known_models())
         self.manager.install(snapshot)
         await asyncio.to_thread(self.reporter.write, self.reporter.take())
+        await asyncio.to_thread(self.chat_reporter.write, self.chat_reporter.take())
 
     async def drain(self, timeout_s: float) -> None:
         await self.mirror.drain(timeout_s)
         self.reporter.flush()
+        self.chat_reporter.flush()

@@ -89,9 +89,10 @@ class ServerConfig(BaseModel):
     memory_budget_mb: float | None = Field(
         None,
         gt=0,
-        description="One memory budget for the language models held: a load that would exceed it evicts the "
-        "least recently used model of the lowest SLA class first (never a latency-critical model named at "
-        "start), or is refused (503) naming the budget. None: no budget.",
+        description="One memory budget for every model held (tensor, embedding, language): a registered model "
+        "not held is loaded by its first request; a load that would exceed the budget evicts the least recently "
+        "used model of the lowest SLA class first (never a latency-critical model named at start), or is "
+        "refused (503) naming the budget. None: no budget.",
     )
     plan_with_policy: bool = Field(False, description="Measure and pick each model's plan against its contract.")
     runtime: str | None = Field(

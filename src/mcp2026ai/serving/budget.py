@@ -27,8 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from mcp2026ai.errors import ColdLoadError, MCPError, NotFoundError
+from mcp2026ai.errors import ColdLoadError, MCPError, NotFoundError, UnavailableError
 from mcp2026ai.observability import metrics
+from mcp2026ai.policy.memory import resident_bytes
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.serving.memory_budget import EVICTED_REASON, Resident, plan_room
 
@@ -57,29 +58,40 @@ class MemoryBudget:
         """Models never evicted (latency-critical models named at start)."""
         self._tenants: list[Tenant] = []
         self._evicted: dict[str, str] = {}
-        self._measured: dict[tuple[str, str], float] = {}
+        self._measured: dict[tuple[str, str], dict[str, float]] = {}
         self._lock = asyncio.Lock()
+        self.baseline_mb: float | None = None
 
     def attach(self, tenant: Tenant) -> None:
         self._tenants.append(tenant)
 
     def measured_mb(self, name: str, version: str) -> float | None:
         """Its footprint at its last load, here or (from the catalog) in an earlier server; blocking."""
-        measured = self._measured.get((name, version))
-        if measured is None and self.catalog is not None:
-            rows = self.catalog.annotations(name, FOOTPRINT_KIND, version)
-            value = rows[-1][2].get("mib") if rows else None
-            measured = float(value) if isinstance(value, int | float) else None
-        return measured
+        return self._kept(name, version, "mib")
 
-    async def loaded(self, name: str, version: str, footprint_bytes: int) -> None:
-        """``name:version`` was loaded and measured: no longer evicted; its footprint kept."""
+    def transient_mb(self, name: str, version: str) -> float:
+        """How far its last load's RSS rose above the footprint that stayed (serving/load_peak.py)."""
+        return self._kept(name, version, "transient_mib") or 0.0
+
+    def _kept(self, name: str, version: str, key: str) -> float | None:
+        kept = self._measured.get((name, version))
+        if kept is None and self.catalog is not None:
+            rows = self.catalog.annotations(name, FOOTPRINT_KIND, version)
+            kept = {k: float(v) for k, v in rows[-1][2].items() if isinstance(v, int | float)} if rows else None
+            if kept is not None:
+                self._measured[(name, version)] = kept
+        return kept.get(key) if kept is not None else None
+
+    async def loaded(self, name: str, version: str, footprint_bytes: int, transient_bytes: int = 0) -> None:
+        """``name:version`` was loaded and measured: no longer evicted; its footprint (and how far its
+        load rose above it) kept."""
         mib = footprint_bytes / (1 << 20)
-        self._measured[(name, version)] = mib
+        kept = {"mib": round(mib, 1), "transient_mib": round(transient_bytes / (1 << 20), 1)}
+        self._measured[(name, version)] = kept
         self._evicted.pop(name, None)
         if self.catalog is not None and footprint_bytes:
             catalog = self.catalog
-            payload: dict[str, object] = {"mib": round(mib, 1)}
+            payload: dict[str, object] = dict(kept)
             try:
                 await asyncio.to_thread(catalog.annotate, name, version, FOOTPRINT_KIND, payload, datetime.now(UTC))
             except MCPError as exc:  # a read-only catalog: the estimate is only lost for later servers
@@ -91,13 +103,33 @@ class MemoryBudget:
     def held_mb(self) -> float:
         return sum(resident.footprint_mb for resident in self._residents())
 
+    def measure_baseline(self) -> None:
+        """The process's own memory, once the models named at start are loaded: its RSS less what
+        they hold. Memory the process holds beyond that and the models' footprints (what the
+        allocator kept of evicted models, the requests' own buffers) counts against the budget too."""
+        rss = resident_bytes()
+        if rss is not None:
+            self.baseline_mb = rss / (1 << 20) - self.held_mb()
+
+    def unaccounted_mb(self) -> float:
+        """The RSS above the baseline and the models' footprints (0 before the baseline is measured)."""
+        rss = resident_bytes()
+        if rss is None or self.baseline_mb is None:
+            return 0.0
+        return max(0.0, rss / (1 << 20) - self.baseline_mb - self.held_mb())
+
     @contextlib.asynccontextmanager
     async def admit(self, name: str, need_mb: float) -> AsyncIterator[None]:
         """Make room for ``need_mb`` more for ``name`` (evicting, or UnavailableError naming the budget),
-        then hold the budget while the caller loads it."""
+        then hold the budget while the caller loads it. The process's memory beyond its baseline and
+        the footprints is made room for as well, where evicting can."""
         async with self._lock:
             residents = [resident for resident in self._residents() if resident.name != name]
-            for victim in plan_room(self.budget_mb, need_mb, name, residents):
+            try:
+                victims = plan_room(self.budget_mb, need_mb + self.unaccounted_mb(), name, residents)
+            except UnavailableError:
+                victims = plan_room(self.budget_mb, need_mb, name, residents)  # the budget's own refusal
+            for victim in victims:
                 await self._evict(victim, name)
             yield
             await self._settle(name)
@@ -136,6 +168,10 @@ class ColdLoads:
 
     def __init__(self) -> None:
         self._tasks: dict[str, asyncio.Task[object]] = {}
+
+    def running(self, name: str) -> bool:
+        """Whether a load on request of ``name`` is under way."""
+        return name in self._tasks
 
     async def ensure(self, name: str, load: Callable[[], Awaitable[object]], wait_s: float) -> None:
         """Start ``load`` unless it runs already; ColdLoadError when it is not done within ``wait_s``;

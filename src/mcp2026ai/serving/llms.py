@@ -32,6 +32,7 @@ from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
 from mcp2026ai.serving.llm_adapters import base_name, is_adapter, open_adapter, served_adapter
 from mcp2026ai.serving.llm_config import GenerationDefaults, ServingConfig, stored_config
 from mcp2026ai.serving.llm_versions import ServedLLM, resident_of, retire
+from mcp2026ai.serving.load_peak import PeakRss
 from mcp2026ai.serving.memory_budget import Resident
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,8 @@ class GenerationModels:
         async with self._lock:
             before, started = resident_bytes(), time.perf_counter()
             try:
-                engine = await self._build(record)
+                with PeakRss() as peak:
+                    engine = await self._build(record)
             except MCPError as exc:
                 self._failures[(name, record.version)] = f"{record.ref} failed to load: {exc}"
                 raise
@@ -169,7 +171,7 @@ class GenerationModels:
             metrics.observe_load("language-model", record.name, record.version, reason, time.perf_counter() - started)
             footprint = max(0, after - before) if after is not None and before is not None else 0
             if self.budget is not None:
-                await self.budget.loaded(name, record.version, footprint)
+                await self.budget.loaded(name, record.version, footprint, peak.transient_bytes(after))
             served = ServedLLM(record, engine, time.time(), footprint_bytes=footprint)
             metrics.MODEL_RESIDENT_BYTES.labels(record.name, record.version).set(footprint)
             old = self._served.get(name)
@@ -219,10 +221,11 @@ class GenerationModels:
         return engine
 
     def _estimate_mb(self, record: ModelVersion) -> float:
-        """Its footprint when measured before, else its weights on disk and the configured KV pool."""
+        """What its load needs: its footprint and its load's transient when measured before, else its
+        weights on disk and the configured KV pool."""
         measured = self.budget.measured_mb(record.name, record.version) if self.budget is not None else None
-        if measured:
-            return measured
+        if measured and self.budget is not None:
+            return measured + self.budget.transient_mb(record.name, record.version)
         _, artifact = self.planned_artifact(record)
         return weights_mb(self.registry.llm_folder(artifact)) + (self.config.kv_cache_mb or 0.0)
 
@@ -246,6 +249,10 @@ class GenerationModels:
             return  # not a language model: the lookup answers 404
         await self._cold_loads.ensure(name, lambda: self.load(name, reason="request"), wait_s)
 
+    def loading(self, name: str) -> bool:
+        """Whether ``name`` is being loaded by a request (under the memory budget)."""
+        return self._cold_loads.running(name)
+
     def eviction_reason(self, name: str) -> str | None:
         """Why ``name`` is not loaded when the memory budget evicted it."""
         return self.budget.eviction_reason(name) if self.budget is not None else None
@@ -253,6 +260,11 @@ class GenerationModels:
     def load_failure(self, name: str, version: str) -> str | None:
         """Why ``name:version`` could not be loaded, if its last load failed."""
         return self._failures.get((name, version))
+
+    def last_failure(self, name: str) -> str | None:
+        """Why the last failed load of any version of ``name`` failed, if one did."""
+        failures = [reason for (model, _), reason in self._failures.items() if model == name]
+        return failures[-1] if failures else None
 
     def set_default(self, name: str, version: str) -> None:
         """Point unpinned generations at another loaded version (one atomic swap)."""

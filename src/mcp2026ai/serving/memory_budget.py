@@ -1,4 +1,4 @@
-"""One memory budget for the language models a server holds (issue 51, item 4: first slice).
+"""One memory budget for every model a server holds: what to evict for a load (issue 51, item 4).
 
 Before a language model is loaded, :func:`plan_room` decides which resident models must go so that
 its estimated footprint fits the budget: the least recently used model of the lowest SLA class first

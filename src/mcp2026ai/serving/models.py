@@ -42,6 +42,7 @@ from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
+from mcp2026ai.serving.load_peak import PeakRss
 from mcp2026ai.serving.memory_budget import Resident
 from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
 from mcp2026ai.serving.pipelines import PipelineBackend, pipeline_backend, pipeline_stats
@@ -132,6 +133,8 @@ class ServedModel:
     """Triton priority level -> SLA class (a request's ``priority`` parameter), from its stored config."""
     footprint_bytes: int = 0
     """Resident memory its load added to the process (weights, sessions), measured."""
+    transient_bytes: int = 0
+    """How far the RSS rose above that while it loaded."""
     last_used: float = field(default_factory=time.monotonic)
 
     @property
@@ -245,7 +248,7 @@ class ServedModels:
                 self._overrides[name] = override
         metrics.observe_load(served.kind, name, record.version, reason, served.load_seconds)
         if self.budget is not None:
-            await self.budget.loaded(name, record.version, served.footprint_bytes)
+            await self.budget.loaded(name, record.version, served.footprint_bytes, served.transient_bytes)
         return served, retired
 
     async def load_on_request(self, name: str, wait_s: float) -> None:
@@ -258,12 +261,16 @@ class ServedModels:
             return  # the lookup answers 404 (or the generation routes serve it)
         await self._cold_loads.ensure(name, lambda: self.load(name, reason="request"), wait_s)
 
+    def loading(self, name: str) -> bool:
+        """Whether ``name`` is being loaded by a request (under the memory budget)."""
+        return self._cold_loads.running(name)
+
     def _estimate_mb(self, record: ModelVersion) -> float:
-        """Its footprint when measured before, else half as much again as its file (a first guess:
-        the session holds the weights and its arena)."""
+        """What its load needs: its footprint and its load's transient when measured before, else half
+        as much again as its file (a first guess: the session holds the weights and its arena)."""
         measured = self.budget.measured_mb(record.name, record.version) if self.budget is not None else None
-        if measured:
-            return measured
+        if measured and self.budget is not None:
+            return measured + self.budget.transient_mb(record.name, record.version)
         try:
             return self.registry.artifact_path(record).stat().st_size * 1.5 / (1 << 20)
         except (OSError, MCPError):
@@ -283,7 +290,12 @@ class ServedModels:
         return residents
 
     async def evict(self, name: str) -> None:
+        """Unload ``name`` for the budget (a drain); a config override set by a load stays in force
+        for its next load on request."""
+        override = self._overrides.get(name)
         await self.unload(name)
+        if override is not None:
+            self._overrides[name] = override
 
     async def load_upload(
         self, record: ModelVersion, backend: Callable[[], Backend], override: ConfigOverride | None
@@ -453,15 +465,16 @@ class ServedModels:
         started, before = time.perf_counter(), resident_bytes()
         if is_pipeline(record):
             return await self._build_pipeline(record, started)
-        backend = await asyncio.to_thread(factory or self.backend_factory, record)
-        await asyncio.to_thread(backend.load)
-        stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
-        executor = (
-            self.executor_factory(record, backend, stats)
-            if override is None
-            else self.executor_factory(record, backend, stats, override)
-        )
-        await executor.start()
+        with PeakRss() as peak:
+            backend = await asyncio.to_thread(factory or self.backend_factory, record)
+            await asyncio.to_thread(backend.load)
+            stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
+            executor = (
+                self.executor_factory(record, backend, stats)
+                if override is None
+                else self.executor_factory(record, backend, stats, override)
+            )
+            await executor.start()
         seconds = time.perf_counter() - started
         log.info("loaded %s with plan %s in %.3f s", record.ref, backend.plan.describe(), seconds)
         after = resident_bytes()
@@ -470,7 +483,7 @@ class ServedModels:
         spec = record.contract.sequence if record.contract is not None else None
         sequences = SequenceTable(record.name, spec, backend.signature) if spec is not None else None
         served = ServedModel(record, backend, executor, stats, seconds, sequences)
-        served.footprint_bytes = footprint
+        served.footprint_bytes, served.transient_bytes = footprint, peak.transient_bytes(after)
         return served
 
     async def _build_pipeline(self, record: ModelVersion, started: float) -> ServedModel:

@@ -157,7 +157,10 @@ class ServingSync:
             default = registry_default
         fallback = rollout.fallback_model if rollout else None
         if fallback and not self.models.is_loaded(fallback) and fallback not in self._llm_names():
-            await self._load_model(fallback)  # first: it serves while the versions below fail
+            try:
+                await self._load_model(fallback)  # first: it serves while the versions below fail
+            except MCPError as exc:  # the model's own versions are reconciled all the same
+                log.warning("fallback model %s of %s cannot be served: %s", fallback, name, exc)
         extras = [rollout.canary, rollout.shadow] if rollout else []
         wanted = {default} | {version for version in extras if version} | self.pinned.get(name, set())
         if isinstance(models, ServedModels):

@@ -34,7 +34,8 @@ Metadata = tuple[tuple[str, str], ...]
 
 
 def trailing_metadata(error: errors.MCPError) -> Metadata:
-    """What goes with the status: the retry pushback of an overload rejection, nothing otherwise."""
-    if isinstance(error, errors.OverloadedError):
+    """What goes with the status: the retry pushback of an overload rejection or of a model still
+    loading for the request (a cold start under the memory budget), nothing otherwise."""
+    if isinstance(error, errors.OverloadedError | errors.ColdLoadError):
         return ((RETRY_PUSHBACK_KEY, str(max(1, round(error.retry_after_s * 1000)))),)
     return ()

@@ -16,6 +16,7 @@ from mcp2026ai.policy.selection import Evaluation, fmt
 from mcp2026ai.policy.trace import DecisionLog
 from mcp2026ai.registry import ModelVersion
 from mcp2026ai.registry.signing import SIGNATURE_KIND
+from mcp2026ai.server.http.ui.version_states import version_state
 
 PAGE_SIZE = 50
 
@@ -55,6 +56,7 @@ def _matches(record: ModelVersion, query: str, stage: str) -> bool:
 
 def model_row(plane: DataPlane, record: ModelVersion, signed: bool) -> dict[str, Any]:
     contract = record.contract
+    lifecycle = version_state(plane, record)
     return {
         "name": record.name,
         "version": record.version,
@@ -64,6 +66,9 @@ def model_row(plane: DataPlane, record: ModelVersion, signed: bool) -> dict[str,
         "signed": signed,
         "contract": _contract_summary(record) if contract else "",
         "served": served_state(plane, record),
+        "state": lifecycle.state,
+        "state_reason": lifecycle.reason,
+        "traffic": lifecycle.traffic,
     }
 
 
