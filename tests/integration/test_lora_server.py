@@ -5,12 +5,15 @@ The base model and the adapter ``smollm2-sql`` are served from the start (``--ma
 ``smollm2-poet`` is loaded at run time from an allowed folder with vLLM's ``/v1/load_lora_adapter``.
 Eight concurrent streams over the base and both adapters each equal their answers alone; ``/v1/models``
 lists the adapters with their ``parent``; bad input gets one clear 400 or 404 each; a new adapter
-version promoted to production is served in place of the old one (rollouts route adapters like any
-version)."""
+version promoted to production is served in place of the old one, and a canary adapter version splits
+chats by the ``X-User-Id`` hash (rollouts route adapters like any version)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,8 +25,10 @@ import pytest
 from mcp2026ai.generation.config import BatchInvariance, EngineConfig
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
 from mcp2026ai.registry import ModelRegistry, Stage
+from mcp2026ai.routing.router import bucket
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from tests.integration.conftest import mcp_command
 from tests.support.llm import LLM_CACHE
 from tests.support.lora import PROMPTS, make_adapter
 
@@ -161,7 +166,6 @@ def test_bad_input_gets_one_clear_error_each(http: httpx.Client, folders: dict[s
 def test_a_new_adapter_version_promoted_to_production_is_served_in_its_place(
     server: BackgroundServer, client: openai.OpenAI, http: httpx.Client, folders: dict[str, Path]
 ) -> None:
-    import time
 
     registry = server.registry
     old = answer(client, "smollm2-sql", PROMPTS[6])
@@ -184,3 +188,34 @@ def test_a_new_adapter_version_promoted_to_production_is_served_in_its_place(
         time.sleep(SYNC_S)
     assert reply.headers.get("x-model-version") == "2.0.0"
     assert reply.json()["choices"][0]["message"]["content"] != old
+
+
+def test_an_adapter_canary_splits_chats_by_the_user_hash(
+    server: BackgroundServer, http: httpx.Client, folders: dict[str, Path]
+) -> None:
+    """``mcp rollout set --name smollm2-sql --canary 3.0.0 --weight 25``: the sync loads the canary adapter
+    version beside the default one and chats split by the ``X-User-Id`` hash, as for any version."""
+    registry = server.registry
+    registry.register("smollm2-sql", folders["sql"], base=registry.resolve("smollm2"), version="3.0.0")
+    env = {**os.environ, "MCP_HOME": str(registry.home), "COLUMNS": "200"}
+    command = [*mcp_command(), "rollout", "set", "--name", "smollm2-sql", "--canary", "3.0.0", "--weight", "25"]
+    done = subprocess.run([*command, "--interval", "600"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    chat = {"model": "smollm2-sql", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+    deadline = time.monotonic() + 60
+    canary_user = next(f"user-{n}" for n in range(1000) if bucket("smollm2-sql", f"user-{n}") < 25)
+    while True:  # until the sync has loaded the canary and read the rollout
+        probe = http.post("/v1/chat/completions", json=chat, headers={"X-User-Id": canary_user})
+        if probe.headers.get("x-model-version") == "3.0.0":
+            break
+        assert time.monotonic() < deadline, (probe.status_code, probe.headers.get("x-model-version"))
+        time.sleep(SYNC_S)
+    users = 40
+    canary = 0
+    for user in range(users):
+        reply = http.post("/v1/chat/completions", json=chat, headers={"X-User-Id": f"user-{user}"})
+        assert reply.status_code == 200, reply.text
+        expected_canary = bucket("smollm2-sql", f"user-{user}") < 25
+        assert (reply.headers["x-model-version"] == "3.0.0") == expected_canary, user
+        canary += expected_canary
+    assert 0 < canary < users
