@@ -39,7 +39,7 @@ log="$MCP_HOME/serve.log"
 mcp serve --name ocr-cls --name ocr --name smollm2 --port 0 --grpc-port 0 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do grep -q '^listening' "$log" && break; sleep 0.2; done
+for _ in $(seq 1 1500); do grep -q "^listening" "$log" && break; kill -0 $server 2>/dev/null || break; sleep 0.2; done  # planning three OCR steps takes a while
 cat "$log"
 http_port=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$log")
 grpc_port=$(sed -n 's/.*grpc=\([0-9]*\).*/\1/p' "$log")

@@ -51,7 +51,7 @@ def main() -> int:
         return 1
 
     image = base64.b64encode(args.images[0].read_bytes()).decode()
-    answer = httpx.post(f"http://127.0.0.1:{args.http_port}/v1/infer", json={"image": image, "top_k": 2}).json()
+    answer = httpx.post(f"http://127.0.0.1:{args.http_port}/v1/infer", json={"model": "ocr-cls", "image": image, "top_k": 2}).json()
     print(f"POST /v1/infer {args.images[0].name}: {answer['predictions']}")
     for path in args.images if args.ocr else []:
         tensor = httpclient.InferInput("image", [1], "BYTES")
