@@ -11,7 +11,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import weakref
 from pathlib import Path
+from typing import Any
 
 _SELF = Path("/proc/self")
 
@@ -19,6 +21,10 @@ _SELF = Path("/proc/self")
 def release_freed_memory() -> None:
     """Return freed heap pages to the OS (glibc ``malloc_trim``) so the next baseline is honest."""
     gc.collect()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
     name = ctypes.util.find_library("c")
     if name is None:
         return
@@ -27,6 +33,21 @@ def release_freed_memory() -> None:
     except (OSError, AttributeError):  # not glibc
         return
     trim(0)
+
+
+def release_when_freed(objects: list[Any]) -> None:
+    """Free what ``objects`` held now, and again when the last of them still referenced elsewhere (a
+    stream's frame, a worker thread's locals) is finally collected: glibc keeps freed pages until
+    ``malloc_trim``, so memory freed after one trim would otherwise stay resident. The caller must
+    hold no other reference: ``objects`` is emptied."""
+    survivors = [weakref.ref(item) for item in objects]
+    objects.clear()
+    release_freed_memory()
+    for survivor in survivors:
+        alive = survivor()
+        if alive is not None:
+            weakref.finalize(alive, _trim_heap)
+        del alive
 
 
 def _status_kb(status: Path, key: str) -> int | None:
