@@ -8,7 +8,7 @@ DEMO   := $(VENV)/.installed-demo
 LINT   := $(VENV)/.installed-lint
 TYPES  := $(VENV)/.installed-typecheck
 
-.PHONY: demo test lint typecheck bench bench-llm clean
+.PHONY: demo test test-weights lint typecheck bench bench-llm clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ demo: $(DEMO)
 TEST_WORKERS ?= 2
 test: $(TESTS)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=40
+
+# Records each module's seconds for the scheduler's longest-first order (tests/support/xdist_policy.py).
+test-weights: $(TESTS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --record-module-seconds tests/support/module_seconds.json
 
 lint: $(LINT)
 	$(BIN)/ruff check src tests
