@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
 from mcp2026ai.registry.catalog import Catalog
+from mcp2026ai.routing.pending_stats import Pending, PendingStats, write_pending
 from mcp2026ai.routing.store import utc_now
 from mcp2026ai.routing.stream_window import StreamSample
 
@@ -90,10 +91,6 @@ class ChatShadowStats:
         for item in fields(self):
             setattr(self, item.name, getattr(self, item.name) + getattr(other, item.name))
 
-    @property
-    def empty(self) -> bool:
-        return self.requests == 0 and self.dropped == 0
-
     def summary(self) -> dict[str, float | int | None]:
         def ratio(part: float, whole: float) -> float | None:
             return part / whole if whole else None
@@ -109,47 +106,32 @@ class ChatShadowStats:
         }
 
 
-@dataclass(frozen=True)
-class PendingChatReport:
-    at: datetime
-    stats: dict[ChatShadowKey, ChatShadowStats]
-
-
 class ChatShadowReporter:
     """Aggregates mirrored chats per prompt; persists the deltas since the last take on flush."""
 
     def __init__(self, catalog: Catalog, wallclock: Callable[[], datetime] = utc_now) -> None:
         self.catalog = catalog
-        self._wallclock = wallclock
-        self._pending: dict[ChatShadowKey, ChatShadowStats] = {}
+        self._pending: PendingStats[ChatShadowKey, ChatShadowStats] = PendingStats(ChatShadowStats, wallclock)
 
     def add(self, key: ChatShadowKey, primary: ChatAnswer, shadow: ChatAnswer | None, greedy: bool) -> None:
-        self._pending.setdefault(key, ChatShadowStats()).add(primary, shadow, greedy)
+        self._pending.of(key).add(primary, shadow, greedy)
 
     def dropped(self, key: ChatShadowKey) -> None:
-        self._pending.setdefault(key, ChatShadowStats()).dropped += 1
+        self._pending.of(key).dropped += 1
 
-    def take(self) -> PendingChatReport:
-        pending, self._pending = PendingChatReport(self._wallclock(), self._pending), {}
-        return pending
+    def take(self) -> Pending[ChatShadowKey, ChatShadowStats]:
+        return self._pending.take()
 
-    def write(self, pending: PendingChatReport) -> int:
+    def write(self, pending: Pending[ChatShadowKey, ChatShadowStats]) -> int:
         """Persist ``pending`` (catalog writes only: any thread may call it); how many rows were written."""
-        written = 0
-        for key, stats in pending.stats.items():
-            if not stats.empty:
-                payload: dict[str, object] = {
-                    "primary": key.primary,
-                    "shadow": key.shadow,
-                    "prompt": key.prompt,
-                    "stats": asdict(stats),
-                }
-                self.catalog.annotate(key.model, key.shadow, CHAT_SHADOW_KIND, payload, pending.at)
-                written += 1
-        return written
+        return write_pending(self.catalog, CHAT_SHADOW_KIND, pending, _prompt_fields)
 
     def flush(self) -> int:
         return self.write(self.take())
+
+
+def _prompt_fields(key: ChatShadowKey) -> dict[str, Any]:
+    return {"primary": key.primary, "shadow": key.shadow, "prompt": key.prompt}
 
 
 def chat_shadow_report(catalog: Catalog, model: str) -> list[dict[str, Any]]:

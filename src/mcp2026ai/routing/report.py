@@ -9,7 +9,7 @@ stored flush of a model into one summary per version pair, across restarts.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from mcp2026ai.observability import metrics
 from mcp2026ai.registry.catalog import Catalog
 from mcp2026ai.routing.diff import ShadowDiff
 from mcp2026ai.routing.outcome import Outcome
+from mcp2026ai.routing.pending_stats import Pending, PendingStats, write_pending
 from mcp2026ai.routing.store import utc_now
 
 SHADOW_DIFF_KIND = "shadow_diff"
@@ -70,10 +71,6 @@ class ShadowStats:
             merged = max(mine, theirs) if item.name in ("max_abs_diff", "rel_l2_max") else mine + theirs
             setattr(self, item.name, merged)
 
-    @property
-    def empty(self) -> bool:
-        return self.requests == 0 and self.dropped == 0
-
     def summary(self) -> dict[str, float | int | None]:
         def ratio(part: float, whole: float) -> float | None:
             return part / whole if whole else None
@@ -94,28 +91,19 @@ class ShadowStats:
         }
 
 
-@dataclass(frozen=True)
-class PendingReport:
-    """Shadow statistics taken from the reporter, to be written to the catalog."""
-
-    at: datetime
-    stats: dict[ShadowKey, ShadowStats]
-
-
 class ShadowReporter:
     """Sink of a ShadowMirror: exports metrics per diff, persists aggregated deltas on flush."""
 
     def __init__(self, catalog: Catalog, wallclock: Callable[[], datetime] = utc_now) -> None:
         self.catalog = catalog
-        self._wallclock = wallclock
-        self._pending: dict[ShadowKey, ShadowStats] = {}
+        self._pending: PendingStats[ShadowKey, ShadowStats] = PendingStats(ShadowStats, wallclock)
 
     def add(self, key: ShadowKey, diff: ShadowDiff) -> None:
-        self._stats(key).add(diff)
+        self._pending.of(key).add(diff)
         _export(key, diff)
 
     def dropped(self, key: ShadowKey) -> None:
-        self._stats(key).dropped += 1
+        self._pending.of(key).dropped += 1
         metrics.SHADOW_REQUESTS.labels(
             model=key.model, version=key.primary, shadow_version=key.shadow, result="dropped"
         ).inc()
@@ -124,23 +112,17 @@ class ShadowReporter:
         """Persist what accumulated since the last flush; returns how many pairs were written."""
         return self.write(self.take())
 
-    def take(self) -> PendingReport:
+    def take(self) -> Pending[ShadowKey, ShadowStats]:
         """What accumulated since the last take, handed over (the reporter starts afresh)."""
-        pending, self._pending = PendingReport(self._wallclock(), self._pending), {}
-        return pending
+        return self._pending.take()
 
-    def write(self, pending: PendingReport) -> int:
+    def write(self, pending: Pending[ShadowKey, ShadowStats]) -> int:
         """Persist ``pending`` (catalog writes only: any thread may call it); how many pairs were written."""
-        at, written = pending.at, 0
-        for key, stats in pending.stats.items():
-            if not stats.empty:
-                payload: dict[str, object] = {"primary": key.primary, "shadow": key.shadow, "stats": asdict(stats)}
-                self.catalog.annotate(key.model, key.shadow, SHADOW_DIFF_KIND, payload, at)
-                written += 1
-        return written
+        return write_pending(self.catalog, SHADOW_DIFF_KIND, pending, _pair_fields)
 
-    def _stats(self, key: ShadowKey) -> ShadowStats:
-        return self._pending.setdefault(key, ShadowStats())
+
+def _pair_fields(key: ShadowKey) -> dict[str, Any]:
+    return {"primary": key.primary, "shadow": key.shadow}
 
 
 def shadow_report(catalog: Catalog, model: str) -> list[dict[str, Any]]:
