@@ -104,9 +104,9 @@ def read_named_inputs(given: list[str], signature: Signature) -> dict[str, np.nd
         spec = signature.input(name) if sep else None
         if spec is None:
             known = [each.name for each in signature.inputs]
-            raise InvalidArgumentError(f"--input {text!r}: expected NAME=FILE with NAME one of {known}")
+            raise InvalidArgumentError(f"--input {text}: expected NAME=FILE with NAME one of {known}")
         if name in inputs:
-            raise InvalidArgumentError(f"--input {text!r}: input {name!r} is given twice")
+            raise InvalidArgumentError(f"--input {text}: input {name!r} is given twice")
         inputs[name] = read_input_file(spec, Path(location.removeprefix("@")), text)
     return inputs
 

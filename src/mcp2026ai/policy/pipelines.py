@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from mcp2026ai.contract import InferenceContract, LatencySpec
+from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.policy.candidates import Candidate
 from mcp2026ai.policy.orchestrator import UNCONSTRAINED, PolicyOrchestrator
 from mcp2026ai.policy.probe import HardwareProfile, probe_hardware
@@ -228,6 +229,11 @@ def plan_step(
         return orchestrator.plan_for(own, trigger), ""
     except NoFeasiblePlanError as exc:
         missed = exc
+    if all(measurement.figures is None for measurement in measured.values()):
+        seconds = orchestrator.budget.total_seconds
+        raise InvalidArgumentError(
+            f"{missed}; no plan of {record.ref} was measured in {seconds:g} s: raise --total-seconds"
+        )
     orchestrator.measurer = again
     for bound_ms in (available_ms, NO_LATENCY_BOUND_MS):
         relaxed = record.model_copy(update={"contract": step_contract(contract, bound_ms)})
