@@ -45,6 +45,11 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
+def spec_folder(env: dict[str, str]) -> Path:
+    return Path(env["MCP_HOME"]) / "bundled" / "ocr"
+
+
+@pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("pages") / "page.png"
     path.write_bytes(PAGE.encoded())
@@ -53,16 +58,18 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_policy_plans_each_ocr_step_on_a_real_page_and_explains_the_contract_at_c4(
-    env: dict[str, str], page: Path
+    env: dict[str, str], page: Path, spec_folder: Path
 ) -> None:
-    planned = mcp(env, "policy", "plan", "--model", "ocr", "--input", f"image=@{page}", *PLAN_BUDGET)
+    """No --input: the spec's own example page (sample.png, the same three lines as ``page``)."""
+    assert (spec_folder / "sample.png").read_bytes() == page.read_bytes()
+    planned = mcp(env, "policy", "plan", "--model", "ocr", *PLAN_BUDGET)
     assert planned.returncode == 0, planned.stdout + planned.stderr
 
     explained = mcp(env, "policy", "explain", "--model", "ocr")
     assert explained.returncode == 0, explained.stderr
     text = explained.stdout
     assert "plan per step" in text and "contract vs the pipeline measured end to end" in text
-    assert f"measured on image=@{page}" in text
+    assert "measured on the spec's image example (" in text
     for step in ("det", "cls", "rec"):
         assert f"ocr.{step}:1.0.0" in text
     assert "latency.p99_ms: " in text and " at c=4: p99 " in text

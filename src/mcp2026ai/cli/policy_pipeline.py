@@ -8,7 +8,7 @@ import asyncio
 import numpy as np
 
 from mcp2026ai.cli.output import console, print_json, print_table
-from mcp2026ai.cli.tensors_io import read_named_inputs
+from mcp2026ai.cli.tensors_io import read_named_inputs, tensor_from_bytes
 from mcp2026ai.dataplane.pipeline_local import model_step_shapes
 from mcp2026ai.dataplane.pipeline_measure import measure_pipeline
 from mcp2026ai.errors import InvalidArgumentError, InvalidInputError, NotFoundError
@@ -18,6 +18,7 @@ from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.policy.selection import fmt
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
 from mcp2026ai.registry import ModelRegistry, ModelVersion
+from mcp2026ai.registry.pipelines import pipeline_examples
 
 STEP_COLUMNS = ["step", "model", "precision", "threads", "batch<=", "cores", "measured on", "cost ms"]
 BUDGET_COLUMNS = ["step", "p99 budget ms", "exp p99 ms", "rows/s", "plan", "note"]
@@ -25,17 +26,29 @@ CONTRACT_COLUMNS = ["constraint", "contract", "measured (c=4)", "margin", "ok"]
 """The end-to-end run is at concurrency 4 (dataplane/pipeline_measure.py's default)."""
 
 
-def example_inputs(signature: Signature, given: list[str], shapes: SyntheticShapes) -> dict[str, np.ndarray] | None:
-    """``NAME=FILE`` inputs (a BYTES input: the file's bytes as its one element; else a .npy array);
-    the others synthetic. None when a BYTES input is not given (nothing sensible to invent)."""
+def example_inputs(
+    signature: Signature, given: list[str], stored: dict[str, bytes], shapes: SyntheticShapes
+) -> dict[str, np.ndarray] | None:
+    """``NAME=FILE`` inputs (a BYTES input: the file's bytes as its one element; else a .npy array), else
+    the examples the spec named (``stored``); the others synthetic. None when a BYTES input has neither
+    (nothing sensible to invent)."""
     inputs = read_named_inputs(given, signature)
     for spec in signature.inputs:
         if spec.name in inputs:
             continue
-        if spec.datatype == "BYTES":
+        if spec.name in stored:
+            inputs[spec.name] = tensor_from_bytes(spec, stored[spec.name], f"the spec's example for {spec.name!r}")
+        elif spec.datatype == "BYTES":
             return None
-        inputs |= synthetic_inputs(Signature(inputs=[spec], outputs=[]), 1, shapes)
+        else:
+            inputs |= synthetic_inputs(Signature(inputs=[spec], outputs=[]), 1, shapes)
     return inputs
+
+
+def describe_example(given: list[str], stored: dict[str, bytes]) -> str:
+    named = {text.partition("=")[0] for text in given}
+    from_spec = [f"the spec's {name} example ({len(data)} bytes)" for name, data in stored.items() if name not in named]
+    return ", ".join([*given, *from_spec]) or "synthetic inputs"
 
 
 def plan(
@@ -49,12 +62,13 @@ def plan(
 ) -> None:
     """With example inputs: one run learns each model step's real input shapes, the steps are planned
     on them, and the planned whole is measured at c=4 (at most ``measure_seconds``)."""
-    inputs = example_inputs(record.signature, given, shapes)
-    step_shapes = _step_shapes(registry, record, inputs, given) if inputs is not None else {}
+    stored = pipeline_examples(registry, record)
+    inputs = example_inputs(record.signature, given, stored, shapes)
+    example = describe_example(given, stored)
+    step_shapes = _step_shapes(registry, record, inputs, example) if inputs is not None else {}
     planned = plan_pipeline(registry, record, budget, shapes, step_shapes=step_shapes)
     if inputs is not None:
         end_to_end = asyncio.run(measure_pipeline(registry, record, inputs, seconds=measure_seconds))
-        example = ", ".join(given) or "synthetic inputs"
         planned = planned.model_copy(update={"end_to_end": end_to_end, "example": example})
     store_pipeline_plan(registry, record, planned)
     if as_json:
@@ -64,18 +78,19 @@ def plan(
     if inputs is None:
         console.print(
             "note: the model steps were measured on synthetic shapes; give --input NAME=FILE for each BYTES "
-            "input to measure each step on what the pipeline gives it, and the whole end to end at c=4"
+            "input (or name examples in the spec) to measure each step on what the pipeline gives it, and the "
+            "whole end to end at c=4"
         )
 
 
 def _step_shapes(
-    registry: ModelRegistry, record: ModelVersion, inputs: dict[str, np.ndarray], given: list[str]
+    registry: ModelRegistry, record: ModelVersion, inputs: dict[str, np.ndarray], example: str
 ) -> dict[str, dict[str, list[int]]]:
     """One run of the example (steps on the runtime's default plan): the shapes each model step got."""
     try:
         shapes, _ = asyncio.run(model_step_shapes(registry, record, inputs))
     except InvalidInputError as exc:
-        raise InvalidArgumentError(f"--input {' '.join(given) or '(synthetic)'}: {exc}") from None
+        raise InvalidArgumentError(f"example {example}: {exc}") from None
     return shapes
 
 

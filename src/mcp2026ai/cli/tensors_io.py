@@ -3,6 +3,7 @@ input takes the file's bytes as its one element, e.g. an encoded image; others a
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -116,19 +117,28 @@ def read_input_file(spec: TensorSpec, path: Path, given: str) -> np.ndarray:
         size = path.stat().st_size
         if not path.is_file() or size > MAX_INPUT_FILE_BYTES:
             raise InvalidArgumentError(f"--input {given}: {path} is not a file of at most {MAX_INPUT_FILE_BYTES} bytes")
-        if spec.datatype == "BYTES":
-            shape = [1 if dim == -1 else dim for dim in spec.shape] or [1]
-            if int(np.prod(shape)) != 1:
-                raise InvalidArgumentError(f"--input {given}: input {spec.name!r} takes {shape} elements, not one file")
-            tensor = np.empty(shape, dtype=np.object_)
-            tensor.flat[0] = path.read_bytes()
-            return tensor
-        loaded: np.ndarray = np.load(path, allow_pickle=False).astype(numpy_dtype(spec.datatype))
-        return loaded
+        return tensor_from_bytes(spec, path.read_bytes(), f"--input {given}: {path}")
     except FileNotFoundError:
         raise InvalidArgumentError(f"--input {given}: {path}: no such file") from None
     except PermissionError:
         raise InvalidArgumentError(f"--input {given}: {path}: not readable (permission denied)") from None
+    except OSError as exc:
+        raise InvalidArgumentError(f"--input {given}: {path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def tensor_from_bytes(spec: TensorSpec, data: bytes, where: str) -> np.ndarray:
+    """A BYTES input: ``data`` as its one element (shaped as the signature's, dynamic dimensions 1);
+    any other: ``data`` read as a .npy array of the input's datatype."""
+    if spec.datatype == "BYTES":
+        shape = [1 if dim == -1 else dim for dim in spec.shape] or [1]
+        if int(np.prod(shape)) != 1:
+            raise InvalidArgumentError(f"{where}: input {spec.name!r} takes {shape} elements, not one file")
+        tensor = np.empty(shape, dtype=np.object_)
+        tensor.flat[0] = data
+        return tensor
+    try:
+        loaded: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False).astype(numpy_dtype(spec.datatype))
     except (OSError, ValueError, EOFError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InvalidArgumentError(f"--input {given}: {path}: cannot be read as {spec.datatype} ({reason})") from None
+        raise InvalidArgumentError(f"{where}: cannot be read as {spec.datatype} ({reason})") from None
+    return loaded
