@@ -13,6 +13,11 @@ pipeline's, on a share of the machine's cores:
 - **throughput**, precision, accuracy, memory and SLA class: the pipeline's, for every step (each
   step must carry every request).
 
+A step no plan keeps within its share is judged again on the same measurements against all the model
+steps' budget, then with no latency bound (:func:`plan_step`): the share is the policy's split, the
+contract the pipeline's end to end. With ``step_shapes`` (what the pipeline gave each model step for an
+example: ``mcp policy plan`` learns them by running it once) each step is measured on those shapes.
+
 The result (per step: cores, budget, chosen plan, expected p99, throughput; and the end-to-end figures
 measured at concurrency 4, when given) is kept with the pipeline version (annotation
 :data:`PIPELINE_PLAN_ANNOTATION`) for ``mcp policy explain``.
