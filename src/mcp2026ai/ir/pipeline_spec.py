@@ -24,6 +24,7 @@ PIPELINE_KIND = "pipeline"
 PIPELINE_FORMAT = "pipeline"
 """A pipeline version's ``format`` in the catalog; its digest is its stored spec's."""
 PIPELINE_SPEC_SUFFIX = ".pipeline.json"
+EXAMPLE_SUFFIX = ".example"
 """The stored spec's suffix in the artifact store."""
 STEP_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 MAX_STEPS = 64
@@ -94,6 +95,11 @@ class PipelineSpec(BaseModel):
         None, description="The pipeline's inference contract (checked as a contract when registered)."
     )
     steps: list[PipelineStep] = Field(min_length=1, max_length=MAX_STEPS)
+    examples: dict[str, str] | None = Field(
+        None,
+        description="Input name -> an example file beside the spec (a BYTES input: its bytes; else a .npy), "
+        "stored with the pipeline: what `mcp policy plan` measures the steps on when given no --input.",
+    )
 
     @property
     def signature(self) -> Signature:
@@ -104,7 +110,8 @@ class PipelineSpec(BaseModel):
 
 
 class StoredPipeline(PipelineSpec):
-    """The spec as the registry keeps it: ``python`` is a digest, ``model`` a :class:`ModelRef`."""
+    """The spec as the registry keeps it: ``python`` and each of ``examples`` is a digest, ``model`` a
+    :class:`ModelRef`."""
 
     spec_source: str | None = Field(None, description="Where it was registered from (a path, or a Triton config).")
 

@@ -13,6 +13,11 @@ pipeline's, on a share of the machine's cores:
 - **throughput**, precision, accuracy, memory and SLA class: the pipeline's, for every step (each
   step must carry every request).
 
+A step no plan keeps within its share is judged again on the same measurements against all the model
+steps' budget, then with no latency bound (:func:`plan_step`): the share is the policy's split, the
+contract the pipeline's end to end. With ``step_shapes`` (what the pipeline gave each model step for an
+example: ``mcp policy plan`` learns them by running it once) each step is measured on those shapes.
+
 The result (per step: cores, budget, chosen plan, expected p99, throughput; and the end-to-end figures
 measured at concurrency 4, when given) is kept with the pipeline version (annotation
 :data:`PIPELINE_PLAN_ANNOTATION`) for ``mcp policy explain``.
@@ -22,25 +27,35 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
 from mcp2026ai.contract import InferenceContract, LatencySpec
+from mcp2026ai.errors import InvalidArgumentError
+from mcp2026ai.policy.candidates import Candidate
 from mcp2026ai.policy.orchestrator import UNCONSTRAINED, PolicyOrchestrator
 from mcp2026ai.policy.probe import HardwareProfile, probe_hardware
-from mcp2026ai.policy.profiler import ProfileBudget
-from mcp2026ai.policy.records import Trigger
+from mcp2026ai.policy.profiler import Measurement, ProfileBudget
+from mcp2026ai.policy.records import Decision, Trigger
+from mcp2026ai.policy.selection import NoFeasiblePlanError, fmt
 from mcp2026ai.policy.synthetic import SyntheticShapes, synthetic_inputs
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.pipelines import pipeline_model_steps, read_pipeline
 from mcp2026ai.runtime.catalog import create_backend
 from mcp2026ai.runtime.plan import Plan
 
+StepInputShapes = Mapping[str, Mapping[str, list[int]]]
+"""Per model step, each input's shape as the pipeline's example gave it."""
+
 PIPELINE_PLAN_ANNOTATION = "pipeline.plan"
 PYTHON_RESERVE = 0.2
 HOP_RESERVE = 0.05
 CALIBRATION_RUNS = 5
+NO_LATENCY_BOUND_MS = 3_600_000.0
+"""A step that no plan keeps within the model steps' whole budget is given its fastest measured plan
+(the pipeline's end-to-end figures then say by how much the contract is missed)."""
 
 
 class StepPlan(BaseModel):
@@ -51,8 +66,16 @@ class StepPlan(BaseModel):
     cores: int
     p99_budget_ms: float
     plan: str
+    runtime: str | None = None
+    precision: str | None = None
+    threads: int | None = Field(None, description="Intra-op threads (0: the runtime chooses).")
+    max_batch_size: int | None = None
     expected_p99_ms: float | None = None
     throughput_rps: float | None = None
+    input_shapes: dict[str, list[int]] = Field(
+        default_factory=dict, description="The shapes the step was measured on, where the example gave them."
+    )
+    note: str = Field("", description="Set when no plan kept the step within its share of the latency budget.")
     decision_id: str
 
 
@@ -72,6 +95,7 @@ class PipelinePlan(BaseModel):
     cores: int
     python_steps: list[str]
     steps: list[StepPlan]
+    example: str | None = Field(None, description="The example inputs the steps were measured on (None: synthetic).")
     end_to_end: EndToEnd | None = None
     decided_at: datetime
 
@@ -116,6 +140,11 @@ def lone_cost_ms(registry: ModelRegistry, record: ModelVersion, shapes: Syntheti
         backend.unload()
 
 
+def with_step_shapes(shapes: SyntheticShapes, given: Mapping[str, list[int]]) -> SyntheticShapes:
+    """``shapes`` with the step's own input shapes (from the pipeline's example) taking precedence."""
+    return shapes.model_copy(update={"overrides": {**shapes.overrides, **{k: list(v) for k, v in given.items()}}})
+
+
 def plan_pipeline(
     registry: ModelRegistry,
     record: ModelVersion,
@@ -123,26 +152,31 @@ def plan_pipeline(
     shapes: SyntheticShapes | None = None,
     hardware: HardwareProfile | None = None,
     trigger: Trigger = "manual",
+    step_shapes: StepInputShapes | None = None,
 ) -> PipelinePlan:
-    """Plan every model step of a pipeline version (each stored as that model's plan); the split is returned."""
+    """Plan every model step of a pipeline version (each stored as that model's plan); the split is returned.
+    ``step_shapes``: each model step measured on the shapes the pipeline gave it for an example (else
+    synthetic shapes)."""
     stored = read_pipeline(registry, record)
     contract = record.contract or UNCONSTRAINED
     shapes = shapes or SyntheticShapes()
     hardware = hardware or probe_hardware()
     steps = dict(pipeline_model_steps(registry, record))
     python_steps = [step.name for step in stored.steps if step.python is not None]
-    costs = {name: lone_cost_ms(registry, step_record, shapes) for name, step_record in steps.items()}
+    given = step_shapes or {}
+    own_shapes = {name: with_step_shapes(shapes, given.get(name, {})) for name in steps}
+    costs = {name: lone_cost_ms(registry, step_record, own_shapes[name]) for name, step_record in steps.items()}
     cores = shares(costs, hardware.logical_cores)
     budgets = latency_budgets(contract, costs, bool(python_steps))
+    available = sum(budgets.values())
     planned = []
     for name, step_record in steps.items():
         share = hardware.model_copy(update={"logical_cores": cores[name]})
-        orchestrator = PolicyOrchestrator(registry, hardware=share, budget=budget, shapes=shapes)
-        decision = orchestrator.plan_for(
-            step_record.model_copy(update={"contract": step_contract(contract, budgets[name])}), trigger
-        )
+        orchestrator = PolicyOrchestrator(registry, hardware=share, budget=budget, shapes=own_shapes[name])
+        decision, note = plan_step(orchestrator, step_record, contract, budgets[name], available, trigger)
         chosen = decision.chosen
-        figures = chosen.figures if chosen is not None else None
+        assert chosen is not None
+        figures, plan = chosen.figures, chosen.plan
         planned.append(
             StepPlan(
                 step=name,
@@ -150,9 +184,15 @@ def plan_pipeline(
                 cost_ms=round(costs[name], 3),
                 cores=cores[name],
                 p99_budget_ms=round(budgets[name], 3),
-                plan=chosen.plan.describe() if chosen is not None else "none",
-                expected_p99_ms=chosen.expected_p99_ms if chosen is not None else None,
+                plan=plan.describe(),
+                runtime=plan.runtime,
+                precision=plan.precision.value,
+                threads=plan.intra_op_threads,
+                max_batch_size=plan.max_batch_size,
+                expected_p99_ms=chosen.expected_p99_ms,
                 throughput_rps=figures.throughput_rps if figures is not None else None,
+                input_shapes={k: list(v) for k, v in given.get(name, {}).items()},
+                note=note,
                 decision_id=decision.id,
             )
         )
@@ -164,6 +204,51 @@ def plan_pipeline(
         steps=planned,
         decided_at=datetime.now(UTC),
     )
+
+
+def plan_step(
+    orchestrator: PolicyOrchestrator,
+    record: ModelVersion,
+    contract: InferenceContract,
+    share_ms: float,
+    available_ms: float,
+    trigger: Trigger,
+) -> tuple[Decision, str]:
+    """The step planned within its share of the latency budget; where no plan keeps that, the same
+    measurements are judged again against all the model steps' budget, then against none (its fastest
+    plan): a step's share is the policy's split, the contract is the pipeline's end to end."""
+    measured: dict[Candidate, Measurement] = {}
+    profile = orchestrator.measurer
+
+    def remembering(version: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
+        found = profile(version, candidates)
+        measured.update(found)
+        return found
+
+    def again(version: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
+        return {candidate: measured[candidate] for candidate in candidates if candidate in measured}
+
+    orchestrator.measurer = remembering
+    own = record.model_copy(update={"contract": step_contract(contract, share_ms)})
+    try:
+        return orchestrator.plan_for(own, trigger), ""
+    except NoFeasiblePlanError as exc:
+        missed = exc
+    if all(measurement.figures is None for measurement in measured.values()):
+        seconds = orchestrator.budget.total_seconds
+        raise InvalidArgumentError(
+            f"{missed}; no plan of {record.ref} was measured in {seconds:g} s: raise --total-seconds"
+        )
+    orchestrator.measurer = again
+    for bound_ms in (available_ms, NO_LATENCY_BOUND_MS):
+        relaxed = record.model_copy(update={"contract": step_contract(contract, bound_ms)})
+        try:
+            decision = orchestrator.plan_for(relaxed, trigger)
+        except NoFeasiblePlanError:
+            continue
+        against = "its fastest plan" if bound_ms == NO_LATENCY_BOUND_MS else f"all model steps' {fmt(bound_ms)} ms"
+        return decision, f"no plan within its share ({fmt(share_ms)} ms): planned against {against}"
+    raise missed
 
 
 def store_pipeline_plan(registry: ModelRegistry, record: ModelVersion, plan: PipelinePlan) -> None:

@@ -35,6 +35,7 @@ from mcp2026ai.registry.model_registry import ModelRegistry
 from mcp2026ai.security.paths import confined_path
 
 MAX_PYTHON_STEP_BYTES = 4 * 1024 * 1024
+MAX_EXAMPLE_BYTES = 16 * 1024 * 1024
 
 SourceCheck = Callable[[bytes, str], None]
 """Checks a Python step's source (syntax, importable modules), raising ModelImportError naming file and
@@ -52,6 +53,8 @@ class CheckedSpec:
     signatures: dict[str, Signature] = field(default_factory=dict)
     python: dict[str, bytes] = field(default_factory=dict)
     """step -> its checked source bytes (stored as they are: never re-read)."""
+    examples: dict[str, bytes] = field(default_factory=dict)
+    """pipeline input -> its example file's bytes (stored as they are)."""
 
 
 def check_spec(
@@ -67,7 +70,23 @@ def check_spec(
         else:
             _check_model(registry, step, folder, where, checked)
     _check_tensors(spec, source, checked.signatures)
+    checked.examples = _read_examples(spec, source, folder)
     return checked
+
+
+def _read_examples(spec: PipelineSpec, source: str, folder: Path | None) -> dict[str, bytes]:
+    """Each ``examples`` file, read once: named by a pipeline input, beside the spec, of bounded size."""
+    found = {}
+    for name, relative in (spec.examples or {}).items():
+        where = f"{source}: examples: {name}"
+        if spec.signature.input(name) is None:
+            known = [tensor.name for tensor in spec.inputs]
+            raise PipelineSpecError(f"{where}: not one of the pipeline's inputs {known}")
+        path = _file(folder, relative, where)
+        if path.stat().st_size > MAX_EXAMPLE_BYTES:
+            raise PipelineSpecError(f"{where}: {path.name}: larger than {MAX_EXAMPLE_BYTES} bytes")
+        found[name] = path.read_bytes()
+    return found
 
 
 def _file(folder: Path | None, relative: str, where: str) -> Path:

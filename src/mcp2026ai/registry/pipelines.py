@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mcp2026ai.contract import InferenceContract, parse_contract
 from mcp2026ai.ir.pipeline_spec import (
+    EXAMPLE_SUFFIX,
     PIPELINE_FORMAT,
     PIPELINE_SPEC_SUFFIX,
     ModelRef,
@@ -120,6 +121,10 @@ def _store_steps(
             steps.append(step)
     document = spec.model_dump(by_alias=True, exclude_none=True) | {"name": name, "spec_source": source}
     document["steps"] = [step.model_dump(by_alias=True, exclude_none=True) for step in steps]
+    if checked.examples:
+        document["examples"] = {
+            tensor: _store_bytes(registry, data, EXAMPLE_SUFFIX) for tensor, data in checked.examples.items()
+        }
     return StoredPipeline.model_validate(document)
 
 
@@ -158,6 +163,12 @@ def read_pipeline(registry: ModelRegistry, record: ModelVersion, data: bytes | N
 def python_step_source(registry: ModelRegistry, digest: str) -> bytes:
     """A Python step's source, read and checked against its digest (the only way it is opened)."""
     return registry.store.read(digest, PYTHON_SUFFIX)
+
+
+def pipeline_examples(registry: ModelRegistry, record: ModelVersion) -> dict[str, bytes]:
+    """The example files the spec named (input -> bytes, each checked against its digest as it is read)."""
+    examples = read_pipeline(registry, record).examples or {}
+    return {name: registry.store.read(digest, EXAMPLE_SUFFIX) for name, digest in examples.items()}
 
 
 def pipeline_model_steps(registry: ModelRegistry, record: ModelVersion) -> list[tuple[str, ModelVersion]]:

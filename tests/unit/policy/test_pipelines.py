@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from mcp2026ai.contract import InferenceContract, LatencySpec, SLAClass
+from mcp2026ai.policy.candidates import Candidate
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.pipelines import (
     HOP_RESERVE,
     PYTHON_RESERVE,
     latency_budgets,
     plan_pipeline,
+    plan_step,
     shares,
     step_contract,
     store_pipeline_plan,
     stored_pipeline_plan,
 )
-from mcp2026ai.policy.profiler import ProfileBudget
-from mcp2026ai.registry import ModelRegistry
+from mcp2026ai.policy.profiler import Measurement, ProfileBudget
+from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.pipelines import register_pipeline
 from mcp2026ai.runtime.python_code import check_python_source
 from support.pipelines import write_pipeline
@@ -72,3 +75,26 @@ def test_each_model_step_is_planned_and_stored(tmp_path: Path) -> None:
         assert stored is not None and stored.decision_id == step.decision_id  # the single-model policy's plan
     store_pipeline_plan(registry, record, planned)
     assert stored_pipeline_plan(registry, record) == planned
+
+
+@pytest.mark.slow
+def test_a_step_without_a_plan_in_its_share_is_judged_again_on_the_same_measurements(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    register_pipeline(registry, write_pipeline(tmp_path / "p"), check_python_source)
+    step = registry.resolve("calc.double")
+    orchestrator = PolicyOrchestrator(registry, budget=ProfileBudget(seconds_per_plan=0.1, total_seconds=2))
+    profile, calls = orchestrator.measurer, []
+
+    def counting(version: ModelVersion, candidates: Sequence[Candidate]) -> dict[Candidate, Measurement]:
+        calls.append(len(candidates))
+        return profile(version, candidates)
+
+    orchestrator.measurer = counting
+    contract = InferenceContract(latency=LatencySpec(p99_ms=200))
+    decision, note = plan_step(orchestrator, step, contract, share_ms=1e-6, available_ms=190, trigger="manual")
+    assert decision.chosen is not None and decision.contract.latency.p99_ms == 190
+    assert note == "no plan within its share (1e-06 ms): planned against all model steps' 190 ms"
+    assert len(calls) == 1  # measured once; the relaxed contract judged the same figures
+
+    decision, note = plan_step(orchestrator, step, contract, share_ms=60, available_ms=190, trigger="manual")
+    assert note == "" and decision.contract.latency.p99_ms == 60

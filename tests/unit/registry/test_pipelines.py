@@ -10,7 +10,7 @@ from onnx import TensorProto
 from mcp2026ai.errors import IntegrityError, InvalidArgumentError, ModelImportError
 from mcp2026ai.ir.pipeline_spec import PIPELINE_FORMAT, ModelRef
 from mcp2026ai.registry import ModelRegistry
-from mcp2026ai.registry.pipelines import python_step_source, read_pipeline, register_pipeline
+from mcp2026ai.registry.pipelines import pipeline_examples, python_step_source, read_pipeline, register_pipeline
 from mcp2026ai.runtime.python_code import check_python_source
 from support.pipelines import SPEC, STEPS, scalar_model, write_pipeline
 
@@ -158,3 +158,28 @@ def test_a_pipeline_is_not_exported_as_a_model_file(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "calc").exists()
     with pytest.raises(InvalidArgumentError, match="is a pipeline: it has no model file"):
         registry.artifact_path(registry.resolve("calc"))
+
+
+def test_the_specs_examples_are_stored_by_digest(tmp_path: Path) -> None:
+    registry = ModelRegistry(tmp_path / "home")
+    path = write_pipeline(tmp_path / "p", SPEC + "examples: {text: example.txt}\n")
+    (path.parent / "example.txt").write_bytes(b"1,2,3,4")
+    record = register_pipeline(registry, path, check_python_source)
+    stored = read_pipeline(registry, record)
+    assert stored.examples is not None and stored.examples["text"] != "example.txt"  # a digest now
+    assert pipeline_examples(registry, record) == {"text": b"1,2,3,4"}
+
+
+@pytest.mark.parametrize(
+    ("examples", "match"),
+    [
+        ("{picture: example.txt}", r"examples: picture: not one of the pipeline's inputs \['text'\]"),
+        ("{text: gone.txt}", r"examples: text: 'gone.txt': no such file beside the spec"),
+        ("{text: ../../etc/passwd}", r"examples: text"),
+    ],
+    ids=["unknown-input", "missing-file", "outside-the-folder"],
+)
+def test_a_bad_example_registers_nothing(tmp_path: Path, examples: str, match: str) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "example.txt").write_bytes(b"1,2,3,4")
+    refused(tmp_path, SPEC + f"examples: {examples}\n", match=match)

@@ -17,7 +17,7 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.auth import caller_details, principal_of
 from mcp2026ai.server.http.ui.audit_view import audit_view
 from mcp2026ai.server.http.ui.models_view import candidate_points, model_detail, model_page
-from mcp2026ai.server.http.ui.playground_view import playground_models
+from mcp2026ai.server.http.ui.playground_view import max_upload_bytes, playground_models
 from mcp2026ai.server.http.ui.rollouts_view import apply_action, rollout_rows, with_history
 from mcp2026ai.server.http.ui.templating import render
 
@@ -37,6 +37,7 @@ class ConsolePages:
     def __init__(self, plane: DataPlane, config: ServerConfig) -> None:
         self.plane = plane
         self.auth_required = config.security.authenticator() is not None
+        self.max_upload_bytes = max_upload_bytes(config)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-console")
         """The console's catalog and audit-log reads, one at a time, on a thread of their own: never
         on the event loop, never in the default executor that unbatched models run inference in."""
@@ -94,7 +95,8 @@ class ConsolePages:
         return render("fragments/audit.html", view=view, actor=actor, action=action)
 
     async def playground(self, request: Request) -> HTMLResponse:
-        return render("fragments/playground.html", models=playground_models(self.plane))
+        models = playground_models(self.plane)
+        return render("fragments/playground.html", models=models, max_upload_bytes=self.max_upload_bytes)
 
 
 def _page_number(text: str) -> int:

@@ -1,5 +1,7 @@
 // The Playground: a streamed chat through the server's own /v1/chat/completions (tokens/s shown as
 // it streams), and tensor models through /v1/infer (an uploaded image) or /v2/models/<m>/infer (JSON).
+// A model answering lines (text, scores, boxes: the OCR pipeline) gets them as a table and drawn on
+// the image.
 (function () {
   "use strict";
   const history = [];
@@ -112,6 +114,60 @@
     if (!image) document.getElementById("infer-json").value = option.dataset.example;
   }
 
+  // Lines read from an image: outputs text[i], scores[i], boxes[i] (4 corners, x then y).
+  function lines(answer) {
+    const outputs = answer.outputs;
+    if (!outputs || Array.isArray(outputs) || !Array.isArray(outputs.text)) return null;
+    return outputs.text.map(function (text, index) {
+      return { text: text, score: (outputs.scores || [])[index], box: (outputs.boxes || [])[index] };
+    });
+  }
+
+  function showLines(found, file) {
+    const holder = document.getElementById("infer-lines");
+    const body = document.querySelector("#infer-lines-table tbody");
+    body.replaceChildren();
+    found.forEach(function (line, index) {
+      const row = document.createElement("tr");
+      const cells = [String(index), line.text, line.score === undefined ? "" : line.score.toFixed(4),
+        (line.box || []).map(function (p) { return "(" + Math.round(p[0]) + ", " + Math.round(p[1]) + ")"; }).join(" ")];
+      cells.forEach(function (value) {
+        const cell = document.createElement("td");
+        cell.textContent = value;
+        row.append(cell);
+      });
+      body.append(row);
+    });
+    holder.hidden = false;
+    drawBoxes(found, file);
+  }
+
+  function drawBoxes(found, file) {
+    const canvas = document.getElementById("infer-canvas");
+    const picture = new Image();
+    const address = URL.createObjectURL(file);
+    picture.onload = function () {
+      const scale = Math.min(1, 520 / picture.naturalWidth, 240 / picture.naturalHeight);
+      canvas.width = Math.round(picture.naturalWidth * scale);
+      canvas.height = Math.round(picture.naturalHeight * scale);
+      const context = canvas.getContext("2d");
+      context.drawImage(picture, 0, 0, canvas.width, canvas.height);
+      context.strokeStyle = "#d0021b";
+      context.lineWidth = 2;
+      found.forEach(function (line) {
+        if (!line.box || line.box.length !== 4) return;
+        context.beginPath();
+        line.box.forEach(function (p, i) {
+          if (i === 0) context.moveTo(p[0] * scale, p[1] * scale); else context.lineTo(p[0] * scale, p[1] * scale);
+        });
+        context.closePath();
+        context.stroke();
+      });
+      URL.revokeObjectURL(address);
+    };
+    picture.src = address;
+  }
+
   function describe(answer) {
     if (answer.predictions) {
       return answer.predictions.map(function (p) { return p.label + " " + (100 * p.score).toFixed(1) + "%"; }).join(", ");
@@ -123,12 +179,19 @@
     event.preventDefault();
     const result = document.getElementById("infer-result");
     const option = selectedModel();
+    const input = document.getElementById("image-file");
+    const file = input.files[0];
+    document.getElementById("infer-lines").hidden = true;
     result.textContent = "running…";
     try {
       let response;
       if (option.dataset.image === "true") {
-        const file = document.getElementById("image-file").files[0];
         if (!file) { result.textContent = "choose an image first"; return; }
+        const limit = Number(input.dataset.maxBytes);
+        if (limit && file.size > limit) {
+          result.textContent = file.name + " is " + file.size + " bytes; this server takes images of at most " + limit + " bytes";
+          return;
+        }
         const body = { model: option.value, image: await fileAsBase64(file), top_k: 2 };
         response = await window.mcpFetch("/v1/infer", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
       } else {
@@ -136,7 +199,11 @@
         const body = document.getElementById("infer-json").value;
         response = await window.mcpFetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: body });
       }
-      result.textContent = describe(await response.json());
+      const answer = await response.json();
+      const found = lines(answer);
+      if (found === null) { result.textContent = describe(answer); return; }
+      result.textContent = found.length + (found.length === 1 ? " line" : " lines") + " read by " + answer.model + " " + answer.version;
+      showLines(found, file);
     } catch (error) {
       result.textContent = "failed: " + error.message;
     }
