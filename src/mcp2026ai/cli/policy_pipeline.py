@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from mcp2026ai.cli.output import console, print_json, print_table
-from mcp2026ai.dataplane.pipeline_measure import measure_pipeline
+from mcp2026ai.dataplane.pipeline_measure import measure_pipeline, step_input_shapes
 from mcp2026ai.errors import InvalidArgumentError, NotFoundError
 from mcp2026ai.ir.dtypes import V2_TO_NUMPY
 from mcp2026ai.ir.signature import Signature
@@ -62,8 +62,9 @@ def plan(
     given: list[str],
     as_json: bool,
 ) -> None:
-    planned = plan_pipeline(registry, record, budget, shapes)
     inputs = example_inputs(record.signature, given, shapes)
+    step_inputs = asyncio.run(step_input_shapes(registry, record, inputs)) if inputs is not None else None
+    planned = plan_pipeline(registry, record, budget, shapes, step_inputs=step_inputs)
     if inputs is not None:
         end_to_end = asyncio.run(measure_pipeline(registry, record, inputs))
         planned = planned.model_copy(update={"end_to_end": end_to_end})

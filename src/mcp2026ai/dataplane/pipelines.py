@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,9 @@ class PipelineExecutor:
         self.name = backend.record.name
         self._made_by = producers(backend.stored, backend.record.ref)
         self._declared = {spec.name: spec.datatype for spec in backend.signature.outputs}
+        self.on_model_step: Callable[[str, Arrays], None] | None = None
+        """Called with each model step's name and inputs before they are submitted (the policy reads the
+        shapes an example request gives each step: dataplane/pipeline_measure.py)."""
         self._accepting = False
         self._in_flight = 0
         self._idle = asyncio.Event()
@@ -173,6 +176,8 @@ class PipelineExecutor:
         self, step: PipelineStep, ref: ModelRef, given: Arrays, sla_class: SLAClass, deadline: float | None
     ) -> Arrays:
         started = time.perf_counter_ns()
+        if self.on_model_step is not None:
+            self.on_model_step(step.name, given)
         try:
             served = self.models.get(ref.name, ref.version)
         except MCPError as exc:

@@ -6,10 +6,17 @@ pipeline's, on a share of the machine's cores:
 
 - **cores**: the steps of one request run one after another, but under concurrency each step runs
   beside the others, so the cores are split in proportion to each step's cost (its median lone run
-  on one thread, measured first), every step getting at least one;
+  on one thread, measured first), rounded up: every step gets at least one, and a step that costs
+  most of the whole gets the cores the cheap steps leave idle most of the time (the OCR detector,
+  ~85 % of a page, gets both cores of two, not one of three "at least one each");
+- **shapes**: each step is measured on inputs shaped like the ones it gets from an example request
+  (``step_inputs``: ``mcp policy plan --input``, one request run through the pipeline first), else
+  on synthetic ones (``--shape``, the model's preprocessing, or 32 for a dynamic dimension): a
+  detector measured on 32x32 pixels costs a thousandth of a 736x736 page, and the split followed
+  that;
 - **latency**: the pipeline's p99 budget, less a reserve for the Python steps and the hops between
   steps (:data:`PYTHON_RESERVE` with Python steps, :data:`HOP_RESERVE` without), split between the
-  model steps in the same proportion;
+  model steps in the same proportion, each getting at least :data:`STEP_FLOOR_SHARE` of it;
 - **throughput**, precision, accuracy, memory and SLA class: the pipeline's, for every step (each
   step must carry every request).
 
@@ -20,8 +27,10 @@ measured at concurrency 4, when given) is kept with the pipeline version (annota
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
@@ -41,6 +50,10 @@ PIPELINE_PLAN_ANNOTATION = "pipeline.plan"
 PYTHON_RESERVE = 0.2
 HOP_RESERVE = 0.05
 CALIBRATION_RUNS = 5
+STEP_FLOOR_SHARE = 0.05
+"""The least share of the latency budget a model step gets: a step of a few ms among steps of a second
+(the OCR direction classifier beside the detector) would otherwise get a budget of twice its lone run,
+which the jitter of a busy machine alone exceeds, and no plan would meet it."""
 
 
 class StepPlan(BaseModel):
@@ -77,21 +90,29 @@ class PipelinePlan(BaseModel):
 
 
 def shares(costs: dict[str, float], cores: int) -> dict[str, int]:
-    """Cores per step in proportion to cost (largest remainders), at least one each."""
+    """Cores per step in proportion to cost, rounded up (at least one each, at most all)."""
     total = sum(costs.values()) or 1.0
-    exact = {step: cores * cost / total for step, cost in costs.items()}
-    given = {step: max(1, int(value)) for step, value in exact.items()}
-    spare = cores - sum(given.values())
-    for step in sorted(exact, key=lambda name: exact[name] - int(exact[name]), reverse=True)[: max(0, spare)]:
-        given[step] += 1
-    return given
+    return {step: min(cores, max(1, math.ceil(cores * cost / total - 1e-9))) for step, cost in costs.items()}
+
+
+def step_shapes(shapes: SyntheticShapes, inputs: Mapping[str, Sequence[int]] | None) -> SyntheticShapes:
+    """``shapes`` with one step's example input shapes as overrides (their batch dimension is the plan's)."""
+    if not inputs:
+        return shapes
+    return shapes.model_copy(update={"overrides": {**shapes.overrides, **{k: list(v) for k, v in inputs.items()}}})
 
 
 def latency_budgets(contract: InferenceContract, costs: dict[str, float], has_python: bool) -> dict[str, float]:
+    """The p99 budget after the reserve, split by cost; a step whose share falls below
+    :data:`STEP_FLOOR_SHARE` of it gets that floor, taken from the others in proportion."""
     reserve = PYTHON_RESERVE if has_python else HOP_RESERVE
-    total = sum(costs.values()) or 1.0
     available = contract.latency.p99_ms * (1 - reserve)
-    return {step: available * cost / total for step, cost in costs.items()}
+    total = sum(costs.values()) or 1.0
+    floor = available * min(STEP_FLOOR_SHARE, 1 / max(1, len(costs)))
+    low = {step for step, cost in costs.items() if available * cost / total < floor}
+    rest = available - floor * len(low)
+    rest_cost = sum(cost for step, cost in costs.items() if step not in low) or 1.0
+    return {step: floor if step in low else rest * cost / rest_cost for step, cost in costs.items()}
 
 
 def step_contract(contract: InferenceContract, p99_ms: float) -> InferenceContract:
@@ -123,21 +144,24 @@ def plan_pipeline(
     shapes: SyntheticShapes | None = None,
     hardware: HardwareProfile | None = None,
     trigger: Trigger = "manual",
+    step_inputs: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
 ) -> PipelinePlan:
-    """Plan every model step of a pipeline version (each stored as that model's plan); the split is returned."""
+    """Plan every model step of a pipeline version (each stored as that model's plan); the split is returned.
+    ``step_inputs``: per model step, the shapes of its inputs in an example request."""
     stored = read_pipeline(registry, record)
     contract = record.contract or UNCONSTRAINED
     shapes = shapes or SyntheticShapes()
     hardware = hardware or probe_hardware()
     steps = dict(pipeline_model_steps(registry, record))
     python_steps = [step.name for step in stored.steps if step.python is not None]
-    costs = {name: lone_cost_ms(registry, step_record, shapes) for name, step_record in steps.items()}
+    own = {name: step_shapes(shapes, (step_inputs or {}).get(name)) for name in steps}
+    costs = {name: lone_cost_ms(registry, step_record, own[name]) for name, step_record in steps.items()}
     cores = shares(costs, hardware.logical_cores)
     budgets = latency_budgets(contract, costs, bool(python_steps))
     planned = []
     for name, step_record in steps.items():
         share = hardware.model_copy(update={"logical_cores": cores[name]})
-        orchestrator = PolicyOrchestrator(registry, hardware=share, budget=budget, shapes=shapes)
+        orchestrator = PolicyOrchestrator(registry, hardware=share, budget=budget, shapes=own[name])
         decision = orchestrator.plan_for(
             step_record.model_copy(update={"contract": step_contract(contract, budgets[name])}), trigger
         )

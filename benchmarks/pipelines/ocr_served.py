@@ -1,0 +1,125 @@
+"""The bundled OCR pipeline served (``mcp serve``, tritonclient over HTTP, 4 requests in flight)
+against the same ONNX sessions and Python steps called directly in a Python loop on one thread.
+
+    .venv/bin/python benchmarks/pipelines/ocr_served.py                       # ~2-3 minutes
+    .venv/bin/python benchmarks/pipelines/ocr_served.py --rounds 3 --images 8 --json out.json
+
+The pipeline is registered from ``mcp bundled ocr`` and planned first (``mcp policy plan --model
+ocr``: each model step's threads and batch limit on its share of the cores), then served. The direct
+loop is tests/support/pipeline_direct.py: the spec's Python steps and its three models as plain
+InferenceSessions (``--direct-threads``, 1 by default: the issue's "direct loop on one thread"),
+one image after another. Both answer the same page images of tests/support/ocr_pages.py (736 pixels
+square, one to nine lines: their detector inputs have one shape, so the served steps can batch them),
+in rounds that alternate which side goes first; each side's figure is images over the wall-clock time
+it took to answer them all.
+
+Here a request is about a second of onnxruntime work (the detector most of it), so neither HTTP nor
+the server's per-request overhead (a millisecond or two) matters: the figure is what the steps'
+threads and batching give over the one-thread loop. Figures from a shared machine are labelled so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT))  # benchmarks.* and tests.support.* imports
+
+from tests.support.ocr_pages import TEXT_IMAGES  # noqa: E402
+from tests.support.pipeline_direct import image_request, load_pipeline  # noqa: E402
+
+from benchmarks.pipelines.served import (  # noqa: E402
+    CONTENTION,
+    direct_rps,
+    load_average,
+    mcp,
+    served_rps,
+    serving,
+    spread,
+)
+
+
+def prepare(home: Path, plan_seconds: float, example: bytes) -> tuple[Path, dict[str, Any]]:
+    """Register the bundled pipeline in ``home`` and plan it on ``example`` (an encoded page: each step
+    measured on the shapes it gives); its spec and what the plan chose per step and end to end."""
+    spec = Path(mcp(home, "bundled", "ocr").strip())
+    mcp(home, "model", "register", "--name", "ocr", "--path", str(spec))
+    if plan_seconds <= 0:
+        return spec, {}
+    (home / "example.png").write_bytes(example)
+    per_plan = str(min(1.0, plan_seconds / 20))
+    planned = json.loads(mcp(home, "policy", "plan", "--model", "ocr", "--seconds-per-plan", per_plan,
+                             "--total-seconds", str(plan_seconds), "--input", f"image={home / 'example.png'}",
+                             "--json"))  # fmt: skip
+    steps = {step["step"]: f"{step['plan']} on {step['cores']} core(s), cost {step['cost_ms']} ms"
+             for step in planned["steps"]}  # fmt: skip
+    return spec, {"steps": steps, "in_process_c4": planned.get("end_to_end")}
+
+
+def measure(rounds: int, images: int, plan_seconds: float, direct_threads: int, concurrency: int) -> dict[str, Any]:
+    pages = [case.encoded() for case in TEXT_IMAGES if case.page][:images]
+    example = next(case.encoded() for case in TEXT_IMAGES if case.name == "three-lines")
+    requests = [image_request(image) for image in pages]
+    with tempfile.TemporaryDirectory(prefix="ocr-served-") as folder:
+        home = Path(folder)
+        planning_started = time.perf_counter()
+        spec, plans = prepare(home, plan_seconds, example)
+        planning_s = time.perf_counter() - planning_started
+        direct = load_pipeline(spec, intra_op_threads=direct_threads)
+        per_round = []
+        with serving(home, "ocr") as url:
+            served_rps(url, "ocr", requests[:2], 2)  # warm-up: sessions' first runs, connections
+            direct(requests[0])
+            for index in range(rounds):
+                figures: dict[str, float] = {}
+                order = ("direct", "served") if index % 2 == 0 else ("served", "direct")
+                for side in order:
+                    if side == "direct":
+                        figures["direct_loop_rps"] = round(direct_rps(direct, requests), 3)
+                    else:
+                        figures["served_http_rps"] = round(served_rps(url, "ocr", requests, concurrency), 3)
+                figures["served_over_direct"] = round(figures["served_http_rps"] / figures["direct_loop_rps"], 3)
+                figures["load_average"] = load_average()[0]
+                per_round.append(figures)
+        direct.close()
+    return {
+        "images_per_round": len(requests),
+        "concurrency": concurrency,
+        "direct_threads": direct_threads,
+        "plans": plans,
+        "planning_s": round(planning_s, 1),
+        "rounds": per_round,
+        "direct_loop_rps": spread([r["direct_loop_rps"] for r in per_round]),
+        "served_http_rps": spread([r["served_http_rps"] for r in per_round]),
+        "served_over_direct": spread([r["served_over_direct"] for r in per_round]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--images", type=int, default=8, help="page images per side per round (at most 18)")
+    parser.add_argument("--plan-seconds", type=float, default=20.0, help="mcp policy plan's budget (0: no plan)")
+    parser.add_argument("--direct-threads", type=int, default=1, help="the direct loop's intra-op threads (0: all)")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--json", type=Path, help="also write the report here")
+    args = parser.parse_args()
+    report = {
+        "note": CONTENTION,
+        "load_average_before": load_average(),
+        "ocr": measure(args.rounds, args.images, args.plan_seconds, args.direct_threads, args.concurrency),
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
