@@ -4,8 +4,10 @@ against the same ONNX sessions and Python steps called directly in a Python loop
     .venv/bin/python benchmarks/pipelines/ocr_served.py                       # ~2-3 minutes
     .venv/bin/python benchmarks/pipelines/ocr_served.py --rounds 3 --images 8 --json out.json
 
-The pipeline is registered from ``mcp bundled ocr`` and planned first (``mcp policy plan --model
-ocr``: each model step's threads and batch limit on its share of the cores), then served. The direct
+The pipeline is registered from ``mcp bundled ocr`` and planned first, as ``mcp policy plan --model ocr
+--input image=PAGE`` plans it (each model step's threads and batch limit on its share of the cores,
+measured on the shapes a page gives it; ``--plan-seconds`` bounds the candidates' measuring, the
+steps' calibration comes on top), then served. The direct
 loop is tests/support/pipeline_direct.py: the spec's Python steps and its three models as plain
 InferenceSessions (``--direct-threads``, 1 by default: the issue's "direct loop on one thread"),
 one image after another. Both answer the same page images of tests/support/ocr_pages.py (736 pixels
@@ -21,6 +23,7 @@ threads and batching give over the one-thread loop. Figures from a shared machin
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import tempfile
@@ -43,23 +46,30 @@ from benchmarks.pipelines.served import (  # noqa: E402
     serving,
     spread,
 )
+from mcp2026ai.dataplane.pipeline_measure import step_input_shapes  # noqa: E402
+from mcp2026ai.policy.pipelines import plan_pipeline, store_pipeline_plan  # noqa: E402
+from mcp2026ai.policy.profiler import ProfileBudget  # noqa: E402
+from mcp2026ai.registry import ModelRegistry  # noqa: E402
 
 
 def prepare(home: Path, plan_seconds: float, example: bytes) -> tuple[Path, dict[str, Any]]:
-    """Register the bundled pipeline in ``home`` and plan it on ``example`` (an encoded page: each step
-    measured on the shapes it gives); its spec and what the plan chose per step and end to end."""
+    """Register the bundled pipeline in ``home`` and plan it as ``mcp policy plan --model ocr --input
+    image=PAGE`` does, less its end-to-end measure (each step measured on the shapes ``example``, an
+    encoded page, gives it); the spec and the plan chosen per step."""
     spec = Path(mcp(home, "bundled", "ocr").strip())
     mcp(home, "model", "register", "--name", "ocr", "--path", str(spec))
     if plan_seconds <= 0:
         return spec, {}
-    (home / "example.png").write_bytes(example)
-    per_plan = str(min(1.0, plan_seconds / 20))
-    planned = json.loads(mcp(home, "policy", "plan", "--model", "ocr", "--seconds-per-plan", per_plan,
-                             "--total-seconds", str(plan_seconds), "--input", f"image={home / 'example.png'}",
-                             "--json"))  # fmt: skip
-    steps = {step["step"]: f"{step['plan']} on {step['cores']} core(s), cost {step['cost_ms']} ms"
-             for step in planned["steps"]}  # fmt: skip
-    return spec, {"steps": steps, "in_process_c4": planned.get("end_to_end")}
+    registry = ModelRegistry(home)
+    record = registry.resolve("ocr", None)
+    step_inputs = asyncio.run(step_input_shapes(registry, record, image_request(example)))
+    budget = ProfileBudget(seconds_per_plan=min(1.0, plan_seconds / 20), total_seconds=plan_seconds)
+    planned = plan_pipeline(registry, record, budget, step_inputs=step_inputs)
+    store_pipeline_plan(registry, record, planned)
+    return spec, {
+        step.step: f"{step.plan} on {step.cores} core(s), cost {step.cost_ms} ms, p99 budget {step.p99_budget_ms} ms"
+        for step in planned.steps
+    }
 
 
 def measure(rounds: int, images: int, plan_seconds: float, direct_threads: int, concurrency: int) -> dict[str, Any]:
@@ -105,7 +115,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--images", type=int, default=8, help="page images per side per round (at most 18)")
-    parser.add_argument("--plan-seconds", type=float, default=20.0, help="mcp policy plan's budget (0: no plan)")
+    parser.add_argument("--plan-seconds", type=float, default=10.0, help="the plan's measuring budget (0: no plan)")
     parser.add_argument("--direct-threads", type=int, default=1, help="the direct loop's intra-op threads (0: all)")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--json", type=Path, help="also write the report here")

@@ -50,6 +50,9 @@ PIPELINE_PLAN_ANNOTATION = "pipeline.plan"
 PYTHON_RESERVE = 0.2
 HOP_RESERVE = 0.05
 CALIBRATION_RUNS = 5
+ROUND_UP_FROM = 0.25
+"""A step's share of the cores is rounded up when it exceeds a whole number by more than this: two
+steps of equal cost, measured a few percent apart, get one core each, not two and one."""
 STEP_FLOOR_SHARE = 0.05
 """The least share of the latency budget a model step gets: a step of a few ms among steps of a second
 (the OCR direction classifier beside the detector) would otherwise get a budget of twice its lone run,
@@ -90,9 +93,11 @@ class PipelinePlan(BaseModel):
 
 
 def shares(costs: dict[str, float], cores: int) -> dict[str, int]:
-    """Cores per step in proportion to cost, rounded up (at least one each, at most all)."""
+    """Cores per step in proportion to cost, rounded up past :data:`ROUND_UP_FROM` of a core (at least
+    one each, at most all)."""
     total = sum(costs.values()) or 1.0
-    return {step: min(cores, max(1, math.ceil(cores * cost / total - 1e-9))) for step, cost in costs.items()}
+    exact = {step: cores * cost / total for step, cost in costs.items()}
+    return {step: min(cores, max(1, math.ceil(value - ROUND_UP_FROM))) for step, value in exact.items()}
 
 
 def step_shapes(shapes: SyntheticShapes, inputs: Mapping[str, Sequence[int]] | None) -> SyntheticShapes:

@@ -36,6 +36,7 @@ from support.pipelines import write_pipeline
         ({"det": 1000.0, "cls": 5.0, "rec": 150.0}, 2, {"det": 2, "cls": 1, "rec": 1}),
         ({"a": 1.0, "b": 1.0}, 4, {"a": 2, "b": 2}),
         ({"a": 1.0, "b": 1.0, "c": 1.0}, 2, {"a": 1, "b": 1, "c": 1}),
+        ({"a": 1.1, "b": 0.9}, 2, {"a": 1, "b": 1}),  # equal steps measured apart: not two and one
         ({"a": 1.0}, 2, {"a": 2}),
     ],
 )
