@@ -28,8 +28,11 @@ import json
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))  # benchmarks.* and tests.support.* imports
@@ -72,7 +75,9 @@ def prepare(home: Path, plan_seconds: float, example: bytes) -> tuple[Path, dict
     }
 
 
-def measure(rounds: int, images: int, plan_seconds: float, direct_threads: int, concurrency: int) -> dict[str, Any]:
+def measure(
+    rounds: int, images: int, plan_seconds: float, direct_threads: int, concurrency: int, det_instances: int
+) -> dict[str, Any]:
     pages = [case.encoded() for case in TEXT_IMAGES if case.page][:images]
     example = next(case.encoded() for case in TEXT_IMAGES if case.name == "three-lines")
     requests = [image_request(image) for image in pages]
@@ -83,32 +88,47 @@ def measure(rounds: int, images: int, plan_seconds: float, direct_threads: int, 
         planning_s = time.perf_counter() - planning_started
         direct = load_pipeline(spec, intra_op_threads=direct_threads)
         per_round = []
-        with serving(home, "ocr") as url:
-            served_rps(url, "ocr", requests[:2], 2)  # warm-up: sessions' first runs, connections
+        with serving(home, "ocr") as url, ExitStack() as more:
+            urls = {"served_http_rps": url}
+            if det_instances > 1:  # the same plans, the detector's batches run `det_instances` at once
+                urls["served_det_instances_rps"] = more.enter_context(serving(home, "ocr"))
+                load_override(urls["served_det_instances_rps"], "ocr.det", det_instances)
+            for each in urls.values():
+                served_rps(each, "ocr", requests[:2], 2)  # warm-up: sessions' first runs, connections
             direct(requests[0])
+            sides = ["direct_loop_rps", *urls]
             for index in range(rounds):
                 figures: dict[str, float] = {}
-                order = ("direct", "served") if index % 2 == 0 else ("served", "direct")
-                for side in order:
-                    if side == "direct":
-                        figures["direct_loop_rps"] = round(direct_rps(direct, requests), 3)
+                for side in sides[index % len(sides) :] + sides[: index % len(sides)]:  # rotated per round
+                    if side == "direct_loop_rps":
+                        figures[side] = round(direct_rps(direct, requests), 3)
                     else:
-                        figures["served_http_rps"] = round(served_rps(url, "ocr", requests, concurrency), 3)
-                figures["served_over_direct"] = round(figures["served_http_rps"] / figures["direct_loop_rps"], 3)
+                        figures[side] = round(served_rps(urls[side], "ocr", requests, concurrency), 3)
+                for side in urls:
+                    figures[side.replace("_rps", "_over_direct")] = round(figures[side] / figures["direct_loop_rps"], 3)
                 figures["load_average"] = load_average()[0]
                 per_round.append(figures)
         direct.close()
+    keys = [key for key in per_round[0] if key != "load_average"]
     return {
         "images_per_round": len(requests),
+        "det_instances_variant": det_instances if det_instances > 1 else None,
         "concurrency": concurrency,
         "direct_threads": direct_threads,
         "plans": plans,
         "planning_s": round(planning_s, 1),
         "rounds": per_round,
-        "direct_loop_rps": spread([r["direct_loop_rps"] for r in per_round]),
-        "served_http_rps": spread([r["served_http_rps"] for r in per_round]),
-        "served_over_direct": spread([r["served_over_direct"] for r in per_round]),
+        **{key: spread([r[key] for r in per_round]) for key in keys},
     }
+
+
+def load_override(url: str, model: str, instances: int) -> None:
+    """Reload ``model`` on the server at ``url`` with ``instances`` batches at once (model control, as
+    Triton's ``instance_group``)."""
+    config = json.dumps({"instance_group": [{"count": instances}]})
+    answer = httpx.post(f"http://{url}/v2/repository/models/{model}/load", json={"parameters": {"config": config}},
+                        timeout=120)  # fmt: skip
+    answer.raise_for_status()
 
 
 def main() -> None:
@@ -118,12 +138,17 @@ def main() -> None:
     parser.add_argument("--plan-seconds", type=float, default=10.0, help="the plan's measuring budget (0: no plan)")
     parser.add_argument("--direct-threads", type=int, default=1, help="the direct loop's intra-op threads (0: all)")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--det-instances", type=int, default=0, help="also serve with the detector's batches this many at once (0: not)"
+    )
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()
     report = {
         "note": CONTENTION,
         "load_average_before": load_average(),
-        "ocr": measure(args.rounds, args.images, args.plan_seconds, args.direct_threads, args.concurrency),
+        "ocr": measure(
+            args.rounds, args.images, args.plan_seconds, args.direct_threads, args.concurrency, args.det_instances
+        ),
     }
     text = json.dumps(report, indent=2)
     print(text)

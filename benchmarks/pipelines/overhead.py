@@ -256,7 +256,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=300, help="hop figure: requests per variant per round")
-    parser.add_argument("--seconds", type=float, default=5.0, help="throughput: seconds per variant per round")
+    parser.add_argument("--seconds", type=float, default=3.0, help="throughput: seconds per variant per round")
     parser.add_argument("--sizes", default="512x4,1024x8", help="throughput: WIDTHxDEPTH of each step, comma-separated")
     parser.add_argument("--json", type=Path, help="also write the report here")
     args = parser.parse_args()
