@@ -69,6 +69,7 @@ from prometheus_client import (
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from mcp2026ai.observability import deferred
 from mcp2026ai.observability.compat import Alias, WithAliases
 from mcp2026ai.observability.native import NativeHistogram, with_native_samples
 
@@ -84,6 +85,8 @@ label). Not under workers: the ``process_*``/``python_*`` collectors (per proces
 histogram buckets (kept in memory per process; the classic buckets are merged)."""
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+REGISTRY.register(deferred.FLUSH_ON_COLLECT)  # first: a collect sees the hot path's pending observations
+deferred.defer(SHARED_DIR is None)  # workers' series are files another worker's scrape reads
 ProcessCollector(registry=REGISTRY)
 PlatformCollector(registry=REGISTRY)
 
@@ -490,6 +493,7 @@ def scrape(accept: str, compat: str | None = None) -> tuple[bytes, str]:
     Under ``mcp serve --workers N`` (:data:`SHARED_DIR` set) it is every worker's series instead, as
     ``prometheus_client``'s multiprocess mode merges them (see :data:`SHARED_DIR`)."""
     encode, content_type = choose_encoder(accept)
+    deferred.flush_all()
     native = content_type.startswith("application/openmetrics-text; version=2.")
     registry: Any = _all_workers() if SHARED_DIR is not None else REGISTRY_WITH_NATIVE if native else REGISTRY
     if compat is not None:
@@ -499,6 +503,7 @@ def scrape(accept: str, compat: str | None = None) -> tuple[bytes, str]:
 
 def server_registry() -> CollectorRegistry:
     """This server's series: :data:`REGISTRY`, or every worker's under ``--workers N`` (what /metrics shows)."""
+    deferred.flush_all()
     return _all_workers() if SHARED_DIR is not None else REGISTRY
 
 

@@ -59,6 +59,15 @@ class NativeBuckets:
             else:
                 self.positive[index] = self.positive.get(index, 0) + 1
 
+    def add(self, count: int, total: float, zero: int, buckets: dict[int, int]) -> None:
+        """``count`` observations at once (``zero`` of them in the zero bucket), counted elsewhere."""
+        with self._lock:
+            self.count += count
+            self.sum += total
+            self.zero += zero
+            for index, hits in buckets.items():
+                self.positive[index] = self.positive.get(index, 0) + hits
+
     def value(self) -> NativeValue:
         """The series as OpenMetrics carries it: spans of consecutive buckets and delta-encoded counts."""
         with self._lock:

@@ -6,10 +6,17 @@ pipeline's, on a share of the machine's cores:
 
 - **cores**: the steps of one request run one after another, but under concurrency each step runs
   beside the others, so the cores are split in proportion to each step's cost (its median lone run
-  on one thread, measured first), every step getting at least one;
+  on one thread, measured first), rounded up: every step gets at least one, and a step that costs
+  most of the whole gets the cores the cheap steps leave idle most of the time (the OCR detector,
+  ~85 % of a page, gets both cores of two, not one of three "at least one each");
+- **shapes**: each step is measured on inputs shaped like the ones it gets from an example request
+  (``step_inputs``: ``mcp policy plan --input``, one request run through the pipeline first), else
+  on synthetic ones (``--shape``, the model's preprocessing, or 32 for a dynamic dimension): a
+  detector measured on 32x32 pixels costs a thousandth of a 736x736 page, and the split followed
+  that;
 - **latency**: the pipeline's p99 budget, less a reserve for the Python steps and the hops between
   steps (:data:`PYTHON_RESERVE` with Python steps, :data:`HOP_RESERVE` without), split between the
-  model steps in the same proportion;
+  model steps in the same proportion, each getting at least :data:`STEP_FLOOR_SHARE` of it;
 - **throughput**, precision, accuracy, memory and SLA class: the pipeline's, for every step (each
   step must carry every request).
 
@@ -25,6 +32,7 @@ measured at concurrency 4, when given) is kept with the pipeline version (annota
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -56,6 +64,13 @@ CALIBRATION_RUNS = 5
 NO_LATENCY_BOUND_MS = 3_600_000.0
 """A step that no plan keeps within the model steps' whole budget is given its fastest measured plan
 (the pipeline's end-to-end figures then say by how much the contract is missed)."""
+ROUND_UP_FROM = 0.25
+"""A step's share of the cores is rounded up when it exceeds a whole number by more than this: two
+steps of equal cost, measured a few percent apart, get one core each, not two and one."""
+STEP_FLOOR_SHARE = 0.05
+"""The least share of the latency budget a model step gets: a step of a few ms among steps of a second
+(the OCR direction classifier beside the detector) would otherwise get a budget of twice its lone run,
+which the jitter of a busy machine alone exceeds, and no plan would meet it."""
 
 
 class StepPlan(BaseModel):
@@ -101,21 +116,24 @@ class PipelinePlan(BaseModel):
 
 
 def shares(costs: dict[str, float], cores: int) -> dict[str, int]:
-    """Cores per step in proportion to cost (largest remainders), at least one each."""
+    """Cores per step in proportion to cost, rounded up past :data:`ROUND_UP_FROM` of a core (at least
+    one each, at most all)."""
     total = sum(costs.values()) or 1.0
     exact = {step: cores * cost / total for step, cost in costs.items()}
-    given = {step: max(1, int(value)) for step, value in exact.items()}
-    spare = cores - sum(given.values())
-    for step in sorted(exact, key=lambda name: exact[name] - int(exact[name]), reverse=True)[: max(0, spare)]:
-        given[step] += 1
-    return given
+    return {step: min(cores, max(1, math.ceil(value - ROUND_UP_FROM))) for step, value in exact.items()}
 
 
 def latency_budgets(contract: InferenceContract, costs: dict[str, float], has_python: bool) -> dict[str, float]:
+    """The p99 budget after the reserve, split by cost; a step whose share falls below
+    :data:`STEP_FLOOR_SHARE` of it gets that floor, taken from the others in proportion."""
     reserve = PYTHON_RESERVE if has_python else HOP_RESERVE
-    total = sum(costs.values()) or 1.0
     available = contract.latency.p99_ms * (1 - reserve)
-    return {step: available * cost / total for step, cost in costs.items()}
+    total = sum(costs.values()) or 1.0
+    floor = available * min(STEP_FLOOR_SHARE, 1 / max(1, len(costs)))
+    low = {step for step, cost in costs.items() if available * cost / total < floor}
+    rest = available - floor * len(low)
+    rest_cost = sum(cost for step, cost in costs.items() if step not in low) or 1.0
+    return {step: floor if step in low else rest * cost / rest_cost for step, cost in costs.items()}
 
 
 def step_contract(contract: InferenceContract, p99_ms: float) -> InferenceContract:

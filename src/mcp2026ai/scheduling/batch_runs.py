@@ -72,6 +72,11 @@ class BatchRuns:
             self._threads.shutdown()
 
     @property
+    def inline(self) -> bool:
+        """The next run goes inline, on the event loop's thread."""
+        return self._placement.inline
+
+    @property
     def average_s(self) -> float | None:
         """Smoothed compute time of recent batches (None before the first)."""
         return self._placement.average_s

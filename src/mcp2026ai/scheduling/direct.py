@@ -33,6 +33,8 @@ class DirectExecutor:
         version: str = "",
     ) -> None:
         self.backend = backend
+        self._request_list = backend if isinstance(backend, RequestListBackend) else None
+        """The backend when it takes requests as lists (checked once: a runtime protocol check is slow)."""
         self.stats = stats
         self._telemetry = SchedulerTelemetry(model or "-", version or "-")
         self._slots = asyncio.Semaphore(max_concurrency)
@@ -78,8 +80,8 @@ class DirectExecutor:
                     raise DeadlineExceededError("request timeout expired")
                 tracing.annotate_batch(next_batch_id(), 1)
                 infer = self.backend.infer
-                if isinstance(self.backend, RequestListBackend):
-                    infer = partial(_one_request, self.backend, deadline=deadline, details=details)
+                if self._request_list is not None:
+                    infer = partial(_one_request, self._request_list, deadline=deadline, details=details)
                 result, _ = await self._runs.run(infer, inputs, outputs, urgent=True)
                 ran_ns = time.perf_counter_ns() - started
                 timing.report(started - queued, ran_ns)

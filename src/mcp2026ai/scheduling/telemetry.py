@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from mcp2026ai.contract import SLAClass
 from mcp2026ai.observability import metrics
+from mcp2026ai.observability.deferred import PendingHistogram, StaleGauges
 from mcp2026ai.scheduling.batch_runs import RunTimes
 from mcp2026ai.scheduling.queues import ClassQueues, Pending
 
@@ -57,25 +58,38 @@ def next_batch_id() -> int:
 
 
 class SchedulerTelemetry:
-    """Records queue depth, waits, rejections and batch shapes for ``model``/``version``."""
+    """Records queue depth, waits, rejections and batch shapes for ``model``/``version``.
+
+    The figures recorded per request or per batch (waits, batch rows and fill, compute time, queue
+    depths) reach their series when the metrics are read (observability/deferred.py): recording one
+    costs a bisect, not ``prometheus_client``'s locks; rejections and the window are set at once.
+    """
 
     def __init__(self, model: str, version: str, max_batch_size: int = 1) -> None:
         self._labels = (model, version)
         self._max_batch_size = max_batch_size
         # Series touched per request or per batch, looked up once (``labels()`` is not free).
-        self._depth = {cls: metrics.SCHEDULER_QUEUE_DEPTH.labels(model, version, cls.value) for cls in SLAClass}
-        self._wait = {cls: metrics.SCHEDULER_QUEUE_WAIT.labels(model, version, cls.value) for cls in SLAClass}
-        self._rows = metrics.SCHEDULER_BATCH_ROWS.labels(model, version)
-        self._fill = metrics.SCHEDULER_BATCH_FILL.labels(model, version)
-        self._compute = metrics.COMPUTE_DURATION.labels(model, version)
+        self._depth_gauges = {cls: metrics.SCHEDULER_QUEUE_DEPTH.labels(model, version, cls.value) for cls in SLAClass}
+        self._queues: ClassQueues | None = None
+        self._depths = StaleGauges(self._depth_gauges, self._depth_of)
+        self._wait = {
+            cls: PendingHistogram(metrics.SCHEDULER_QUEUE_WAIT.labels(model, version, cls.value)) for cls in SLAClass
+        }
+        self._rows = PendingHistogram(metrics.SCHEDULER_BATCH_ROWS.labels(model, version))
+        self._fill = PendingHistogram(metrics.SCHEDULER_BATCH_FILL.labels(model, version))
+        self._compute = PendingHistogram(metrics.COMPUTE_DURATION.labels(model, version))
+
+    def _depth_of(self, cls: SLAClass) -> float:
+        return self._queues.depth(cls) if self._queues is not None else 0
 
     def queue_depths(self, queues: ClassQueues) -> None:
-        for cls, gauge in self._depth.items():
-            gauge.set(queues.depth(cls))
+        """The queues changed: the depth gauges read them at the next flush."""
+        self._queues = queues
+        self._depths.mark()
 
     def queue_depth(self, queues: ClassQueues, cls: SLAClass) -> None:
         """Only ``cls`` changed (a request was queued)."""
-        self._depth[cls].set(queues.depth(cls))
+        self.queue_depths(queues)
 
     def rejected(self, cls: SLAClass, reason: str, count: int = 1) -> None:
         if count:

@@ -13,6 +13,7 @@ from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.pipelines import (
     HOP_RESERVE,
     PYTHON_RESERVE,
+    STEP_FLOOR_SHARE,
     latency_budgets,
     plan_pipeline,
     plan_step,
@@ -20,8 +21,10 @@ from mcp2026ai.policy.pipelines import (
     step_contract,
     store_pipeline_plan,
     stored_pipeline_plan,
+    with_step_shapes,
 )
 from mcp2026ai.policy.profiler import Measurement, ProfileBudget
+from mcp2026ai.policy.synthetic import SyntheticShapes
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.pipelines import register_pipeline
 from mcp2026ai.runtime.python_code import check_python_source
@@ -31,16 +34,26 @@ from support.pipelines import write_pipeline
 @pytest.mark.parametrize(
     ("costs", "cores", "expected"),
     [
-        ({"det": 8.0, "cls": 1.0, "rec": 3.0}, 2, {"det": 1, "cls": 1, "rec": 1}),
-        ({"det": 8.0, "cls": 1.0, "rec": 3.0}, 8, {"det": 5, "cls": 1, "rec": 2}),
+        ({"det": 8.0, "cls": 1.0, "rec": 3.0}, 2, {"det": 2, "cls": 1, "rec": 1}),
+        ({"det": 8.0, "cls": 1.0, "rec": 3.0}, 8, {"det": 6, "cls": 1, "rec": 2}),
+        ({"det": 1000.0, "cls": 5.0, "rec": 150.0}, 2, {"det": 2, "cls": 1, "rec": 1}),
         ({"a": 1.0, "b": 1.0}, 4, {"a": 2, "b": 2}),
+        ({"a": 1.0, "b": 1.0, "c": 1.0}, 2, {"a": 1, "b": 1, "c": 1}),
+        ({"a": 1.1, "b": 0.9}, 2, {"a": 1, "b": 1}),  # equal steps measured apart: not two and one
         ({"a": 1.0}, 2, {"a": 2}),
     ],
 )
-def test_cores_follow_cost_with_one_each_at_least(
+def test_cores_follow_cost_rounded_up_with_one_each_at_least(
     costs: dict[str, float], cores: int, expected: dict[str, int]
 ) -> None:
     assert shares(costs, cores) == expected
+
+
+def test_a_steps_example_shapes_override_the_synthetic_ones() -> None:
+    shapes = SyntheticShapes(default_dim=16, overrides={"ids": [1, 8]})
+    own = with_step_shapes(shapes, {"x": [1, 3, 736, 736]})
+    assert own.overrides == {"ids": [1, 8], "x": [1, 3, 736, 736]} and own.default_dim == 16
+    assert with_step_shapes(shapes, {}) == shapes
 
 
 def test_the_latency_budget_is_split_by_cost_after_a_reserve() -> None:
@@ -50,6 +63,15 @@ def test_the_latency_budget_is_split_by_cost_after_a_reserve() -> None:
     assert sum(latency_budgets(contract, {"a": 1.0}, has_python=False).values()) == pytest.approx(
         100 - 100 * HOP_RESERVE
     )
+
+
+def test_a_cheap_step_gets_a_floor_of_the_budget_taken_from_the_others() -> None:
+    contract = InferenceContract(latency=LatencySpec(p99_ms=3000))
+    budgets = latency_budgets(contract, {"det": 1000.0, "cls": 5.0, "rec": 150.0}, has_python=True)
+    available = 3000 * (1 - PYTHON_RESERVE)
+    assert budgets["cls"] == pytest.approx(available * STEP_FLOOR_SHARE)
+    assert sum(budgets.values()) == pytest.approx(available)
+    assert budgets["det"] / budgets["rec"] == pytest.approx(1000 / 150)
 
 
 def test_a_step_keeps_the_pipelines_class_and_floors() -> None:
