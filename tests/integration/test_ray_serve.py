@@ -130,7 +130,8 @@ def test_replicas_serve_v2_perf_analyzer_and_survive_a_killed_replica(tmp_path: 
     replica answers: with one replica's own counts, perf_analyzer's reads before and after a window
     could reach different replicas, and it failed ("failed to find the requested model version") when
     the second had served fewer requests. Bounded: perf_analyzer's windows are 0.5 s (three, stable at
-    once), the load runs 1.5 s before the kill and 4 s after it."""
+    once), the load runs 1.5 s before the kill and 4 s after it, and Ray's `serve status` (a CLI start
+    each) is asked about the replacement only once its process exists."""
     perf_analyzer = venv_tool("perf_analyzer")
     assert perf_analyzer is not None, "perf_analyzer is not installed: run `make test`"
     with mcp_serve_on_ray(tmp_path, "--replicas", "2") as address:
@@ -152,6 +153,7 @@ def test_replicas_serve_v2_perf_analyzer_and_survive_a_killed_replica(tmp_path: 
         _perf_analyzer_through(perf_analyzer, address)
         outcomes = _load_while_killing_a_replica(address)
         assert set(outcomes) == {200} and outcomes[200] > 50, outcomes
+        wait_until(lambda: len(replica_pids()) == 2, 60, "Ray Serve to start a replacement replica")
         wait_until(lambda: running_replicas(serve_status()) == 2, 60, "Ray Serve to replace the killed replica")
 
 
