@@ -104,9 +104,13 @@ class Nodes:
     second: Any
     scratch: tuple[Path, Path]
     ray_tmpdir: Path
+    earlier: frozenset[Path] = frozenset()
+    """Replica directories an earlier test left on the head (a replica killed on its way out)."""
 
     def replica_homes(self) -> list[Path]:
-        return sorted(path for tmpdir in self.scratch for path in tmpdir.glob("mcp-replica-*"))
+        """This test's replicas' scratch directories."""
+        found = (path for tmpdir in self.scratch for path in tmpdir.glob("mcp-replica-*"))
+        return sorted(path for path in found if path not in self.earlier)
 
 
 @pytest.fixture
@@ -118,7 +122,7 @@ def two_nodes(ray_head: tuple[Any, Path], request: pytest.FixtureRequest) -> Ite
     with pytest.MonkeyPatch.context() as patch, node_environment(patch, scratch[1]):
         second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
     try:
-        yield Nodes(cluster, second, scratch, private)
+        yield Nodes(cluster, second, scratch, private, frozenset(scratch[0].glob("mcp-replica-*")))
     finally:
         if second in cluster.worker_nodes:  # a test that failed before removing it
             cluster.remove_node(second, allow_graceful=False)
