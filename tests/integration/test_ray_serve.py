@@ -1,6 +1,9 @@
 """`mcp serve --replicas N` on a real local Ray cluster: v2 over Ray Serve's proxy with tritonclient and
 perf_analyzer, a killed replica replaced while clients keep their answers, contract autoscaling, and
-Ray's own `serve status` showing the replicas."""
+Ray's own `serve status` showing the replicas.
+
+The models are registered in the test's process (a console script's start costs seconds of CPU on two
+shared cores); what each test checks is `mcp serve` on Ray."""
 
 from __future__ import annotations
 
@@ -23,8 +26,11 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
+from mcp2026ai.contract import load_contract
 from mcp2026ai.deploy.ray_replica import REPLICA_HEADER
+from mcp2026ai.registry import ModelRegistry
 from support.models import mlp_model
+from tests.support.llm import register_smollm2
 
 from .conftest import listening_line, mcp_command, venv_tool
 
@@ -60,11 +66,10 @@ def mcp_serve_on_ray(tmp_path: Path, *args: str, contract: str | None = None) ->
     """Register an MLP (with ``contract``), run `mcp serve --name mlp ARGS` on a fresh local Ray,
     yield its HTTP address; on leaving, SIGTERM must stop Ray Serve cleanly and leave no replica."""
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
-    register = [*mcp_command(), "model", "register", "--name", "mlp", "--path", str(mlp_model(tmp_path / "mlp.onnx"))]
     if contract is not None:
         (tmp_path / "contract.yaml").write_text(contract)
-        register += ["--contract", str(tmp_path / "contract.yaml")]
-    subprocess.run(register, env=env, check=True, capture_output=True, text=True)
+    parsed = load_contract(tmp_path / "contract.yaml") if contract is not None else None
+    ModelRegistry(tmp_path / "home").register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=parsed)
     port = free_port()
     command = [*mcp_command(), "serve", "--name", "mlp", "--port", str(port), "--no-policy", *args]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -279,8 +284,7 @@ def test_openai_routes_through_ray_serve(tmp_path: Path, llm_cache: Path, smollm
     document and ``data: [DONE]`` (the front's last event), never cut short silently."""
     openai = pytest.importorskip("openai")
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
-    register = [*mcp_command(), "model", "register", "--name", "smollm2", "--path", str(smollm2_gguf)]
-    subprocess.run(register, env=env, check=True, capture_output=True, text=True)
+    register_smollm2(tmp_path / "home", smollm2_gguf)
     port = free_port()
     command = [*mcp_command(), "serve", "--name", "smollm2", "--port", str(port), "--no-policy", "--replicas", "2"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
