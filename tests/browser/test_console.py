@@ -1,5 +1,9 @@
 """The web console in a real browser against ``mcp serve --auth``: ocr-cls (with its contract, so
-the policy measures plans), mlp with a canary rollout, and SmolLM2 for the chat."""
+the policy measures plans), mlp with a canary rollout, and SmolLM2 for the chat.
+
+Bounded: the plans are measured before the server starts, with a short budget (ocr-cls: 0.2 s a plan,
+3 s in all, as `mcp policy plan --seconds-per-plan 0.2 --total-seconds 3` does; each mlp version: 1 s),
+and `mcp serve` reuses them, where it measured each with the default budget (up to 15 s a version)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from playwright.sync_api import Page, expect
 from mcp2026ai.bundled import OCR_CLS_PREPROCESSING, bundled_model_path
 from mcp2026ai.contract import load_contract
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
+from mcp2026ai.policy.orchestrator import PolicyOrchestrator
+from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.registry import ModelRegistry, Preprocessing
 from mcp2026ai.routing.config import RolloutConfig
 from mcp2026ai.routing.store import RolloutStore
@@ -45,6 +51,7 @@ def console(tmp_path_factory: pytest.TempPathFactory, smollm2_gguf: Path, smollm
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(CACHE_VARIABLE, str(LLM_CACHE))
             canary = _register(home)
+            _plan_quickly(home)
         tokens = TokenStore(home / "tokens.json")
         admin = tokens.create("admin", frozenset({Scope.INFER, Scope.MANAGE})).token
         viewer = tokens.create("viewer", frozenset({Scope.INFER})).token
@@ -63,6 +70,17 @@ def _register(home: Path) -> str:
     RolloutStore(registry).put(RolloutConfig(name="mlp", canary=canary, weight=20))
     registry.register("smollm2", bundled_model_path("smollm2"))
     return canary
+
+
+def _plan_quickly(home: Path) -> None:
+    """Store the plans `mcp serve` would measure for each served version (its policy reuses a plan made
+    on this machine): ocr-cls's (charted on its page) in 3 s, the tiny MLP's in 1 s."""
+    registry = ModelRegistry(home)
+    for name, budget in (("ocr-cls", ProfileBudget(seconds_per_plan=0.2, total_seconds=3)),
+                         ("mlp", ProfileBudget(seconds_per_plan=0.1, total_seconds=1))):  # fmt: skip
+        orchestrator = PolicyOrchestrator(registry, budget=budget)
+        for record in registry.versions(name):
+            orchestrator.plan_for(record, trigger="manual")
 
 
 def test_without_a_token_the_console_asks_for_one_and_its_data_is_refused(console: Console, page: Page) -> None:

@@ -1,6 +1,10 @@
 """`mcp deploy kubernetes` end to end: the real console script renders a real model's assets, then
 the container's entrypoint, exactly as rendered into the Dockerfile, serves the registry export
-(no docker needed: the same command on this machine, ports made ephemeral)."""
+(no docker needed: the same command on this machine, ports made ephemeral).
+
+Bounded: ocr-cls is registered with its example contract capped at batches of 1, so the policy the
+entrypoint runs at start (no plan travels with the export) measures one batch size per runtime
+setting instead of four, within its 15 s budget."""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ import numpy as np
 import pytest
 
 from mcp2026ai.bundled import OCR_CLS_PREPROCESSING, bundled_model_path
-from mcp2026ai.contract import load_contract
+from mcp2026ai.contract import BatchingSpec, load_contract
 from mcp2026ai.registry import ModelRegistry, Preprocessing
 from mcp2026ai.registry.signing import sign_version
 from mcp2026ai.security import KeyRing, Scope, TokenStore
@@ -36,9 +40,9 @@ pytestmark = pytest.mark.timeout(240)
 def home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     preprocessing = Preprocessing.model_validate(OCR_CLS_PREPROCESSING)
-    ModelRegistry(home).register(
-        "ocr-cls", bundled_model_path("ocr-cls"), contract=load_contract(CONTRACT), preprocessing=preprocessing
-    )
+    contract = load_contract(CONTRACT).model_copy(update={"batching": BatchingSpec(max_batch_size=1)})
+    model = bundled_model_path("ocr-cls")
+    ModelRegistry(home).register("ocr-cls", model, contract=contract, preprocessing=preprocessing)
     return home
 
 

@@ -1,6 +1,11 @@
 """`mcp serve` of a language model whose contract has a generation section and no stored plan: the
 plan is measured as the server starts (in a child process, as for tensor models), logged, stored,
-and the server runs the chosen import (precision) and settings; a second start reuses it."""
+and the server runs the chosen import (precision) and settings; a second start reuses it.
+
+One import (int4) is registered: the plan measures its two candidates (plain and speculative, on one
+core) and no fp32 reference, whose load and token agreement doubled the time. Choosing among
+precisions is tested in tests/unit/policy/test_generation_precisions.py (the measured choice, and the
+server loading the chosen import)."""
 
 from __future__ import annotations
 
@@ -24,10 +29,7 @@ from tests.support.llm import register_smollm2
 from .conftest import mcp_command
 
 pytestmark = pytest.mark.timeout(240)
-CONTRACT = (
-    "objective: latency\nprecision: {allowed: [fp32, int4]}\naccuracy: {max_drift: 0.5}\n"
-    "generation: {max_num_seqs: 1, max_model_len: 256}\n"
-)
+CONTRACT = "objective: latency\nprecision: {allowed: [int4]}\ngeneration: {max_num_seqs: 1, max_model_len: 256}\n"
 
 
 @contextmanager
@@ -69,7 +71,6 @@ def test_serve_plans_a_language_model_then_reuses_the_plan(
     tmp_path: Path,
     smollm2_gguf: Path,
     smollm2_int4: Path,
-    smollm2_fp32: Path,
     llm_cache: Path,
     one_core: None,
     capsys: pytest.CaptureFixture[str],
@@ -80,11 +81,9 @@ def test_serve_plans_a_language_model_then_reuses_the_plan(
     contract = tmp_path / "contract.yaml"
     contract.write_text(CONTRACT)
     registry: ModelRegistry = register_smollm2(home, smollm2_gguf)  # 1.0.0, int4
-    for args in (["--version", "1.1.0", "--precision", "fp32"], ["--version", "2.0.0", "--contract", str(contract)]):
-        done = run_main(
-            ["model", "register", "--name", "smollm2", "--path", str(smollm2_gguf), *args], capsys, monkeypatch
-        )
-        assert done.code == 0, done.err
+    args = ["--version", "2.0.0", "--contract", str(contract)]
+    done = run_main(["model", "register", "--name", "smollm2", "--path", str(smollm2_gguf), *args], capsys, monkeypatch)
+    assert done.code == 0, done.err
 
     with mcp_serve(home) as (http, log):
         stored = decisions(registry, "smollm2", "2.0.0")

@@ -7,19 +7,21 @@ shared cores the canary answers about one chat a second): 400 chats by user id;
 judges its TTFT p99 against the contract and rolls it back; ``mcp rollout show`` and ``mcp policy
 trace`` print the reason; clients see no more errors than the analysis allows (at most the canary's
 chats of one window), and every later chat is answered by 1.0.0.
+
+The ``mcp`` commands run through the CLI's ``main()`` in the test's process (a console script's start
+cost seconds of CPU on two shared cores).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from mcp2026ai.cli import context
 from mcp2026ai.contract import GenerationSpec, InferenceContract
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
@@ -27,9 +29,8 @@ from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.routing.router import bucket
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from tests.support.cli import Outcome, run_main
 from tests.support.llm import LLM_CACHE
-
-from .conftest import mcp_command
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.slow]
 INTERVAL_S = 10.0
@@ -59,9 +60,16 @@ def server(
         yield running
 
 
-def mcp(home: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MCP_HOME": str(home), "COLUMNS": "250"}
-    return subprocess.run([*mcp_command(), *arguments], env=env, capture_output=True, text=True, timeout=60)
+@pytest.fixture
+def mcp(
+    server: BackgroundServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Outcome]:
+    """``mcp ARGS`` on the server's registry, through the CLI's ``main()`` in this process (a console
+    script's start costs seconds of CPU here, each call)."""
+    monkeypatch.setenv("MCP_HOME", str(server.registry.home))
+    monkeypatch.setenv("COLUMNS", "250")
+    context.settings.cache_clear()
+    return lambda *arguments: run_main(list(arguments), capsys, monkeypatch)
 
 
 def wait_for(condition: object, what: str, timeout_s: float = 30) -> None:
@@ -71,15 +79,17 @@ def wait_for(condition: object, what: str, timeout_s: float = 30) -> None:
         time.sleep(0.1)
 
 
-def test_a_canary_that_misses_its_ttft_promise_is_rolled_back_within_one_window(server: BackgroundServer) -> None:
+def test_a_canary_that_misses_its_ttft_promise_is_rolled_back_within_one_window(
+    server: BackgroundServer, mcp: Callable[..., Outcome]
+) -> None:
     home = server.registry.home
     loaded = lambda: {served.record.version for served in server.plane.llms.served_versions("smollm2")}  # noqa: E731
     rollout = home / "rollout.yaml"
     rollout.write_text(
         f"name: smollm2\ncanary: 2.0.0\nweight: 25\nanalysis: {{interval_s: {INTERVAL_S:g}, min_requests: 5}}\n"
     )
-    done = mcp(home, "rollout", "set", "--file", str(rollout))
-    assert done.returncode == 0, done.stderr
+    done = mcp("rollout", "set", "--file", str(rollout))
+    assert done.code == 0, done.err
     wait_for(lambda: loaded() == {"1.0.0", "2.0.0"}, "the canary was never loaded")
     wait_for(lambda: server.plane.traffic.rollout("smollm2") is not None, "the rollout was never read")
 
@@ -101,10 +111,10 @@ def test_a_canary_that_misses_its_ttft_promise_is_rolled_back_within_one_window(
     # Clients saw no more errors than one window's canary chats (the analysis budget), none after it.
     assert errors <= len(canary_at) + 2, (errors, len(canary_at))
 
-    shown = mcp(home, "rollout", "show", "--name", "smollm2").stdout
+    shown = mcp("rollout", "show", "--name", "smollm2").out
     assert "2.0.0" in shown and "TTFT p99" in shown and "contract 1 ms" in shown, shown
-    traced = mcp(home, "policy", "trace", "--model", "smollm2")
-    assert traced.returncode == 0, traced.stderr
-    assert "rollout decisions for smollm2" in traced.stdout and "TTFT p99" in traced.stdout, traced.stdout
+    traced = mcp("policy", "trace", "--model", "smollm2")
+    assert traced.code == 0, traced.err
+    assert "rollout decisions for smollm2" in traced.out and "TTFT p99" in traced.out, traced.out
     wait_for(lambda: loaded() == {"1.0.0"}, "the rolled-back canary was never retired")
     print(f"canary answered {len(canary_at)} chats over {canary_at[-1] - canary_at[0]:.1f} s; {errors} errors")

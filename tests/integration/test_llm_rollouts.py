@@ -8,19 +8,21 @@ memory budget cannot hold it.
 - a canary that breaks its contract at load (3.0.0) is rolled back within one sync, and ``mcp rollout
   show`` prints the reason; clients see no error meanwhile;
 - a rollout naming a version that does not exist is refused in one line.
+
+The ``mcp`` commands run through the CLI's ``main()`` in the test's process: each console script's start
+cost seconds of CPU on two shared cores, and the rollback loop ran one per turn.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from mcp2026ai.cli import context
 from mcp2026ai.contract import InferenceContract, ResourceSpec
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.ir.llm_convert import CACHE_VARIABLE
@@ -28,9 +30,8 @@ from mcp2026ai.registry import ModelRegistry, Stage
 from mcp2026ai.routing.router import bucket
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
+from tests.support.cli import Outcome, run_main
 from tests.support.llm import LLM_CACHE
-
-from .conftest import mcp_command
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.slow]
 SYNC_S = 0.5
@@ -61,9 +62,16 @@ def server(
         yield running
 
 
-def mcp(home: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MCP_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run([*mcp_command(), *arguments], env=env, capture_output=True, text=True, timeout=60)
+@pytest.fixture
+def mcp(
+    server: BackgroundServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Outcome]:
+    """``mcp ARGS`` on the server's registry, through the CLI's ``main()`` in this process (a console
+    script's start costs seconds of CPU here, each call)."""
+    monkeypatch.setenv("MCP_HOME", str(server.registry.home))
+    monkeypatch.setenv("COLUMNS", "200")
+    context.settings.cache_clear()
+    return lambda *arguments: run_main(list(arguments), capsys, monkeypatch)
 
 
 def loaded_versions(server: BackgroundServer) -> set[str]:
@@ -77,10 +85,11 @@ def wait_for(condition: object, what: str, timeout_s: float = 30) -> None:
         time.sleep(0.1)
 
 
-def test_canary_by_user_hash_then_a_canary_that_cannot_load_is_rolled_back(server: BackgroundServer) -> None:
-    home = server.registry.home
-    done = mcp(home, "rollout", "set", "--name", "smollm2", "--canary", "2.0.0", "--weight", "25", "--interval", "600")
-    assert done.returncode == 0, done.stderr
+def test_canary_by_user_hash_then_a_canary_that_cannot_load_is_rolled_back(
+    server: BackgroundServer, mcp: Callable[..., Outcome]
+) -> None:
+    done = mcp("rollout", "set", "--name", "smollm2", "--canary", "2.0.0", "--weight", "25", "--interval", "600")
+    assert done.code == 0, done.err
     wait_for(lambda: loaded_versions(server) == {"1.0.0", "2.0.0"}, "the canary was never loaded")
     wait_for(lambda: server.plane.traffic.rollout("smollm2") is not None, "the rollout was never read")
 
@@ -94,10 +103,10 @@ def test_canary_by_user_hash_then_a_canary_that_cannot_load_is_rolled_back(serve
             canary += expected == "2.0.0"
         assert 0.20 * USERS <= canary <= 0.30 * USERS, canary
 
-        done = mcp(home, "rollout", "set", "--name", "smollm2", "--canary", "3.0.0", "--weight", "25")
-        assert done.returncode == 0, done.stderr
+        done = mcp("rollout", "set", "--name", "smollm2", "--canary", "3.0.0", "--weight", "25")
+        assert done.code == 0, done.err
         deadline = time.monotonic() + 30
-        while "failed to load" not in (shown := mcp(home, "rollout", "show", "--name", "smollm2").stdout):
+        while "failed to load" not in (shown := mcp("rollout", "show", "--name", "smollm2").out):
             assert time.monotonic() < deadline, shown
             answer = client.post("/v1/chat/completions", json=CHAT, headers={"X-User-Id": "user-1"})
             assert answer.status_code == 200, answer.text
@@ -105,7 +114,9 @@ def test_canary_by_user_hash_then_a_canary_that_cannot_load_is_rolled_back(serve
     assert "3.0.0" not in loaded_versions(server)
 
 
-def test_a_rollout_naming_a_version_that_does_not_exist_is_one_clear_error(server: BackgroundServer) -> None:
-    done = mcp(server.registry.home, "rollout", "set", "--name", "smollm2", "--canary", "9.9.9", "--weight", "25")
-    assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert "9.9.9" in done.stderr + done.stdout
+def test_a_rollout_naming_a_version_that_does_not_exist_is_one_clear_error(
+    server: BackgroundServer, mcp: Callable[..., Outcome]
+) -> None:
+    done = mcp("rollout", "set", "--name", "smollm2", "--canary", "9.9.9", "--weight", "25")
+    assert done.code != 0 and "Traceback" not in done.err
+    assert "9.9.9" in done.err + done.out

@@ -148,29 +148,36 @@ def mcp_serve(home: Path) -> tuple[subprocess.Popen[str], str]:
     raise AssertionError("mcp serve ended before listening")
 
 
+RESUMED_LINES = 200
+"""Enough that the kill lands mid-batch (it comes once 50 lines are answered); 600 only took longer."""
+
+
 @pytest.mark.slow
 def test_a_batch_resumes_after_kill_9_with_every_custom_id_once(tmp_path: Path) -> None:
+    """`kill -9` of the server mid-batch (after 50 of 200 embedding lines), then a restart: the batch
+    completes with every custom_id exactly once and exact request counts."""
     home = tmp_path / "home"
     register_minilm(home)
     process, port = mcp_serve(home)
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
     try:
-        uploaded = client.files.create(file=("in.jsonl", io.BytesIO(embedding_lines(600))), purpose="batch")
+        uploaded = client.files.create(file=("in.jsonl", io.BytesIO(embedding_lines(RESUMED_LINES))), purpose="batch")
         batch = client.batches.create(input_file_id=uploaded.id, endpoint="/v1/embeddings", completion_window="24h")
         while (before := client.batches.retrieve(batch.id)).request_counts.completed < 50:
             time.sleep(0.05)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
-    assert before.status == "in_progress" and before.request_counts.completed < 600, "killed mid-batch"
+    assert before.status == "in_progress" and before.request_counts.completed < RESUMED_LINES, "killed mid-batch"
     process, port = mcp_serve(home)
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
         done = wait_done(client, batch.id, timeout_s=240)
         assert done.status == "completed"
-        assert (done.request_counts.total, done.request_counts.completed, done.request_counts.failed) == (600, 600, 0)
+        counts = done.request_counts
+        assert (counts.total, counts.completed, counts.failed) == (RESUMED_LINES, RESUMED_LINES, 0)
         ids = [line["custom_id"] for line in output_lines(client, done.output_file_id)]
-        assert sorted(ids) == sorted(f"e{i}" for i in range(600))  # each exactly once
+        assert sorted(ids) == sorted(f"e{i}" for i in range(RESUMED_LINES))  # each exactly once
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(60)

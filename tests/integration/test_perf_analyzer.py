@@ -1,11 +1,13 @@
-"""Triton's perf_analyzer drives the real server over both protocols and must see zero errors."""
+"""Triton's perf_analyzer drives the real server over both protocols and must see zero errors.
+
+Bounded: each measurement is three 0.5 s windows, and one `mcp serve --workers 2` serves both
+protocols' runs of the workers test (module-scoped: it was started once per protocol)."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -33,11 +35,19 @@ def server(registry: ModelRegistry) -> Iterator[BackgroundServer]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """`mcp serve --workers 2` of the MLP: (http, grpc) host:port."""
+    home = tmp_path_factory.mktemp("workers")
+    with mcp_serve_workers(home / "home", mlp_model(home / "mlp.onnx"), workers=2) as addresses:
+        yield addresses
+
+
 def run_perf_analyzer(tool: str, *args: str) -> str:
-    """One bounded perf_analyzer measurement: three 1 s windows, no stability loop (this machine is
+    """One bounded perf_analyzer measurement: three 0.5 s windows, no stability loop (this machine is
     too noisy for one). Time windows, not --request-count: perf_analyzer 2.48 sometimes never exits
     in that mode after every answer has arrived (see docs/notebook/benchmarks.md)."""
-    command = [tool, *args, "--measurement-interval", "1000", "--stability-percentage", "999"]
+    command = [tool, *args, "--measurement-interval", "500", "--stability-percentage", "999"]
     if "--concurrency-range" not in args:
         command += ["--concurrency-range", "2"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180)
@@ -64,17 +74,17 @@ def test_perf_analyzer_batched_requests(perf_analyzer: str, server: BackgroundSe
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
-def test_perf_analyzer_drives_several_workers(perf_analyzer: str, tmp_path: Path, protocol: str) -> None:
+def test_perf_analyzer_drives_several_workers(perf_analyzer: str, two_workers: tuple[str, str], protocol: str) -> None:
     """perf_analyzer's before/after statistics may come from different workers: they must add up
     (it used to fail with "failed to find the requested model version")."""
-    with mcp_serve_workers(tmp_path / "home", mlp_model(tmp_path / "mlp.onnx"), workers=2) as (http, grpc):
-        url = http if protocol == "http" else grpc
-        output = run_perf_analyzer(perf_analyzer, "-m", "mlp", "-i", protocol, "-u", url, "--concurrency-range", "8")
-        totals = set()
-        for _ in range(4):  # fresh connections: either worker may answer, the sum is the same
-            with httpx.Client() as fresh:
-                (stats,) = fresh.get(f"http://{http}/v2/models/mlp/stats").json()["model_stats"]
-            totals.add(stats["inference_stats"]["success"]["count"])
+    http, grpc = two_workers
+    url = http if protocol == "http" else grpc
+    output = run_perf_analyzer(perf_analyzer, "-m", "mlp", "-i", protocol, "-u", url, "--concurrency-range", "8")
+    totals = set()
+    for _ in range(4):  # fresh connections: either worker may answer, the sum is the same
+        with httpx.Client() as fresh:
+            (stats,) = fresh.get(f"http://{http}/v2/models/mlp/stats").json()["model_stats"]
+        totals.add(stats["inference_stats"]["success"]["count"])
     assert "error" not in output.lower(), output
     served = re.search(r"Server:\s+Inference count: (\d+)", output)
     assert served and int(served.group(1)) > 0, output

@@ -6,7 +6,9 @@ every request answered, its replica replaced on the first node; and killing it o
 raylet and workers) loses no request either: the front sends the requests its replica held again.
 
 Both nodes run on this machine (``ray.cluster_utils.Cluster``, Ray's own multi-node test harness) in a
-private RAY_TMPDIR, so that no other Ray on the machine sees or joins this cluster."""
+private RAY_TMPDIR, so that no other Ray on the machine sees or joins this cluster. The head node is
+started once for the module (it was started for each test); each test adds a second node of its own
+and loses it."""
 
 from __future__ import annotations
 
@@ -64,13 +66,11 @@ class Answers:
         return {replica.split("@")[1] for replica in self.latest}
 
 
-@pytest.fixture
-def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, Path]]:
-    """A head node (2 CPUs: room for both replicas once the second node is gone) and a second node
-    (1 CPU), each with a small object store; yields (cluster, second node, the nodes' TMPDIR).
-
-    The nodes start without the stores' settings (the driver must forward them) and with a TMPDIR of
-    their own (where the replicas' scratch directories go).
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[tuple[Any, Path]]:
+    """A head node (2 CPUs: room for both replicas once the second node is gone) with a small object
+    store, started once for the module (each test adds and loses a second node of its own); yields
+    (cluster, the private RAY_TMPDIR).
 
     Ray's proxies prefer replicas on their own node; here the head's proxy is the one entry point and
     spreads over both nodes (as one proxy behind a load balancer would), and the second node's proxy
@@ -78,23 +78,54 @@ def two_nodes(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, Path]
     from ray.cluster_utils import Cluster
 
     private = tempfile.mkdtemp(prefix="mcp-ray-", dir="/tmp")  # short: Ray's socket paths live below it
-    monkeypatch.setenv("RAY_TMPDIR", private)
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    monkeypatch.setenv("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING", "0")
-    monkeypatch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
-    scratch = Path(private) / "scratch"
-    scratch.mkdir()
-    cluster = Cluster(shutdown_at_exit=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_TMPDIR", private)
+        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        patch.setenv("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING", "0")
+        patch.setenv("RAY_SERVE_WORKER_PROXY_HTTP_PORT", str(free_port()))
+        cluster = Cluster(shutdown_at_exit=False)
+        try:
+            with node_environment(patch, Path(private) / "scratch" / "head"):
+                cluster.add_node(num_cpus=2, **NODE_MEMORY)  # the first node added is the head
+            yield cluster, Path(private)
+        finally:
+            cluster.shutdown()
+            stop_leftovers(private)
+            if not os.environ.get("KEEP_RAY_TMP"):
+                shutil.rmtree(private, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """The module's head and this test's second node, with the TMPDIR of each (where the replicas'
+    scratch directories go), and the cluster's private RAY_TMPDIR."""
+
+    cluster: Any
+    second: Any
+    scratch: tuple[Path, Path]
+    ray_tmpdir: Path
+    earlier: frozenset[Path] = frozenset()
+    """Replica directories an earlier test left on the head (a replica killed on its way out)."""
+
+    def replica_homes(self) -> list[Path]:
+        """This test's replicas' scratch directories."""
+        found = (path for tmpdir in self.scratch for path in tmpdir.glob("mcp-replica-*"))
+        return sorted(path for path in found if path not in self.earlier)
+
+
+@pytest.fixture
+def two_nodes(ray_head: tuple[Any, Path], request: pytest.FixtureRequest) -> Iterator[Nodes]:
+    """The module's head and a second node (1 CPU) added for this test. The nodes start without the
+    stores' settings (the driver must forward them) and with a TMPDIR of their own."""
+    cluster, private = ray_head
+    scratch = (private / "scratch" / "head", private / "scratch" / request.node.name)
+    with pytest.MonkeyPatch.context() as patch, node_environment(patch, scratch[1]):
+        second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
     try:
-        with node_environment(monkeypatch, scratch):
-            cluster.add_node(num_cpus=2, **NODE_MEMORY)  # the first node added is the head
-            second = cluster.add_node(num_cpus=1, **NODE_MEMORY)
-        yield cluster, second, scratch
+        yield Nodes(cluster, second, scratch, private, frozenset(scratch[0].glob("mcp-replica-*")))
     finally:
-        cluster.shutdown()
-        stop_leftovers(private)
-        if not os.environ.get("KEEP_RAY_TMP"):
-            shutil.rmtree(private, ignore_errors=True)
+        if second in cluster.worker_nodes:  # a test that failed before removing it
+            cluster.remove_node(second, allow_graceful=False)
 
 
 def stop_leftovers(private: str) -> None:
@@ -109,7 +140,9 @@ def stop_leftovers(private: str) -> None:
 
 @contextmanager
 def node_environment(monkeypatch: pytest.MonkeyPatch, tmpdir: Path) -> Iterator[None]:
-    """The environment a node starts with (its processes inherit it): no store settings, its TMPDIR."""
+    """The environment a node starts with (its processes inherit it): no store settings, its TMPDIR
+    (made here)."""
+    tmpdir.mkdir(parents=True, exist_ok=True)
     with monkeypatch.context() as env:
         for name in FORWARDED_ENV:
             env.delenv(name, raising=False)
@@ -160,9 +193,9 @@ def promote(home: Path, version: str, stage: Stage) -> None:
 
 
 def test_two_nodes_share_the_stores_and_survive_losing_one(
-    shared_stores: Backend, two_nodes: tuple[Any, Any, Path], tmp_path: Path
+    shared_stores: Backend, two_nodes: Nodes, tmp_path: Path
 ) -> None:
-    cluster, second, scratch = two_nodes
+    cluster, second = two_nodes.cluster, two_nodes.second
     registry = shared_stores.registry()
     registry.register("mlp", mlp_model(tmp_path / "first.onnx"), stage=Stage.PRODUCTION)
     registry.register("mlp", mlp_model(tmp_path / "second.onnx", seed=7))  # dev: not served yet
@@ -171,7 +204,7 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
         answers = Answers(address)
         wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 60, "answers from both nodes")
         assert answers.nodes() == {cluster.head_node.node_id, second.node_id}
-        replica_homes = sorted(scratch.glob("mcp-replica-*"))  # one each, the artifact fetched from S3 into it
+        replica_homes = two_nodes.replica_homes()  # one each, the artifact fetched from S3 into it
         assert len(replica_homes) == 2 and all(list(home.rglob("*.onnx")) for home in replica_homes)
 
         promote(home, "1.1.0", Stage.PRODUCTION)
@@ -187,17 +220,15 @@ def test_two_nodes_share_the_stores_and_survive_losing_one(
         assert load.nodes["serving", second.node_id] > 0 and load.nodes["draining", second.node_id] > 0
         assert {replica.split("@")[1] for replica in load.replicas_after} == {cluster.head_node.node_id}
         assert len(load.replicas_after) == 2, load.replicas_after  # its replica replaced on the first node
-    assert not list(scratch.glob("mcp-replica-*"))  # each replica removed its scratch directory as it stopped
+    assert not two_nodes.replica_homes()  # each replica removed its scratch directory as it stopped
 
 
-def test_a_node_killed_under_load_loses_no_request(
-    shared_stores: Backend, two_nodes: tuple[Any, Any, Path], tmp_path: Path
-) -> None:
+def test_a_node_killed_under_load_loses_no_request(shared_stores: Backend, two_nodes: Nodes, tmp_path: Path) -> None:
     """The second node killed outright while six clients post: the requests running on its replica are
     sent again by the front (deploy/ray_front.py) to the head's; every client gets the right answer.
     Each batch takes about 20 ms on the replica (a chain of matrix products), so the kill usually
     catches requests in flight there (how many the front sent again is printed)."""
-    cluster, second, scratch = two_nodes
+    cluster, second = two_nodes.cluster, two_nodes.second
     slow = chained_matmul_model(tmp_path / "slow.onnx", depth=600)
     shared_stores.registry().register("slow", slow, stage=Stage.PRODUCTION)
     with serving(cluster.address, tmp_path / "driver", model="slow") as address, httpx.Client(timeout=20) as http:
@@ -205,7 +236,7 @@ def test_a_node_killed_under_load_loses_no_request(
         wait_for(every_replica_serves(answers, http, "1.0.0", nodes=2), 60, "answers from both nodes")
         expected = http.post(f"http://{address}/v2/models/slow/infer", json=SLOW_BODY).json()["outputs"][0]["data"]
         load = load_while_killing(address, cluster, second, expected)
-    retried = front_retries(scratch.parent)
+    retried = front_retries(two_nodes.ray_tmpdir)
     print(f"while the second node was killed: {dict(load.outcomes)}, by {dict(load.nodes)}; {retried} sent again")
     print(f"slowest answer by phase: { {phase: round(s, 2) for phase, s in load.slowest_s.items()} } s")
     assert {status for _phase, status in load.outcomes} == {200}, load.outcomes

@@ -1,6 +1,9 @@
 """`mcp serve --replicas N` on a real local Ray cluster: v2 over Ray Serve's proxy with tritonclient and
 perf_analyzer, a killed replica replaced while clients keep their answers, contract autoscaling, and
-Ray's own `serve status` showing the replicas."""
+Ray's own `serve status` showing the replicas.
+
+The models are registered in the test's process (a console script's start costs seconds of CPU on two
+shared cores); what each test checks is `mcp serve` on Ray."""
 
 from __future__ import annotations
 
@@ -23,7 +26,11 @@ import numpy as np
 import pytest
 import tritonclient.http as httpclient
 
+from mcp2026ai.contract import load_contract
+from mcp2026ai.deploy.ray_replica import REPLICA_HEADER
+from mcp2026ai.registry import ModelRegistry
 from support.models import mlp_model
+from tests.support.llm import register_smollm2
 
 from .conftest import listening_line, mcp_command, venv_tool
 
@@ -59,11 +66,10 @@ def mcp_serve_on_ray(tmp_path: Path, *args: str, contract: str | None = None) ->
     """Register an MLP (with ``contract``), run `mcp serve --name mlp ARGS` on a fresh local Ray,
     yield its HTTP address; on leaving, SIGTERM must stop Ray Serve cleanly and leave no replica."""
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
-    register = [*mcp_command(), "model", "register", "--name", "mlp", "--path", str(mlp_model(tmp_path / "mlp.onnx"))]
     if contract is not None:
         (tmp_path / "contract.yaml").write_text(contract)
-        register += ["--contract", str(tmp_path / "contract.yaml")]
-    subprocess.run(register, env=env, check=True, capture_output=True, text=True)
+    parsed = load_contract(tmp_path / "contract.yaml") if contract is not None else None
+    ModelRegistry(tmp_path / "home").register("mlp", mlp_model(tmp_path / "mlp.onnx"), contract=parsed)
     port = free_port()
     command = [*mcp_command(), "serve", "--name", "mlp", "--port", str(port), "--no-policy", *args]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -122,8 +128,15 @@ def running_replicas(status: str) -> int:
 
 
 def test_replicas_serve_v2_perf_analyzer_and_survive_a_killed_replica(tmp_path: Path) -> None:
-    """One Ray cluster (starting one costs more than the checks): tritonclient, perf_analyzer, Ray's
-    own `serve status`, then a replica killed under load."""
+    """One Ray cluster (starting one costs more than the checks): tritonclient, the deployment's
+    statistics, perf_analyzer, Ray's own `serve status`, then a replica killed under load.
+
+    Statistics through Ray's proxy are the sums over every replica (deploy/ray_statistics.py), whichever
+    replica answers: with one replica's own counts, perf_analyzer's reads before and after a window
+    could reach different replicas, and it failed ("failed to find the requested model version") when
+    the second had served fewer requests. Bounded: perf_analyzer's windows are 0.5 s (three, stable at
+    once), the load runs 1.5 s before the kill and 4 s after it, and Ray's `serve status` (a CLI start
+    each) is asked about the replacement only once its process exists."""
     perf_analyzer = venv_tool("perf_analyzer")
     assert perf_analyzer is not None, "perf_analyzer is not installed: run `make test`"
     with mcp_serve_on_ray(tmp_path, "--replicas", "2") as address:
@@ -138,17 +151,38 @@ def test_replicas_serve_v2_perf_analyzer_and_survive_a_killed_replica(tmp_path: 
         x.set_data_from_numpy(np.full((2, 16), 0.5, np.float32))
         probs = client.infer("mlp", [x]).as_numpy("probs")
         np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+        sent = 1 + _requests_answered_by_both_replicas(address)
+        wait_until(lambda: successes(client) == sent, 10, f"statistics to count all {sent} requests")
+        assert [successes(client) for _ in range(6)] == [sent] * 6  # the sum, whichever replica answers
 
         _perf_analyzer_through(perf_analyzer, address)
-
         outcomes = _load_while_killing_a_replica(address)
         assert set(outcomes) == {200} and outcomes[200] > 50, outcomes
+        wait_until(lambda: len(replica_pids()) == 2, 60, "Ray Serve to start a replacement replica")
         wait_until(lambda: running_replicas(serve_status()) == 2, 60, "Ray Serve to replace the killed replica")
+
+
+def _requests_answered_by_both_replicas(address: str) -> int:
+    """Requests sent one after the other until each replica has answered at least 5: how many."""
+    answered: collections.Counter[str] = collections.Counter()
+    with httpx.Client(base_url=f"http://{address}", timeout=20) as http:
+        while len(answered) < 2 or min(answered.values()) < 5:
+            response = http.post("/v2/models/mlp/infer", json=BODY)
+            assert response.status_code == 200, response.text
+            answered[response.headers[REPLICA_HEADER]] += 1
+            assert answered.total() < 400, answered
+    return answered.total()
+
+
+def successes(client: httpclient.InferenceServerClient) -> int:
+    """The model's successful requests, as its statistics report them."""
+    (stats,) = client.get_inference_statistics("mlp")["model_stats"]
+    return int(stats["inference_stats"]["success"]["count"])
 
 
 def _perf_analyzer_through(tool: str, address: str) -> None:
     command = [tool, "-m", "mlp", "-i", "http", "-u", address, "--concurrency-range", "4"]
-    command += ["--measurement-interval", "1000", "--stability-percentage", "999"]
+    command += ["--measurement-interval", "500", "--stability-percentage", "999"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
@@ -157,7 +191,7 @@ def _perf_analyzer_through(tool: str, address: str) -> None:
 
 
 def _load_while_killing_a_replica(address: str) -> collections.Counter[object]:
-    """Four clients post for ~8 s (no retries) while one replica process is killed with SIGKILL. A
+    """Four clients post for ~5.5 s (no retries) while one replica process is killed with SIGKILL. A
     request caught on the dying replica is sent again by the front (deploy/ray_front.py) to the other
     replica: every request gets its answer. Outcomes: status codes, or the transport error's name."""
     outcomes: collections.Counter[object] = collections.Counter()
@@ -174,9 +208,9 @@ def _load_while_killing_a_replica(address: str) -> collections.Counter[object]:
     threads = [threading.Thread(target=client) for _ in range(4)]
     for thread in threads:
         thread.start()
-    time.sleep(2)
+    time.sleep(1.5)
     os.kill(replica_pids()[0], signal.SIGKILL)
-    time.sleep(6)
+    time.sleep(4)
     stop.set()
     for thread in threads:
         thread.join(timeout=60)
@@ -186,11 +220,25 @@ def _load_while_killing_a_replica(address: str) -> collections.Counter[object]:
 AUTOSCALING_CONTRACT = """\
 resources:
   replicas: {min: 1, max: 2}
-  autoscale: {target_ongoing_requests: 1, upscale_delay_s: 0, downscale_delay_s: 600}
+  autoscale: {target_ongoing_requests: 0.5, upscale_delay_s: 0, downscale_delay_s: 600}
 """
 
 
-def test_contract_autoscaling_adds_a_replica_under_load(tmp_path: Path) -> None:
+FAST_AUTOSCALING_METRICS = {
+    "RAY_SERVE_HANDLE_AUTOSCALING_METRIC_PUSH_INTERVAL_S": "0.5",
+    "RAY_SERVE_REPLICA_AUTOSCALING_METRIC_PUSH_INTERVAL_S": "0.5",
+}
+"""Ray Serve's own settings (default 10 s): how often the load reaches its autoscaler."""
+
+
+def test_contract_autoscaling_adds_a_replica_under_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contract's range (1-2 replicas, target 0.5 ongoing requests) under eight clients: Ray Serve
+    adds the second replica. Bounded: Ray's autoscaling metrics are pushed every 0.5 s instead of 10 s
+    (Ray's default, which only delays the decision), and the target is 0.5 (was 1): Ray averages the
+    ongoing requests over its 30 s look-back, so the average crosses a lower target sooner after the
+    load starts."""
+    for name, value in FAST_AUTOSCALING_METRICS.items():
+        monkeypatch.setenv(name, value)
     with mcp_serve_on_ray(tmp_path, "--ray", contract=AUTOSCALING_CONTRACT) as address:
         wait_until(lambda: len(replica_pids()) == 1, 60, "the one initial replica")
         stop = threading.Event()
@@ -236,8 +284,7 @@ def test_openai_routes_through_ray_serve(tmp_path: Path, llm_cache: Path, smollm
     document and ``data: [DONE]`` (the front's last event), never cut short silently."""
     openai = pytest.importorskip("openai")
     env = {**os.environ, "MCP_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
-    register = [*mcp_command(), "model", "register", "--name", "smollm2", "--path", str(smollm2_gguf)]
-    subprocess.run(register, env=env, check=True, capture_output=True, text=True)
+    register_smollm2(tmp_path / "home", smollm2_gguf)
     port = free_port()
     command = [*mcp_command(), "serve", "--name", "smollm2", "--port", str(port), "--no-policy", "--replicas", "2"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

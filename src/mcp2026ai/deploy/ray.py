@@ -36,7 +36,7 @@ from starlette.types import Message
 
 from mcp2026ai.app import build_plane, load_models, serving_sync
 from mcp2026ai.contract import AutoscaleSpec, InferenceContract, ReplicaRange
-from mcp2026ai.deploy.ray_front import HttpFront, front_options
+from mcp2026ai.deploy.ray_front import HEAD_NODE_RESOURCE, HttpFront, front_options
 from mcp2026ai.deploy.ray_relay import RelayedRequest, relay, relay_whole
 from mcp2026ai.deploy.ray_replica import (
     ReplicaHeader,
@@ -47,6 +47,7 @@ from mcp2026ai.deploy.ray_replica import (
     replica_secrets,
     scratch_home,
 )
+from mcp2026ai.deploy.ray_statistics import ReplicaStatistics, find_board, start_board
 from mcp2026ai.errors import InvalidArgumentError, UnavailableError
 from mcp2026ai.extras import require
 from mcp2026ai.registry import ModelRegistry
@@ -61,6 +62,8 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "mcp2026ai"
 DEPLOYMENT_NAME = "DataPlaneReplica"
+_held: dict[str, Any] = {}
+"""Handles the driver keeps while it serves (the statistics board: deploy/ray_statistics.py)."""
 
 
 class RayServeOptions(BaseModel):
@@ -140,9 +143,11 @@ class DataPlaneReplica:
         self.plane = build_plane(open_registry(home=registry_home), names, self.config)
 
     def __serve_build_asgi_app__(self) -> Starlette:
-        app = build_http_app(self.plane, self.config)
+        identity = replica_identity()
+        self.statistics = ReplicaStatistics(self.plane, identity, find_board(APP_NAME))
+        app = build_http_app(self.plane, self.config, self.statistics)
         app.router.lifespan_context = self._lifespan
-        app.add_middleware(ReplicaHeader, identity=replica_identity())
+        app.add_middleware(ReplicaHeader, identity=identity)
         self.http_app = app  # (the ingress wrapper Ray adds has a read-only `app`)
         return app
 
@@ -162,9 +167,11 @@ class DataPlaneReplica:
         configs.start()
         sync = serving_sync(self.plane, self.config)
         sync.start()
+        await self.statistics.start()
         try:
             yield
         finally:
+            await self.statistics.stop()
             await configs.stop()
             await sync.stop()
             self.plane.stop_accepting()
@@ -198,6 +205,7 @@ def start(registry: ModelRegistry, names: list[str], config: ServerConfig, optio
     if config.http_port == 0:
         raise InvalidArgumentError("--port 0 is not supported with --replicas: Ray Serve's proxy needs a fixed port")
     serve.start(http_options={"host": config.host, "port": config.http_port})
+    _held["statistics board"] = start_board(APP_NAME, HEAD_NODE_RESOURCE)
     contracts = [registry.resolve(name).contract for name in names]
     # an mcp-config.yaml's resources (the seed's min_replicas, autoscale) scale the replicas too
     contracts += [
@@ -249,4 +257,5 @@ def stop() -> None:
 
     with contextlib.suppress(Exception):  # best effort on the way out
         serve.shutdown()  # the app, its replicas, the proxies and the controller
+    _held.clear()
     ray.shutdown()
