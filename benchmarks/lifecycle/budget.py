@@ -48,11 +48,22 @@ import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # benchmarks.* imports
+from benchmarks.lifecycle.budget_tail import Phase, by_phase, cpu_by_nice, thread_cpu  # noqa: E402
+
 MCP = [sys.executable, "-m", "mcp2026ai.cli"]
 LLM_CACHE = ROOT / ".cache" / "llm"
 PINNED = "ocr-cls"
 IMAGES = {"resnet50": "gpu_0/data_0", "squeezenet": "data_0"}
 CHATS = ("smollm2", "gemma3")
+VARIANTS: dict[str, list[str]] = {
+    "default": [],
+    "tuned": ["--best-effort-load-nice", "10", "--bulk-batch-nice", "10"],
+    "loads-niced": ["--best-effort-load-nice", "10"],
+}
+"""Server flags of each variant: ``tuned`` builds the best-effort models on threads at nice +10 (their
+loads, their sessions' workers, blocking, and their engines' steps; scheduling/load_priority.py) and
+runs their batches at nice +10 while the latency-critical class is served (scheduling/cpu_priority.py)."""
 
 
 def data_inputs_only(source: Path, target: Path) -> Path:
@@ -95,11 +106,11 @@ def register_models(home: Path) -> None:
     registry.register("gemma3", gemma.assemble(LLM_CACHE / "sources" / gemma.MODEL_NAME))
 
 
-def start_server(home: Path, budget_mb: float) -> tuple[subprocess.Popen[str], int]:
+def start_server(home: Path, budget_mb: float, variant: str = "default") -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "MCP_HOME": str(home)}
     command = [*MCP, "serve", "--name", PINNED, "--port", "0", "--grpc-port", "off", "--no-policy",
                "--memory-budget-mb", str(budget_mb), "--max-num-seqs", "2", "--max-model-len", "256",
-               "--kv-cache-mb", "32", "--drain-timeout", "10"]  # fmt: skip
+               "--kv-cache-mb", "32", "--drain-timeout", "10", *VARIANTS[variant]]  # fmt: skip
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert server.stdout is not None
     for line in server.stdout:
@@ -130,13 +141,16 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     latencies_ms: list[float] = field(default_factory=list)
     per_model_ms: dict[str, list[float]] = field(default_factory=dict)
+    phases: list[tuple[float, str]] = field(default_factory=list)
+    """(latency, what the best-effort client was sending when it started) of each 200."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, response: httpx.Response | None, what: str, ms: float) -> None:
+    def add(self, response: httpx.Response | None, what: str, ms: float, phase: str = "") -> None:
         with self.lock:
             if response is not None and response.status_code == 200:
                 key = "200"
                 self.latencies_ms.append(ms)
+                self.phases.append((ms, phase))
                 self.per_model_ms.setdefault(what, []).append(ms)
             elif response is not None and response.status_code == 503 and "retry-after" in response.headers:
                 key = "503+Retry-After"
@@ -149,8 +163,10 @@ class Tally:
             self.statuses[key] = self.statuses.get(key, 0) + 1
 
 
-def send(client: httpx.Client, model: str, tally: Tally, headers: dict[str, str] | None = None) -> None:
-    started = time.perf_counter()
+def send(
+    client: httpx.Client, model: str, tally: Tally, headers: dict[str, str] | None = None, phase: Phase | None = None
+) -> None:
+    started, beside = time.perf_counter(), phase.now() if phase is not None else ""
     try:
         if model in CHATS:
             body = {"model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
@@ -166,7 +182,7 @@ def send(client: httpx.Client, model: str, tally: Tally, headers: dict[str, str]
     except httpx.HTTPError as exc:
         tally.add(None, f"{model}: {exc}", 0.0)
         return
-    tally.add(response, model, (time.perf_counter() - started) * 1000)
+    tally.add(response, model, (time.perf_counter() - started) * 1000, beside)
 
 
 def bursts(seed: int, requests: int) -> list[str]:
@@ -198,12 +214,14 @@ def measure_footprints(home: Path, budget_mb: float) -> dict[str, int]:
     return tally.statuses
 
 
-def pinned_client(port: int, tally: Tally, stop: threading.Event, count: int | None = None) -> None:
+def pinned_client(
+    port: int, tally: Tally, stop: threading.Event, count: int | None = None, phase: Phase | None = None
+) -> None:
     critical = {"X-SLA-Class": "latency-critical"}
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
         sent = 0
         while not stop.is_set() and (count is None or sent < count):
-            send(client, PINNED, tally, critical)
+            send(client, PINNED, tally, critical, phase)
             sent += 1
             time.sleep(0.05)
 
@@ -219,67 +237,158 @@ def metric_lines(port: int) -> list[str]:
     return [line for line in text.splitlines() if line.startswith(wanted)]
 
 
-def run(budget_mb: float, seed: int, requests: int, alone_requests: int, max_seconds: float) -> dict[str, object]:
-    home = Path(tempfile.mkdtemp(prefix="mcp-budget-"))
-    register_models(home)
-    measured = measure_footprints(home, budget_mb)
-    server, port = start_server(home, budget_mb)
-    alone = Tally()
-    try:
-        pinned_client(port, alone, threading.Event(), alone_requests)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(60)
+@dataclass
+class Mixed:
+    """One mixed phase: the pinned client beside the best-effort one, and what the server did."""
 
-    server, port = start_server(home, budget_mb)
-    footprint = float(re.search(rf'mcp_model_resident_bytes{{model="{PINNED}",version="1.0.0"}} (\S+)',
-                                httpx.get(f"http://127.0.0.1:{port}/metrics").text).group(1))  # type: ignore[union-attr]  # fmt: skip
-    baseline_mb = (status_kb(server.pid, "VmRSS") * 1024 - footprint) / (1 << 20)
-    pinned, mixed, stop = Tally(), Tally(), threading.Event()
-    thread = threading.Thread(target=pinned_client, args=(port, pinned, stop))
-    started = time.monotonic()
+    pinned: Tally
+    best_effort: Tally
+    seconds: float
+    cpu_by_nice: dict[str, float]
+
+
+def mixed_phase(server: subprocess.Popen[str], port: int, seed: int, requests: int, max_seconds: float) -> Mixed:
+    """The pinned client every 50 ms beside the seeded best-effort bursts, for ``requests`` best-effort
+    requests or ``max_seconds``, whichever ends first."""
+    pinned, mixed, stop, phase = Tally(), Tally(), threading.Event(), Phase()
+    thread = threading.Thread(target=pinned_client, args=(port, pinned, stop, None, phase))
+    started, cpu_before = time.monotonic(), thread_cpu(server.pid)
     thread.start()
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=90) as client:
             for model in bursts(seed, requests):
                 if time.monotonic() - started > max_seconds:
                     break
+                phase.sending(model)
                 send(client, model, mixed)
+    finally:
         stop.set()
         thread.join(60)
+    return Mixed(pinned, mixed, time.monotonic() - started, cpu_by_nice(cpu_before, thread_cpu(server.pid)))
+
+
+def stop_server(server: subprocess.Popen[str]) -> None:
+    server.send_signal(signal.SIGTERM)
+    server.wait(60)
+
+
+def pinned_figures(alone: Tally, mixed: Mixed) -> dict[str, object]:
+    """The pinned model's p99 mixed against alone, and its tail split by what ran beside it."""
+    alone_p99, mixed_p99 = p99(alone.latencies_ms), p99(mixed.pinned.latencies_ms)
+    return {
+        "pinned_p99_ms_alone": round(alone_p99, 2),
+        "pinned_p99_ms_mixed": round(mixed_p99, 2),
+        "pinned_p99_ratio": round(mixed_p99 / alone_p99, 2),
+        "pinned_median_ms_alone": round(statistics.median(alone.latencies_ms or [float("nan")]), 2),
+        "pinned_median_ms_mixed": round(statistics.median(mixed.pinned.latencies_ms or [float("nan")]), 2),
+        "pinned_by_best_effort_phase": by_phase(mixed.pinned.phases, 1.2 * alone_p99),
+        "server_cpu_s_by_nice": mixed.cpu_by_nice,
+    }
+
+
+def run(
+    budget_mb: float, seed: int, requests: int, alone_requests: int, max_seconds: float, variant: str
+) -> dict[str, object]:
+    home = Path(tempfile.mkdtemp(prefix="mcp-budget-"))
+    register_models(home)
+    measured = measure_footprints(home, budget_mb)
+    server, port = start_server(home, budget_mb, variant)
+    alone = Tally()
+    try:
+        pinned_client(port, alone, threading.Event(), alone_requests)
+    finally:
+        stop_server(server)
+
+    server, port = start_server(home, budget_mb, variant)
+    footprint = float(re.search(rf'mcp_model_resident_bytes{{model="{PINNED}",version="1.0.0"}} (\S+)',
+                                httpx.get(f"http://127.0.0.1:{port}/metrics").text).group(1))  # type: ignore[union-attr]  # fmt: skip
+    baseline_mb = (status_kb(server.pid, "VmRSS") * 1024 - footprint) / (1 << 20)
+    try:
+        mixed = mixed_phase(server, port, seed, requests, max_seconds)
         peak_mb = status_kb(server.pid, "VmHWM") / 1024
         final_mb = status_kb(server.pid, "VmRSS") / 1024
         loads = metric_lines(port)
         held_mb = sum(float(line.split()[-1]) for line in loads if line.startswith("mcp_model_resident_bytes")) / 2**20
     finally:
-        stop.set()
-        server.send_signal(signal.SIGTERM)
-        server.wait(60)
-    seconds = time.monotonic() - started
-    sent = sum(mixed.statuses.values()) + sum(pinned.statuses.values())
+        stop_server(server)
+    sent = sum(mixed.best_effort.statuses.values()) + sum(mixed.pinned.statuses.values())
     return {
         "label": "measured under contention (other work on the 2 cores)",
+        "variant": variant,
+        "server_flags": VARIANTS[variant],
         "budget_mb": budget_mb,
         "seed": seed,
         "requests": sent,
-        "seconds": round(seconds, 1),
+        "seconds": round(mixed.seconds, 1),
         "measure_pass_statuses": measured,
-        "best_effort_statuses": mixed.statuses,
-        "pinned_statuses": pinned.statuses,
-        "errors": (mixed.errors + pinned.errors)[:10],
+        "best_effort_statuses": mixed.best_effort.statuses,
+        "pinned_statuses": mixed.pinned.statuses,
+        "errors": (mixed.best_effort.errors + mixed.pinned.errors)[:10],
         "baseline_mb": round(baseline_mb, 1),
         "peak_rss_mb": round(peak_mb, 1),
         "peak_within_budget_plus_baseline": peak_mb <= budget_mb + baseline_mb,
         "final_rss_mb": round(final_mb, 1),
         "final_held_mb": round(held_mb, 1),
         "final_unaccounted_mb": round(final_mb - held_mb - baseline_mb, 1),
-        "pinned_p99_ms_alone": round(p99(alone.latencies_ms), 2),
-        "pinned_p99_ms_mixed": round(p99(pinned.latencies_ms), 2),
-        "pinned_p99_ratio": round(p99(pinned.latencies_ms) / p99(alone.latencies_ms), 2),
-        "pinned_median_ms_mixed": round(statistics.median(pinned.latencies_ms or [float("nan")]), 2),
-        "best_effort_median_ms": {m: round(statistics.median(v), 1) for m, v in sorted(mixed.per_model_ms.items())},
+        **pinned_figures(alone, mixed),
+        "best_effort_median_ms": {
+            m: round(statistics.median(v), 1) for m, v in sorted(mixed.best_effort.per_model_ms.items())
+        },
         "metrics": [line for line in loads if not line.endswith(" 0.0")],
     }
+
+
+def ab_round(
+    home: Path, budget_mb: float, variant: str, seed: int, alone_requests: int, seconds: float
+) -> dict[str, object]:
+    """One bounded round of a variant: one server, the pinned client alone, then the mixed workload."""
+    server, port = start_server(home, budget_mb, variant)
+    alone = Tally()
+    try:
+        pinned_client(port, alone, threading.Event(), alone_requests)
+        mixed = mixed_phase(server, port, seed, 10_000, seconds)
+    finally:
+        stop_server(server)
+    figures = pinned_figures(alone, mixed)
+    errors = mixed.best_effort.errors + mixed.pinned.errors
+    figures |= {"requests": sum(mixed.best_effort.statuses.values()) + sum(mixed.pinned.statuses.values()),
+                "errors": len(errors), "best_effort_200": mixed.best_effort.statuses.get("200", 0)}  # fmt: skip
+    return figures
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(values), 2), "min": round(min(values), 2), "max": round(max(values), 2)}
+
+
+def ab(
+    budget_mb: float, seed: int, variants: list[str], rounds: int, alone_requests: int, seconds: float
+) -> dict[str, object]:
+    """Variants in alternating rounds (ABAB.., the order flipped every other round so that a drift in
+    the machine's other work falls on both), each round's ratio its mixed p99 over its own alone p99."""
+    home = Path(tempfile.mkdtemp(prefix="mcp-budget-ab-"))
+    register_models(home)
+    measure_footprints(home, budget_mb)
+    per_round: list[dict[str, object]] = []
+    for number in range(rounds):
+        order = variants if number % 2 == 0 else variants[::-1]
+        for variant in order:
+            figures = ab_round(home, budget_mb, variant, seed + number, alone_requests, seconds)
+            per_round.append({"round": number, "variant": variant, **figures})
+            print(json.dumps(per_round[-1]), file=sys.stderr, flush=True)
+    summary: dict[str, object] = {}
+    for variant in variants:
+        rows = [row for row in per_round if row["variant"] == variant]
+        summary[variant] = {
+            "pinned_p99_ratio": spread([float(row["pinned_p99_ratio"]) for row in rows]),  # type: ignore[arg-type]
+            "pinned_p99_ms_mixed": spread([float(row["pinned_p99_ms_mixed"]) for row in rows]),  # type: ignore[arg-type]
+            "pinned_p99_ms_alone": spread([float(row["pinned_p99_ms_alone"]) for row in rows]),  # type: ignore[arg-type]
+            "best_effort_200_per_round": spread([float(row["best_effort_200"]) for row in rows]),  # type: ignore[arg-type]
+            "errors": sum(int(row["errors"]) for row in rows),  # type: ignore[call-overload]
+        }
+    return {"label": "measured under contention (other work on the 2 cores)", "budget_mb": budget_mb,
+            "seed": seed, "rounds": rounds, "seconds_per_round": seconds,
+            "flags": {variant: VARIANTS[variant] for variant in variants}, "summary": summary,
+            "per_round": per_round}  # fmt: skip
 
 
 def main() -> None:
@@ -289,9 +398,22 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=700, help="best-effort requests (the pinned client adds)")
     parser.add_argument("--alone-requests", type=int, default=150)
     parser.add_argument("--max-seconds", type=float, default=75.0, help="stop the best-effort list after this")
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default="default", help="the server's flags")
+    parser.add_argument(
+        "--variants", help="A/B instead: comma-separated variants run in alternating rounds (e.g. default,tuned)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (each runs every variant once)")
+    parser.add_argument("--round-seconds", type=float, default=25.0, help="each A/B round's mixed phase")
     arguments = parser.parse_args()
-    figures = run(arguments.budget_mb, arguments.seed, arguments.requests, arguments.alone_requests,
-                  arguments.max_seconds)  # fmt: skip
+    if arguments.variants:
+        variants = arguments.variants.split(",")
+        unknown = [variant for variant in variants if variant not in VARIANTS]
+        if unknown or len(variants) < 2:
+            parser.error(f"--variants: name two or more of {', '.join(sorted(VARIANTS))} (got {arguments.variants!r})")
+        figures = ab(arguments.budget_mb, arguments.seed, variants, arguments.rounds, 60, arguments.round_seconds)
+    else:
+        figures = run(arguments.budget_mb, arguments.seed, arguments.requests, arguments.alone_requests,
+                      arguments.max_seconds, arguments.variant)  # fmt: skip
     print(json.dumps(figures, indent=2))
 
 

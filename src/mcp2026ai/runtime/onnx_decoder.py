@@ -47,11 +47,12 @@ from mcp2026ai.ir.lora_graph import LORA_SLOTS, NO_ADAPTER, LoraLayout, lora_mod
 from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.cpu_load import LoadProbe
 from mcp2026ai.runtime.lora_weights import LoraStacks
+from mcp2026ai.runtime.thread_priority import BLOCKING_WORKERS, lowered_session_config
 
 PLATFORM = "onnxruntime_decoder"
 SESSION_CONFIG: dict[str, str] = {}
 """onnxruntime session config entries every decoder gets (benchmarks/engine/decode_step.py compares others)."""
-BLOCKING = {"session.intra_op.allow_spinning": "0"}
+BLOCKING = BLOCKING_WORKERS
 _EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
 """Added for the session used while the CPUs are contended (see :class:`OnnxDecoder`)."""
 
@@ -91,7 +92,7 @@ class OnnxDecoder:
             self.lora = LoraStacks(targets, lora)
             self._model_bytes = lora_model_bytes(self._path, targets, lora)
         self._threads = threads
-        self._config = dict(SESSION_CONFIG if session_config is None else session_config)
+        self._config = dict(SESSION_CONFIG if session_config is None else session_config) | lowered_session_config()
         self.session = self._session(self._config, profile_prefix)
         self._blocking: ort.InferenceSession | None = None
         self.load_probe = load_probe if load_probe is not None else LoadProbe()

@@ -22,31 +22,17 @@ are created at theirs and never lowered back (which would).
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from mcp2026ai.clock import Clock
+from mcp2026ai.runtime.thread_priority import THREAD_PRIORITIES, lower_thread_priority
 
-logger = logging.getLogger(__name__)
+__all__ = ["BULK_NICE", "THREAD_PRIORITIES", "URGENT_HOLD_S", "BatchThreads", "lower_thread_priority"]
 
 BULK_NICE = 10
 """How much higher the nice value of the threads running batches without latency-critical requests is."""
 URGENT_HOLD_S = 1.0
 """After a batch with a latency-critical request, other batches run at the lower priority this long."""
-THREAD_PRIORITIES = sys.platform == "linux"
-"""Whether threads have priorities of their own here."""
-
-
-def lower_thread_priority(by: int) -> None:
-    """Raise the calling thread's nice value by ``by`` (at most to 19); a refusal is logged, not raised."""
-    thread = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + by))
-    except OSError as exc:
-        logger.warning("could not lower the priority of batch thread %d: %s", thread, exc)
 
 
 class BatchThreads:

@@ -1,0 +1,100 @@
+"""Best-effort models built on a lowered thread (scheduling/load_priority.py): the threads their session
+creates inherit its nice value, read back from /proc/self/task, and their workers block instead of spinning."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp2026ai.bundled import bundled_model_path
+from mcp2026ai.contract import InferenceContract, SLAClass
+from mcp2026ai.ir import import_model
+from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
+from mcp2026ai.runtime.plan import Plan
+from mcp2026ai.runtime.thread_priority import BLOCKING_WORKERS, THREAD_PRIORITIES, on_lowered_thread, thread_nice
+from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
+
+pytestmark = pytest.mark.skipif(not THREAD_PRIORITIES, reason="threads have no nice value of their own here")
+SPINNING = next(iter(BLOCKING_WORKERS))
+
+
+def task_nices() -> dict[int, int]:
+    """Each thread of this process, by its id, with its nice value (field 19 of /proc/self/task/TID/stat)."""
+    nices = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        nices[int(task.name)] = int(fields[16])
+    return nices
+
+
+def built(threads: LoadThreads, sla_class: SLAClass) -> tuple[OnnxRuntimeBackend, dict[int, int]]:
+    """The OCR classifier's session (two intra-op threads: one worker beside the caller) built the way
+    ``threads`` builds a model of ``sla_class``; and the threads that appeared meanwhile that Python did
+    not start (onnxruntime's workers), with their nice values."""
+    path = bundled_model_path("ocr-cls")
+    backend = OnnxRuntimeBackend(path, import_model(path, path.parent).signature, Plan(intra_op_threads=2))
+    before = set(task_nices())
+    asyncio.run(threads.run(sla_class, backend.load))
+    python_threads = {thread.native_id for thread in threading.enumerate()}
+    workers = {tid: nice for tid, nice in task_nices().items() if tid not in before and tid not in python_threads}
+    return backend, workers
+
+
+def spinning_entry(backend: OnnxRuntimeBackend) -> str | None:
+    options = backend._session.get_session_options()  # type: ignore[union-attr]
+    try:
+        return str(options.get_session_config_entry(SPINNING))
+    except RuntimeError:  # not set: onnxruntime's default (spinning)
+        return None
+
+
+def answers(backend: OnnxRuntimeBackend) -> np.ndarray:
+    image = np.random.default_rng(3).random((1, 3, 48, 192), np.float32)
+    return next(iter(backend.infer({backend.signature.inputs[0].name: image}).values()))
+
+
+def test_a_best_effort_models_workers_start_lowered_and_block_instead_of_spinning() -> None:
+    base = thread_nice()
+    threads = LoadThreads(best_effort_nice=10)
+    try:
+        lowered, workers = built(threads, SLAClass.BEST_EFFORT)
+        assert workers and set(workers.values()) == {min(19, base + 10)}, workers
+        assert spinning_entry(lowered) == "0"
+        normal, _ = built(LoadThreads(), SLAClass.BEST_EFFORT)
+        np.testing.assert_allclose(answers(lowered), answers(normal), rtol=1e-6)  # same kernels, same answer
+    finally:
+        threads.shutdown()
+    assert thread_nice() == base, "the caller's own thread keeps its priority"
+
+
+def test_latency_critical_models_and_the_knob_off_build_at_normal_priority() -> None:
+    base = thread_nice()
+    threads = LoadThreads(best_effort_nice=10)
+    try:
+        for loader, sla_class in ((threads, SLAClass.LATENCY_CRITICAL), (threads, SLAClass.THROUGHPUT_GUARANTEED),
+                                  (LoadThreads(), SLAClass.BEST_EFFORT)):  # fmt: skip
+            backend, workers = built(loader, sla_class)
+            assert workers and set(workers.values()) == {base}, (sla_class, workers)
+            assert spinning_entry(backend) is None
+    finally:
+        threads.shutdown()
+
+
+def test_only_a_thread_nicer_than_the_main_one_counts_as_lowered() -> None:
+    seen: list[bool] = []
+    threads = LoadThreads(best_effort_nice=5)
+    try:
+        seen.append(asyncio.run(threads.run(SLAClass.BEST_EFFORT, on_lowered_thread)))
+        seen.append(asyncio.run(threads.run(SLAClass.LATENCY_CRITICAL, on_lowered_thread)))
+    finally:
+        threads.shutdown()
+    assert seen == [True, False] and not on_lowered_thread()
+    assert sla_class_of(None) is SLAClass.BEST_EFFORT
+    assert sla_class_of(InferenceContract(sla_class=SLAClass.LATENCY_CRITICAL)) is SLAClass.LATENCY_CRITICAL
