@@ -281,6 +281,8 @@ def pinned_figures(alone: Tally, mixed: Mixed) -> dict[str, object]:
         "pinned_p99_ratio": round(mixed_p99 / alone_p99, 2),
         "pinned_median_ms_alone": round(statistics.median(alone.latencies_ms or [float("nan")]), 2),
         "pinned_median_ms_mixed": round(statistics.median(mixed.pinned.latencies_ms or [float("nan")]), 2),
+        "pinned_max_ms_mixed": round(max(mixed.pinned.latencies_ms, default=float("nan")), 1),
+        "pinned_over_500_ms": sum(ms > 500 for ms in mixed.pinned.latencies_ms),
         "pinned_by_best_effort_phase": by_phase(mixed.pinned.phases, 1.2 * alone_p99),
         "server_cpu_s_by_nice": mixed.cpu_by_nice,
     }
@@ -340,8 +342,9 @@ def run(
 
 def ab_round(
     home: Path, budget_mb: float, variant: str, seed: int, alone_requests: int, seconds: float
-) -> dict[str, object]:
-    """One bounded round of a variant: one server, the pinned client alone, then the mixed workload."""
+) -> tuple[dict[str, object], list[float], list[float]]:
+    """One bounded round of a variant: one server, the pinned client alone, then the mixed workload;
+    its figures, and the pinned latencies alone and mixed."""
     server, port = start_server(home, budget_mb, variant)
     alone = Tally()
     try:
@@ -353,7 +356,7 @@ def ab_round(
     errors = mixed.best_effort.errors + mixed.pinned.errors
     figures |= {"requests": sum(mixed.best_effort.statuses.values()) + sum(mixed.pinned.statuses.values()),
                 "errors": len(errors), "best_effort_200": mixed.best_effort.statuses.get("200", 0)}  # fmt: skip
-    return figures
+    return figures, alone.latencies_ms, mixed.pinned.latencies_ms
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -363,28 +366,47 @@ def spread(values: list[float]) -> dict[str, float]:
 def ab(
     budget_mb: float, seed: int, variants: list[str], rounds: int, alone_requests: int, seconds: float
 ) -> dict[str, object]:
-    """Variants in alternating rounds (ABAB.., the order flipped every other round so that a drift in
-    the machine's other work falls on both), each round's ratio its mixed p99 over its own alone p99."""
+    """Variants in alternating rounds (the order flipped every other round, so that a drift in the
+    machine's other work falls on both). Per variant: each round's ratio (its mixed p99 over its own
+    alone p99), and the ratio of its mixed requests pooled over the rounds to the alone requests of
+    every round and variant pooled (the variants differ only in how best-effort models run: alone,
+    none is loaded). Per round: each variant's mixed p99 over the first variant's (paired)."""
     home = Path(tempfile.mkdtemp(prefix="mcp-budget-ab-"))
     register_models(home)
     measure_footprints(home, budget_mb)
     per_round: list[dict[str, object]] = []
+    alone_pool: list[float] = []
+    mixed_pool: dict[str, list[float]] = {variant: [] for variant in variants}
     for number in range(rounds):
         order = variants if number % 2 == 0 else variants[::-1]
         for variant in order:
-            figures = ab_round(home, budget_mb, variant, seed + number, alone_requests, seconds)
+            figures, alone, mixed = ab_round(home, budget_mb, variant, seed + number, alone_requests, seconds)
+            alone_pool += alone
+            mixed_pool[variant] += mixed
             per_round.append({"round": number, "variant": variant, **figures})
             print(json.dumps(per_round[-1]), file=sys.stderr, flush=True)
-    summary: dict[str, object] = {}
+    summary: dict[str, object] = {"pinned_p99_ms_alone_pooled": round(p99(alone_pool), 2)}
     for variant in variants:
         rows = [row for row in per_round if row["variant"] == variant]
         summary[variant] = {
-            "pinned_p99_ratio": spread([float(row["pinned_p99_ratio"]) for row in rows]),  # type: ignore[arg-type]
-            "pinned_p99_ms_mixed": spread([float(row["pinned_p99_ms_mixed"]) for row in rows]),  # type: ignore[arg-type]
-            "pinned_p99_ms_alone": spread([float(row["pinned_p99_ms_alone"]) for row in rows]),  # type: ignore[arg-type]
-            "best_effort_200_per_round": spread([float(row["best_effort_200"]) for row in rows]),  # type: ignore[arg-type]
-            "errors": sum(int(row["errors"]) for row in rows),  # type: ignore[call-overload]
+            "pinned_p99_ratio_per_round": spread([float(str(row["pinned_p99_ratio"])) for row in rows]),
+            "pinned_p99_ratio_pooled": round(p99(mixed_pool[variant]) / p99(alone_pool), 2),
+            "pinned_p99_ms_mixed_pooled": round(p99(mixed_pool[variant]), 2),
+            "pinned_p99_ms_mixed": spread([float(str(row["pinned_p99_ms_mixed"])) for row in rows]),
+            "pinned_p99_ms_alone": spread([float(str(row["pinned_p99_ms_alone"])) for row in rows]),
+            "pinned_max_ms_mixed": spread([float(str(row["pinned_max_ms_mixed"])) for row in rows]),
+            "best_effort_200_per_round": spread([float(str(row["best_effort_200"])) for row in rows]),
+            "errors": sum(int(str(row["errors"])) for row in rows),
         }
+        if variant != variants[0]:
+            summary[variant]["mixed_p99_over_" + variants[0]] = spread(  # type: ignore[index]
+                [
+                    float(str(row["pinned_p99_ms_mixed"])) / float(str(first["pinned_p99_ms_mixed"]))
+                    for row in rows
+                    for first in per_round
+                    if first["round"] == row["round"] and first["variant"] == variants[0]
+                ]
+            )
     return {"label": "measured under contention (other work on the 2 cores)", "budget_mb": budget_mb,
             "seed": seed, "rounds": rounds, "seconds_per_round": seconds,
             "flags": {variant: VARIANTS[variant] for variant in variants}, "summary": summary,
@@ -403,14 +425,16 @@ def main() -> None:
         "--variants", help="A/B instead: comma-separated variants run in alternating rounds (e.g. default,tuned)"
     )
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (each runs every variant once)")
-    parser.add_argument("--round-seconds", type=float, default=25.0, help="each A/B round's mixed phase")
+    parser.add_argument("--round-seconds", type=float, default=20.0, help="each A/B round's mixed phase")
+    parser.add_argument("--round-alone-requests", type=int, default=80, help="each A/B round's pinned-only requests")
     arguments = parser.parse_args()
     if arguments.variants:
         variants = arguments.variants.split(",")
         unknown = [variant for variant in variants if variant not in VARIANTS]
         if unknown or len(variants) < 2:
             parser.error(f"--variants: name two or more of {', '.join(sorted(VARIANTS))} (got {arguments.variants!r})")
-        figures = ab(arguments.budget_mb, arguments.seed, variants, arguments.rounds, 60, arguments.round_seconds)
+        figures = ab(arguments.budget_mb, arguments.seed, variants, arguments.rounds, arguments.round_alone_requests,
+                     arguments.round_seconds)  # fmt: skip
     else:
         figures = run(arguments.budget_mb, arguments.seed, arguments.requests, arguments.alone_requests,
                       arguments.max_seconds, arguments.variant)  # fmt: skip
