@@ -63,6 +63,7 @@ def squeezenet_file(folder: Path) -> Path:
     data = [value for value in model.graph.input if value.name not in weights]
     del model.graph.input[:]
     model.graph.input.extend(data)
+    model.ir_version = max(model.ir_version, 4)  # initializers need not be inputs from IR 4 on
     onnx.save(model, str(folder / "squeezenet.onnx"))
     return folder / "squeezenet.onnx"
 

@@ -9,14 +9,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from mcp2026ai.bundled import bundled_model_path
 from mcp2026ai.contract import InferenceContract, SLAClass
 from mcp2026ai.ir import import_model
+from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.thread_priority import BLOCKING_WORKERS, THREAD_PRIORITIES, on_lowered_thread, thread_nice
+from mcp2026ai.scheduling.host import HostTuning
 from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
+from mcp2026ai.server.config import ServerConfig
+from mcp2026ai.testing import BackgroundServer
+from tests.support.cli import run_main
 
 pytestmark = pytest.mark.skipif(not THREAD_PRIORITIES, reason="threads have no nice value of their own here")
 SPINNING = next(iter(BLOCKING_WORKERS))
@@ -98,3 +104,24 @@ def test_only_a_thread_nicer_than_the_main_one_counts_as_lowered() -> None:
     assert seen == [True, False] and not on_lowered_thread()
     assert sla_class_of(None) is SLAClass.BEST_EFFORT
     assert sla_class_of(InferenceContract(sla_class=SLAClass.LATENCY_CRITICAL)) is SLAClass.LATENCY_CRITICAL
+
+
+def test_the_knob_is_off_by_default_and_reaches_both_tables_of_served_models(
+    registry: ModelRegistry, mlp_path: Path
+) -> None:
+    assert HostTuning().best_effort_load_nice is None and "best_effort_load_nice" not in HostTuning().changes()
+    registry.register("mlp", mlp_path)
+    config = ServerConfig(http_port=0, grpc_port=None, host_tuning=HostTuning(best_effort_load_nice=10))
+    with BackgroundServer(registry, ["mlp"], config) as server:
+        assert server.plane.models.load_threads is server.plane.llms.load_threads
+        assert server.plane.models.load_threads.best_effort_nice == 10
+
+
+def test_the_flag_sets_it_and_a_bad_value_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    printed = run_main(["serve", "--print-config", "--best-effort-load-nice", "10"], capsys, monkeypatch)
+    assert printed.code == 0 and yaml.safe_load(printed.out)["host_tuning"]["best_effort_load_nice"] == 10
+    refused = run_main(["serve", "--print-config", "--best-effort-load-nice", "25"], capsys, monkeypatch)
+    expected = "error: --best-effort-load-nice: Input should be less than or equal to 19 (value: 25)"
+    assert refused.code == 2 and refused.err.strip() == expected, refused.err
