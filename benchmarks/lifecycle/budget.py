@@ -22,6 +22,19 @@ pinned model's p99 mixed against alone.
 
     PYTHONPATH=src .venv/bin/python benchmarks/lifecycle/budget.py --budget-mb 1000 --seed 7
 
+Also reported: the pinned requests split by what the best-effort client was sending when each
+started (``first-of-burst X``: the request that loads X when it is not held), and the server's CPU
+seconds by thread nice value (budget_tail.py).
+
+``--variant tuned`` runs the server with best-effort models at a lower CPU priority
+(``--best-effort-load-nice 10 --bulk-batch-nice 10``, see VARIANTS). ``--variants default,tuned``
+runs an interleaved A/B instead: ``--rounds`` rounds, the order flipped every other round, each
+variant a fresh server per round (``--round-alone-requests`` pinned requests alone, then
+``--round-seconds`` of the mixed workload); reported per variant: the pinned p99 ratio per round
+(median, min, max), pooled over rounds, and the paired per-round ratio of mixed p99s:
+
+    PYTHONPATH=src .venv/bin/python benchmarks/lifecycle/budget.py --budget-mb 1000 --variants default,tuned --rounds 3
+
 Figures from a shared 2-core host are measured under contention (other work on the cores): the
 p99 ratio in particular needs a quiet machine.
 """
