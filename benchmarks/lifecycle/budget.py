@@ -53,6 +53,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,9 +178,16 @@ class Tally:
 
 
 def send(
-    client: httpx.Client, model: str, tally: Tally, headers: dict[str, str] | None = None, phase: Phase | None = None
+    client: httpx.Client,
+    model: str,
+    tally: Tally,
+    headers: dict[str, str] | None = None,
+    phase: Phase | None = None,
+    due: float | None = None,
 ) -> None:
-    started, beside = time.perf_counter(), phase.now() if phase is not None else ""
+    """One request; its latency from ``due`` (perf_counter) when given, else from now."""
+    started = due if due is not None else time.perf_counter()
+    beside = phase.now() if phase is not None else ""
     try:
         if model in CHATS:
             body = {"model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
@@ -227,16 +235,37 @@ def measure_footprints(home: Path, budget_mb: float) -> dict[str, int]:
     return tally.statuses
 
 
+PINNED_PERIOD_S = 0.05
+
+
 def pinned_client(
-    port: int, tally: Tally, stop: threading.Event, count: int | None = None, phase: Phase | None = None
+    port: int,
+    tally: Tally,
+    stop: threading.Event,
+    count: int | None = None,
+    phase: Phase | None = None,
+    open_loop: bool = False,
 ) -> None:
+    """Latency-critical OCR requests. Closed loop (default): one at a time, 50 ms after each answer, so
+    a server that stalls for a second delays one request. Open loop: one due every 50 ms whatever the
+    answers, sent by up to 16 threads, each latency counted from when it was due (so a stall delays
+    every request due during it, as it would for independent callers)."""
     critical = {"X-SLA-Class": "latency-critical"}
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-        sent = 0
-        while not stop.is_set() and (count is None or sent < count):
-            send(client, PINNED, tally, critical, phase)
-            sent += 1
-            time.sleep(0.05)
+        if not open_loop:
+            sent = 0
+            while not stop.is_set() and (count is None or sent < count):
+                send(client, PINNED, tally, critical, phase)
+                sent += 1
+                time.sleep(PINNED_PERIOD_S)
+            return
+        with ThreadPoolExecutor(max_workers=16) as senders:
+            start, sent = time.perf_counter(), 0
+            while not stop.is_set() and (count is None or sent < count):
+                due = start + sent * PINNED_PERIOD_S
+                time.sleep(max(0.0, due - time.perf_counter()))
+                senders.submit(send, client, PINNED, tally, critical, phase, due)
+                sent += 1
 
 
 def p99(values: list[float]) -> float:
@@ -260,11 +289,13 @@ class Mixed:
     cpu_by_nice: dict[str, float]
 
 
-def mixed_phase(server: subprocess.Popen[str], port: int, seed: int, requests: int, max_seconds: float) -> Mixed:
+def mixed_phase(
+    server: subprocess.Popen[str], port: int, seed: int, requests: int, max_seconds: float, open_loop: bool = False
+) -> Mixed:
     """The pinned client every 50 ms beside the seeded best-effort bursts, for ``requests`` best-effort
     requests or ``max_seconds``, whichever ends first."""
     pinned, mixed, stop, phase = Tally(), Tally(), threading.Event(), Phase()
-    thread = threading.Thread(target=pinned_client, args=(port, pinned, stop, None, phase))
+    thread = threading.Thread(target=pinned_client, args=(port, pinned, stop, None, phase, open_loop))
     started, cpu_before = time.monotonic(), thread_cpu(server.pid)
     thread.start()
     try:
@@ -302,7 +333,13 @@ def pinned_figures(alone: Tally, mixed: Mixed) -> dict[str, object]:
 
 
 def run(
-    budget_mb: float, seed: int, requests: int, alone_requests: int, max_seconds: float, variant: str
+    budget_mb: float,
+    seed: int,
+    requests: int,
+    alone_requests: int,
+    max_seconds: float,
+    variant: str,
+    open_loop: bool = False,
 ) -> dict[str, object]:
     home = Path(tempfile.mkdtemp(prefix="mcp-budget-"))
     register_models(home)
@@ -310,7 +347,7 @@ def run(
     server, port = start_server(home, budget_mb, variant)
     alone = Tally()
     try:
-        pinned_client(port, alone, threading.Event(), alone_requests)
+        pinned_client(port, alone, threading.Event(), alone_requests, open_loop=open_loop)
     finally:
         stop_server(server)
 
@@ -319,7 +356,7 @@ def run(
                                 httpx.get(f"http://127.0.0.1:{port}/metrics").text).group(1))  # type: ignore[union-attr]  # fmt: skip
     baseline_mb = (status_kb(server.pid, "VmRSS") * 1024 - footprint) / (1 << 20)
     try:
-        mixed = mixed_phase(server, port, seed, requests, max_seconds)
+        mixed = mixed_phase(server, port, seed, requests, max_seconds, open_loop)
         peak_mb = status_kb(server.pid, "VmHWM") / 1024
         final_mb = status_kb(server.pid, "VmRSS") / 1024
         loads = metric_lines(port)
@@ -331,6 +368,7 @@ def run(
         "label": "measured under contention (other work on the 2 cores)",
         "variant": variant,
         "server_flags": VARIANTS[variant],
+        "pinned_client": "open loop" if open_loop else "closed loop",
         "budget_mb": budget_mb,
         "seed": seed,
         "requests": sent,
@@ -354,15 +392,15 @@ def run(
 
 
 def ab_round(
-    home: Path, budget_mb: float, variant: str, seed: int, alone_requests: int, seconds: float
+    home: Path, budget_mb: float, variant: str, seed: int, alone_requests: int, seconds: float, open_loop: bool
 ) -> tuple[dict[str, object], list[float], list[float]]:
     """One bounded round of a variant: one server, the pinned client alone, then the mixed workload;
     its figures, and the pinned latencies alone and mixed."""
     server, port = start_server(home, budget_mb, variant)
     alone = Tally()
     try:
-        pinned_client(port, alone, threading.Event(), alone_requests)
-        mixed = mixed_phase(server, port, seed, 10_000, seconds)
+        pinned_client(port, alone, threading.Event(), alone_requests, open_loop=open_loop)
+        mixed = mixed_phase(server, port, seed, 10_000, seconds, open_loop)
     finally:
         stop_server(server)
     figures = pinned_figures(alone, mixed)
@@ -377,7 +415,13 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def ab(
-    budget_mb: float, seed: int, variants: list[str], rounds: int, alone_requests: int, seconds: float
+    budget_mb: float,
+    seed: int,
+    variants: list[str],
+    rounds: int,
+    alone_requests: int,
+    seconds: float,
+    open_loop: bool = False,
 ) -> dict[str, object]:
     """Variants in alternating rounds (the order flipped every other round, so that a drift in the
     machine's other work falls on both). Per variant: each round's ratio (its mixed p99 over its own
@@ -393,7 +437,9 @@ def ab(
     for number in range(rounds):
         order = variants if number % 2 == 0 else variants[::-1]
         for variant in order:
-            figures, alone, mixed = ab_round(home, budget_mb, variant, seed + number, alone_requests, seconds)
+            figures, alone, mixed = ab_round(
+                home, budget_mb, variant, seed + number, alone_requests, seconds, open_loop
+            )
             alone_pool += alone
             mixed_pool[variant] += mixed
             per_round.append({"round": number, "variant": variant, **figures})
@@ -422,6 +468,7 @@ def ab(
             )
     return {"label": "measured under contention (other work on the 2 cores)", "budget_mb": budget_mb,
             "seed": seed, "rounds": rounds, "seconds_per_round": seconds,
+            "pinned_client": "open loop" if open_loop else "closed loop",
             "flags": {variant: VARIANTS[variant] for variant in variants}, "summary": summary,
             "per_round": per_round}  # fmt: skip
 
@@ -440,6 +487,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (each runs every variant once)")
     parser.add_argument("--round-seconds", type=float, default=20.0, help="each A/B round's mixed phase")
     parser.add_argument("--round-alone-requests", type=int, default=80, help="each A/B round's pinned-only requests")
+    parser.add_argument(
+        "--open-loop",
+        action="store_true",
+        help="the pinned client sends one request every 50 ms whatever the answers (latency from when it was due)",
+    )
     arguments = parser.parse_args()
     if arguments.variants:
         variants = arguments.variants.split(",")
@@ -447,10 +499,10 @@ def main() -> None:
         if unknown or len(variants) < 2:
             parser.error(f"--variants: name two or more of {', '.join(sorted(VARIANTS))} (got {arguments.variants!r})")
         figures = ab(arguments.budget_mb, arguments.seed, variants, arguments.rounds, arguments.round_alone_requests,
-                     arguments.round_seconds)  # fmt: skip
+                     arguments.round_seconds, arguments.open_loop)  # fmt: skip
     else:
         figures = run(arguments.budget_mb, arguments.seed, arguments.requests, arguments.alone_requests,
-                      arguments.max_seconds, arguments.variant)  # fmt: skip
+                      arguments.max_seconds, arguments.variant, arguments.open_loop)  # fmt: skip
     print(json.dumps(figures, indent=2))
 
 
