@@ -170,6 +170,8 @@ class Tally:
                 key = "503+Retry-After"
             elif response is not None and response.status_code == 503 and "timeout expired" in response.text:
                 key = "503 deadline shed"  # the scheduler's class deadline (latency-critical: 50 ms)
+            elif response is not None and response.status_code == 429 and "queue is full" in response.text:
+                key = "429 queue-full shed"  # the class's queue bound (open loop: requests due during a stall)
             else:
                 key = "error"
                 detail = response.text[:200] if response is not None else "no answer"
@@ -405,8 +407,10 @@ def ab_round(
         stop_server(server)
     figures = pinned_figures(alone, mixed)
     errors = mixed.best_effort.errors + mixed.pinned.errors
-    figures |= {"requests": sum(mixed.best_effort.statuses.values()) + sum(mixed.pinned.statuses.values()),
-                "errors": len(errors), "best_effort_200": mixed.best_effort.statuses.get("200", 0)}  # fmt: skip
+    figures |= {"pinned_statuses": mixed.pinned.statuses,
+                "requests": sum(mixed.best_effort.statuses.values()) + sum(mixed.pinned.statuses.values()),
+                "errors": len(errors), "error_samples": errors[:3],
+                "best_effort_200": mixed.best_effort.statuses.get("200", 0)}  # fmt: skip
     return figures, alone.latencies_ms, mixed.pinned.latencies_ms
 
 

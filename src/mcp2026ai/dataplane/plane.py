@@ -80,8 +80,6 @@ class DataPlane:
         await self.traffic.drain(timeout_s=min(5.0, drain_timeout_s))
         await self.models.unload_all()
         await self.llms.close()
-        self.models.load_threads.shutdown()  # the lowered threads best-effort models are built on
-        self.llms.load_threads.shutdown()
         self.extensions.close()
 
     # metadata -------------------------------------------------------------------------------

@@ -1,15 +1,18 @@
-"""A thread's CPU priority, and what a runtime built on a lowered thread does about it.
+"""A thread's CPU priority, and onnxruntime sessions whose worker threads run at a lower one.
 
 Linux gives each thread a nice value of its own, and a thread starts with the nice value of the
 thread that created it. onnxruntime creates a session's intra-op worker threads when the session is
-built, and a language-model engine starts its step thread when it is built: so whatever a model's
-load runs on decides the priority of every thread that model computes on, for its whole life.
+built: so the thread a session is built on decides the priority its workers compute at for the
+session's whole life.
 
-A session built on a thread nicer than the process's main thread (scheduling/load_priority.py builds
-best-effort models there) also has its intra-op workers block instead of spinning between parallel
-sections: a niced worker spinning at a barrier holds a core that the normal-priority threads of a
-latency-critical model want, and a descheduled niced worker would keep its normal-priority peers
-spinning for it. Raising a nice value needs no privilege; lowering it back would, so it never is.
+Inside :func:`sessions_lowered` (scheduling/load_priority.py wraps a best-effort model's load in it),
+:func:`build_session` builds each session on a short-lived thread that much nicer, so its workers
+start there, and those workers block instead of spinning between parallel sections: a niced worker
+spinning at a barrier holds a core that normal-priority threads want, and a descheduled niced worker
+would keep its normal-priority peers spinning for it. Python threads (the load's, a language-model
+engine's step thread) keep their priority: a niced thread descheduled while it holds the GIL would
+keep the event loop waiting. Raising a nice value needs no privilege; lowering it back would, so it
+never is.
 """
 
 from __future__ import annotations
@@ -18,13 +21,19 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TypeVar
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 THREAD_PRIORITIES = sys.platform == "linux"
 """Whether threads have nice values of their own here."""
 BLOCKING_WORKERS = {"session.intra_op.allow_spinning": "0"}
 """The session config entry that makes onnxruntime's intra-op workers block instead of spinning."""
+_SESSIONS_LOWERED_BY: ContextVar[int | None] = ContextVar("sessions_lowered_by", default=None)
 
 
 def thread_nice(native_id: int | None = None) -> int:
@@ -54,3 +63,41 @@ def lowered_session_config() -> dict[str, str]:
     """Session config entries for a session built on the calling thread: its workers block instead of
     spinning when the thread is lowered (they inherit its priority); none otherwise."""
     return dict(BLOCKING_WORKERS) if on_lowered_thread() else {}
+
+
+@contextmanager
+def sessions_lowered(by: int | None) -> Iterator[None]:
+    """Within it (this thread's context), :func:`build_session` builds sessions ``by`` nicer; None: as is."""
+    token = _SESSIONS_LOWERED_BY.set(by if THREAD_PRIORITIES else None)
+    try:
+        yield
+    finally:
+        _SESSIONS_LOWERED_BY.reset(token)
+
+
+def session_lowering() -> int | None:
+    """How much nicer :func:`build_session` builds sessions here (None: at this thread's priority)."""
+    return _SESSIONS_LOWERED_BY.get()
+
+
+def build_session(build: Callable[[], T], lowered_by: int | None = None) -> T:
+    """``build()`` (which creates an onnxruntime session and its workers) on a thread ``lowered_by``
+    nicer (default: :func:`session_lowering`), waiting for it; on the calling thread when neither asks."""
+    by = lowered_by if lowered_by is not None else session_lowering()
+    if not by or not THREAD_PRIORITIES:
+        return build()
+    outcome: dict[str, object] = {}
+
+    def lowered() -> None:
+        lower_thread_priority(by)
+        try:
+            outcome["value"] = build()
+        except BaseException as exc:  # re-raised on the caller's thread  # noqa: BLE001
+            outcome["error"] = exc
+
+    builder = threading.Thread(target=lowered, name="mcp-session-build-lowered", daemon=True)
+    builder.start()
+    builder.join()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]

@@ -1,13 +1,15 @@
-"""The threads models are built on, and so the CPU priority they compute at for their whole life.
+"""Best-effort models compute at a lower CPU priority: their onnxruntime sessions are built lowered.
 
-A model's load creates the threads it will compute on (runtime/thread_priority.py): onnxruntime's
-intra-op workers when its session is built, a language-model engine's step thread when the engine is.
-Each starts with the nice value of the thread that built it. So with ``best_effort_nice`` (host
-tuning ``best_effort_load_nice``, off by default) a best-effort model is built on a thread that much
-nicer: its cold load (parsing, graph optimisation, weight packing), its sessions' workers (which
-then block instead of spinning) and its engine's decode steps all run below the latency-critical
-models' threads, which the operating system then runs first on cores both want. Models of the other
-classes, and every model with the knob off, are built as before (``asyncio.to_thread``).
+A model's load creates the threads it computes on: onnxruntime's intra-op workers start when its
+session is built, with the nice value of the thread that builds it (runtime/thread_priority.py). With
+``best_effort_nice`` (host tuning ``best_effort_load_nice``, off by default) a best-effort model's load
+runs inside :func:`~mcp2026ai.runtime.thread_priority.sessions_lowered`: each of its sessions (a
+language model's decoder sessions too, the one built later for contended CPUs included) is built on a
+short-lived thread that much nicer, so its workers compute below the latency-critical models' threads
+for the session's life, and block instead of spinning. The load itself and the Python threads it
+starts (a language-model engine's step thread) keep their priority: a niced Python thread descheduled
+while it holds the GIL would keep the event loop, and so every latency-critical request, waiting.
+Models of the other classes, and every model with the knob off, are built as before.
 
 Under the memory budget's mixed workload (benchmarks/lifecycle/budget.py) the best-effort models'
 cold loads, ResNet-50 runs and decode steps are what takes the cores from the pinned latency-critical
@@ -17,19 +19,13 @@ model (docs/model-lifecycle.md, "The pinned model's tail").
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from mcp2026ai.contract import InferenceContract, SLAClass
-from mcp2026ai.runtime.thread_priority import THREAD_PRIORITIES, lower_thread_priority
+from mcp2026ai.runtime.thread_priority import THREAD_PRIORITIES, sessions_lowered
 
 T = TypeVar("T")
-
-LOAD_WORKERS = 2
-"""Best-effort loads built at once (a memory budget runs its loads one at a time anyway)."""
 
 
 def sla_class_of(contract: InferenceContract | None) -> SLAClass:
@@ -38,35 +34,22 @@ def sla_class_of(contract: InferenceContract | None) -> SLAClass:
 
 
 class LoadThreads:
-    """Runs a model's build off the event loop: on a thread ``best_effort_nice`` nicer for a best-effort
-    model (Linux), on the default executor otherwise."""
+    """Runs a model's build off the event loop; a best-effort model's sessions built ``best_effort_nice``
+    nicer (Linux)."""
 
     def __init__(self, best_effort_nice: int | None = None) -> None:
         self.best_effort_nice = best_effort_nice if THREAD_PRIORITIES else None
-        self._lowered: ThreadPoolExecutor | None = None
 
     def lowers(self, sla_class: SLAClass) -> bool:
-        """Whether a model of ``sla_class`` is built on a lowered thread."""
+        """Whether the sessions of a model of ``sla_class`` are built lowered."""
         return bool(self.best_effort_nice) and sla_class is SLAClass.BEST_EFFORT
 
     async def run(self, sla_class: SLAClass, build: Callable[..., T], *args: object) -> T:
-        """``build(*args)`` on the thread a model of ``sla_class`` is built on (context variables kept)."""
-        if not self.lowers(sla_class):
-            return await asyncio.to_thread(build, *args)
-        call = functools.partial(contextvars.copy_context().run, build, *args)
-        return await asyncio.get_running_loop().run_in_executor(self._lowered_pool(), call)
+        """``build(*args)`` on a worker thread, its sessions lowered for a best-effort model."""
+        by = self.best_effort_nice if self.lowers(sla_class) else None
+        return await asyncio.to_thread(_lowered_build, by, build, *args)
 
-    def _lowered_pool(self) -> ThreadPoolExecutor:
-        if self._lowered is None:
-            self._lowered = ThreadPoolExecutor(
-                max_workers=LOAD_WORKERS,
-                thread_name_prefix="mcp-load-best-effort",
-                initializer=lower_thread_priority,
-                initargs=(self.best_effort_nice or 0,),
-            )
-        return self._lowered
 
-    def shutdown(self) -> None:
-        """Stop the lowered threads once their builds are done (without waiting here)."""
-        if self._lowered is not None:
-            self._lowered.shutdown(wait=False)
+def _lowered_build(by: int | None, build: Callable[..., T], *args: object) -> T:
+    with sessions_lowered(by):
+        return build(*args)

@@ -1,5 +1,6 @@
-"""Best-effort models built on a lowered thread (scheduling/load_priority.py): the threads their session
-creates inherit its nice value, read back from /proc/self/task, and their workers block instead of spinning."""
+"""Best-effort models' sessions built lowered (scheduling/load_priority.py, runtime/thread_priority.py): the
+workers a session creates run that much nicer, read back from /proc/self/task, and block instead of
+spinning; the load's own thread keeps its priority."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from mcp2026ai.ir import import_model
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.runtime.onnx import OnnxRuntimeBackend
 from mcp2026ai.runtime.plan import Plan
-from mcp2026ai.runtime.thread_priority import BLOCKING_WORKERS, THREAD_PRIORITIES, on_lowered_thread, thread_nice
+from mcp2026ai.runtime.thread_priority import (
+    BLOCKING_WORKERS,
+    THREAD_PRIORITIES,
+    build_session,
+    on_lowered_thread,
+    session_lowering,
+    sessions_lowered,
+    thread_nice,
+)
 from mcp2026ai.scheduling.host import HostTuning
 from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
 from mcp2026ai.server.config import ServerConfig
@@ -68,42 +77,44 @@ def answers(backend: OnnxRuntimeBackend) -> np.ndarray:
 
 def test_a_best_effort_models_workers_start_lowered_and_block_instead_of_spinning() -> None:
     base = thread_nice()
-    threads = LoadThreads(best_effort_nice=10)
-    try:
-        lowered, workers = built(threads, SLAClass.BEST_EFFORT)
-        assert workers and set(workers.values()) == {min(19, base + 10)}, workers
-        assert spinning_entry(lowered) == "0"
-        normal, _ = built(LoadThreads(), SLAClass.BEST_EFFORT)
-        np.testing.assert_allclose(answers(lowered), answers(normal), rtol=1e-6)  # same kernels, same answer
-    finally:
-        threads.shutdown()
+    lowered, workers = built(LoadThreads(best_effort_nice=10), SLAClass.BEST_EFFORT)
+    assert workers and set(workers.values()) == {min(19, base + 10)}, workers
+    assert spinning_entry(lowered) == "0"
+    normal, _ = built(LoadThreads(), SLAClass.BEST_EFFORT)
+    np.testing.assert_allclose(answers(lowered), answers(normal), rtol=1e-6)  # same kernels, same answer
     assert thread_nice() == base, "the caller's own thread keeps its priority"
 
 
 def test_latency_critical_models_and_the_knob_off_build_at_normal_priority() -> None:
     base = thread_nice()
     threads = LoadThreads(best_effort_nice=10)
-    try:
-        for loader, sla_class in ((threads, SLAClass.LATENCY_CRITICAL), (threads, SLAClass.THROUGHPUT_GUARANTEED),
-                                  (LoadThreads(), SLAClass.BEST_EFFORT)):  # fmt: skip
-            backend, workers = built(loader, sla_class)
-            assert workers and set(workers.values()) == {base}, (sla_class, workers)
-            assert spinning_entry(backend) is None
-    finally:
-        threads.shutdown()
+    for loader, sla_class in ((threads, SLAClass.LATENCY_CRITICAL), (threads, SLAClass.THROUGHPUT_GUARANTEED),
+                              (LoadThreads(), SLAClass.BEST_EFFORT)):  # fmt: skip
+        backend, workers = built(loader, sla_class)
+        assert workers and set(workers.values()) == {base}, (sla_class, workers)
+        assert spinning_entry(backend) is None
 
 
-def test_only_a_thread_nicer_than_the_main_one_counts_as_lowered() -> None:
-    seen: list[bool] = []
-    threads = LoadThreads(best_effort_nice=5)
-    try:
-        seen.append(asyncio.run(threads.run(SLAClass.BEST_EFFORT, on_lowered_thread)))
-        seen.append(asyncio.run(threads.run(SLAClass.LATENCY_CRITICAL, on_lowered_thread)))
-    finally:
-        threads.shutdown()
-    assert seen == [True, False] and not on_lowered_thread()
+def test_sessions_are_built_lowered_only_where_asked_and_the_load_thread_keeps_its_priority() -> None:
+    assert build_session(on_lowered_thread, lowered_by=5) and not build_session(on_lowered_thread)
+    with sessions_lowered(5):
+        assert build_session(on_lowered_thread) and not on_lowered_thread()
+    assert session_lowering() is None and not on_lowered_thread()
+    threads = LoadThreads(best_effort_nice=10)
+    assert asyncio.run(threads.run(SLAClass.BEST_EFFORT, session_lowering)) == 10
+    assert asyncio.run(threads.run(SLAClass.BEST_EFFORT, on_lowered_thread)) is False  # the load's own thread
+    assert asyncio.run(threads.run(SLAClass.LATENCY_CRITICAL, session_lowering)) is None
+    assert asyncio.run(LoadThreads().run(SLAClass.BEST_EFFORT, session_lowering)) is None
     assert sla_class_of(None) is SLAClass.BEST_EFFORT
     assert sla_class_of(InferenceContract(sla_class=SLAClass.LATENCY_CRITICAL)) is SLAClass.LATENCY_CRITICAL
+
+
+def test_a_lowered_builds_error_is_raised_on_the_callers_thread() -> None:
+    def broken() -> None:
+        raise ValueError("no such model")
+
+    with pytest.raises(ValueError, match="no such model"):
+        build_session(broken, lowered_by=5)
 
 
 def test_the_knob_is_off_by_default_and_reaches_both_tables_of_served_models(
