@@ -18,6 +18,7 @@ from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion, audit_trail
 from mcp2026ai.registry.leftovers import remove_leftovers
+from mcp2026ai.scheduling.cpu_priority import UrgentWindow
 from mcp2026ai.scheduling.host import apply_host_tuning, settle_startup_heap
 from mcp2026ai.scheduling.load_priority import LoadThreads
 from mcp2026ai.server.config import ServerConfig
@@ -64,7 +65,8 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     backends = ArtifactBackends(
         registry, config.security.trusted_keys(), planner, config.runtime, config.host_tuning.lone_session_plan
     )
-    executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice)
+    # one window for the server: a model's bulk batches run lower while any model serves latency-critical
+    executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice, urgent_window=UrgentWindow())
     budget = MemoryBudget(config.memory_budget_mb, registry.catalog) if config.memory_budget_mb is not None else None
     load_threads = LoadThreads(config.host_tuning.best_effort_load_nice)
     models = ServedModels(

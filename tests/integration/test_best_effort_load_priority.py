@@ -5,7 +5,9 @@ SqueezeNet and SmolLM2 best-effort, each loaded by its first request.
 The threads each load creates are read back from /proc/self/task (the server runs in this process): the
 best-effort models' onnxruntime workers (SqueezeNet's session, SmolLM2's decoder) run 10 nicer, the
 SmolLM2 engine's step thread (a Python thread: it holds the GIL) and the pinned model's threads keep
-their priority, and every answer is what it is without the knob.
+their priority; with ``bulk_batch_nice`` too, SqueezeNet's batch right after a latency-critical batch of
+the OCR classifier runs on its bulk pool (one window for the server's executors); every answer is
+what it is without the knobs.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def serve(home: Path, smollm2: Path, nice: int | None) -> BackgroundServer:
         drain_timeout_s=10,
         memory_budget_mb=1000,
         generation=EngineConfig(max_num_seqs=2, max_model_len=256),
-        host_tuning=HostTuning(best_effort_load_nice=nice),
+        host_tuning=HostTuning(best_effort_load_nice=nice, bulk_batch_nice=nice),
     )
     return BackgroundServer(registry, ["ocr-cls"], config)
 
@@ -127,7 +129,11 @@ def test_best_effort_models_compute_on_lowered_threads_and_the_pinned_one_does_n
             answers[nice] = (classified, chat.json()["choices"][0]["message"]["content"])
             ocr = client.post("/v2/models/ocr-cls/infer", json=ocr_body(), headers={"X-SLA-Class": "latency-critical"})
             assert ocr.status_code == 200, ocr.text
+            assert squeezenet_answer(client) == classified  # right after a latency-critical batch of another model
             expected = min(19, base + nice) if nice else base
+            bulk = [thread for thread in threading.enumerate() if thread.name.startswith("mcp-batch-bulk")]
+            assert bool(bulk) == bool(nice), "with --bulk-batch-nice, SqueezeNet's batch ran on its bulk pool"
+            assert all(thread_nice(thread.native_id) == expected for thread in bulk if thread.native_id)
             if usable_physical_cores() > 1:  # one intra-op thread is the caller's own: no worker to read
                 assert workers and set(workers.values()) == {expected}, workers
                 assert decoder_workers and set(decoder_workers.values()) == {expected}, decoder_workers

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from mcp2026ai.clock import Clock
 from mcp2026ai.runtime.thread_priority import THREAD_PRIORITIES, lower_thread_priority
 
-__all__ = ["BULK_NICE", "THREAD_PRIORITIES", "URGENT_HOLD_S", "BatchThreads", "lower_thread_priority"]
+__all__ = ["BULK_NICE", "THREAD_PRIORITIES", "URGENT_HOLD_S", "BatchThreads", "UrgentWindow", "lower_thread_priority"]
 
 BULK_NICE = 10
 """How much higher the nice value of the threads running batches without latency-critical requests is."""
@@ -35,12 +35,23 @@ URGENT_HOLD_S = 1.0
 """After a batch with a latency-critical request, other batches run at the lower priority this long."""
 
 
+class UrgentWindow:
+    """When a batch holding a latency-critical request last started, on the executors' clock. Each
+    executor has its own unless given one: a server shares one among all its models' executors
+    (app.py), so a best-effort model's batches run lower while *another* model serves latency-critical
+    requests (the memory budget's mixed workload, docs/model-lifecycle.md)."""
+
+    def __init__(self) -> None:
+        self.at = -float("inf")
+
+
 class BatchThreads:
     """The pools of worker threads one executor's batches run on: ``workers`` threads at normal
     priority and, with ``bulk_nice`` on Linux, as many at that much lower priority."""
 
-    def __init__(self, workers: int, bulk_nice: int | None, clock: Clock) -> None:
+    def __init__(self, workers: int, bulk_nice: int | None, clock: Clock, window: UrgentWindow | None = None) -> None:
         self._clock = clock
+        self._window = window if window is not None else UrgentWindow()
         self._normal = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mcp-batch")
         self._bulk: ThreadPoolExecutor | None = None
         if bulk_nice and THREAD_PRIORITIES:
@@ -50,15 +61,14 @@ class BatchThreads:
                 initializer=lower_thread_priority,
                 initargs=(bulk_nice,),
             )
-        self._urgent_at = -float("inf")
 
     def for_batch(self, urgent: bool) -> ThreadPoolExecutor:
         """The pool to run the next batch on; ``urgent``: it holds a latency-critical request."""
         now = self._clock()
         if urgent:
-            self._urgent_at = now
+            self._window.at = now
             return self._normal
-        if self._bulk is not None and now - self._urgent_at <= URGENT_HOLD_S:
+        if self._bulk is not None and now - self._window.at <= URGENT_HOLD_S:
             return self._bulk
         return self._normal
 

@@ -38,6 +38,7 @@ from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.cpu_priority import UrgentWindow
 from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
 from mcp2026ai.scheduling.sequences import SequenceTable
@@ -90,6 +91,7 @@ def batching_executor(
     override: ConfigOverride | None = None,
     *,
     bulk_nice: int | None = None,
+    urgent_window: UrgentWindow | None = None,
 ) -> Executor:
     """Dynamic batching with SLA-class queues.
 
@@ -118,7 +120,9 @@ def batching_executor(
     if override is not None:
         config = override.apply(config)
     config = config.model_copy(update={"bulk_nice": bulk_nice})
-    return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
+    return BatchingExecutor(
+        backend, config, model=record.name, version=record.version, stats=stats, urgent_window=urgent_window
+    )
 
 
 @dataclass

@@ -27,11 +27,13 @@ from mcp2026ai.runtime.thread_priority import (
     sessions_lowered,
     thread_nice,
 )
+from mcp2026ai.scheduling.cpu_priority import URGENT_HOLD_S, BatchThreads, UrgentWindow
 from mcp2026ai.scheduling.host import HostTuning
 from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.testing import BackgroundServer
 from tests.support.cli import run_main
+from tests.support.clock import FakeClock
 
 pytestmark = pytest.mark.skipif(not THREAD_PRIORITIES, reason="threads have no nice value of their own here")
 SPINNING = next(iter(BLOCKING_WORKERS))
@@ -136,3 +138,20 @@ def test_the_flag_sets_it_and_a_bad_value_is_one_clear_error(
     refused = run_main(["serve", "--print-config", "--best-effort-load-nice", "25"], capsys, monkeypatch)
     expected = "error: --best-effort-load-nice: Input should be less than or equal to 19 (value: 25)"
     assert refused.code == 2 and refused.err.strip() == expected, refused.err
+
+
+def test_a_shared_window_runs_one_models_bulk_batches_lower_while_another_serves_latency_critical() -> None:
+    clock = FakeClock()
+    window = UrgentWindow()
+    pinned, best_effort = (BatchThreads(1, bulk_nice=10, clock=clock, window=window) for _ in range(2))
+    alone = BatchThreads(1, bulk_nice=10, clock=clock)  # a window of its own: the executor's default
+    try:
+        normal, own = best_effort.for_batch(urgent=False), alone.for_batch(urgent=False)
+        pinned.for_batch(urgent=True)  # the pinned model runs a latency-critical batch
+        assert best_effort.for_batch(urgent=False) is not normal, "the other model's batch goes to its bulk pool"
+        assert alone.for_batch(urgent=False) is own
+        clock.advance(URGENT_HOLD_S * 2)
+        assert best_effort.for_batch(urgent=False) is normal
+    finally:
+        for threads in (pinned, best_effort, alone):
+            threads.shutdown()
