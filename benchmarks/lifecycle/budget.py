@@ -75,9 +75,9 @@ VARIANTS: dict[str, list[str]] = {
     "tuned": ["--best-effort-load-nice", "10", "--bulk-batch-nice", "10"],
     "loads-niced": ["--best-effort-load-nice", "10"],
 }
-"""Server flags of each variant: ``tuned`` builds the best-effort models on threads at nice +10 (their
-loads, their sessions' workers, blocking, and their engines' steps; scheduling/load_priority.py) and
-runs their batches at nice +10 while the latency-critical class is served (scheduling/cpu_priority.py)."""
+"""Server flags of each variant: ``tuned`` builds the best-effort models' onnxruntime sessions on threads
+at nice +10 (their workers niced, blocking; scheduling/load_priority.py) and runs batches without a
+latency-critical request at nice +10 while any model serves that class (scheduling/cpu_priority.py)."""
 
 
 def data_inputs_only(source: Path, target: Path) -> Path:
@@ -222,10 +222,11 @@ def bursts(seed: int, requests: int) -> list[str]:
     return sequence[:requests]
 
 
-def measure_footprints(home: Path, budget_mb: float) -> dict[str, int]:
+def measure_footprints(home: Path, budget_mb: float, variant: str = "default") -> dict[str, int]:
     """One request per model (each loaded on request, evicting as the budget says): its footprint is
-    measured and kept in the catalog for the runs that follow."""
-    server, port = start_server(home, budget_mb)
+    measured and kept in the catalog for the runs that follow (with the variant's flags: how a load is
+    built changes what it takes)."""
+    server, port = start_server(home, budget_mb, variant)
     tally = Tally()
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
@@ -345,7 +346,7 @@ def run(
 ) -> dict[str, object]:
     home = Path(tempfile.mkdtemp(prefix="mcp-budget-"))
     register_models(home)
-    measured = measure_footprints(home, budget_mb)
+    measured = measure_footprints(home, budget_mb, variant)
     server, port = start_server(home, budget_mb, variant)
     alone = Tally()
     try:
@@ -432,9 +433,10 @@ def ab(
     alone p99), and the ratio of its mixed requests pooled over the rounds to the alone requests of
     every round and variant pooled (the variants differ only in how best-effort models run: alone,
     none is loaded). Per round: each variant's mixed p99 over the first variant's (paired)."""
-    home = Path(tempfile.mkdtemp(prefix="mcp-budget-ab-"))
-    register_models(home)
-    measure_footprints(home, budget_mb)
+    homes = {variant: Path(tempfile.mkdtemp(prefix=f"mcp-budget-ab-{variant}-")) for variant in variants}
+    for variant, home in homes.items():  # each variant's own catalog of measured footprints
+        register_models(home)
+        measure_footprints(home, budget_mb, variant)
     per_round: list[dict[str, object]] = []
     alone_pool: list[float] = []
     mixed_pool: dict[str, list[float]] = {variant: [] for variant in variants}
@@ -442,7 +444,7 @@ def ab(
         order = variants if number % 2 == 0 else variants[::-1]
         for variant in order:
             figures, alone, mixed = ab_round(
-                home, budget_mb, variant, seed + number, alone_requests, seconds, open_loop
+                homes[variant], budget_mb, variant, seed + number, alone_requests, seconds, open_loop
             )
             alone_pool += alone
             mixed_pool[variant] += mixed

@@ -4,7 +4,8 @@ The batcher's queues already put latency-critical requests first; once two batch
 operating system decides which gets the CPU, and on a machine whose cores are shared (the clients, the
 event loop, other processes) a batch's run is preempted whatever it holds. So a batch holding a
 latency-critical request runs on a thread of normal priority, and while latency-critical requests are
-being served (one was in a batch within :data:`URGENT_HOLD_S`) every other batch runs on a thread whose
+being served (one was in a batch within :data:`URGENT_HOLD_S`, in any model's executor of the server:
+they share one :class:`UrgentWindow`) every other batch runs on a thread whose
 nice value is raised by ``bulk_nice`` (host tuning, off by default; 10 in its latency preset: such a
 thread gets about a tenth of a normal one's share of a core both want). Without latency-critical
 traffic every batch runs at normal priority, as before.
