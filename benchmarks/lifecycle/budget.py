@@ -33,7 +33,9 @@ variant a fresh server per round (``--round-alone-requests`` pinned requests alo
 ``--round-seconds`` of the mixed workload); reported per variant: the pinned p99 ratio per round
 (median, min, max), pooled over rounds, and the paired per-round ratio of mixed p99s:
 
-    PYTHONPATH=src .venv/bin/python benchmarks/lifecycle/budget.py --budget-mb 1000 --variants default,tuned --rounds 3
+    PYTHONPATH=src .venv/bin/python benchmarks/lifecycle/budget.py --budget-mb 1200 --variants default,tuned --rounds 3
+
+(``tuned`` needs about 170 MiB more at a Gemma 3 load: 1,000 MiB is borderline for it; docs/model-lifecycle.md)
 
 Figures from a shared 2-core host are measured under contention (other work on the cores): the
 p99 ratio in particular needs a quiet machine.

@@ -14,7 +14,7 @@ from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.lone import LoneGate
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
-from mcp2026ai.runtime.thread_priority import build_session, lowered_session_config
+from mcp2026ai.runtime.thread_priority import lowered_session_config
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
 _OPTIMIZATION_LEVELS = {
@@ -98,13 +98,11 @@ class OnnxRuntimeBackend:
             source = self._model_bytes
         else:
             raise ModelNotReadyError(f"{self.label}: model bytes were released after the first load")
-        # on a lowered thread for a best-effort model's load (runtime/thread_priority.py): its workers start there
-        self._session = build_session(
-            lambda: ort.InferenceSession(source, session_options(self.plan, self.optimized_model_path), providers)
-        )
+        options = session_options(self.plan, self.optimized_model_path)
+        self._session = ort.InferenceSession(source, options, providers=providers)
         if self.plan.lone_threads:  # built from the same source, before model bytes are released
-            lone_plan = self.plan.lone_plan()
-            self._lone = build_session(lambda: ort.InferenceSession(source, session_options(lone_plan), providers))
+            lone_options = session_options(self.plan.lone_plan())
+            self._lone = ort.InferenceSession(source, lone_options, providers=providers)
         self._model_bytes = None
 
     def infer(self, inputs: Tensors, outputs: Sequence[str] | None = None) -> dict[str, np.ndarray]:

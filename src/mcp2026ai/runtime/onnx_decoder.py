@@ -47,12 +47,7 @@ from mcp2026ai.ir.lora_graph import LORA_SLOTS, NO_ADAPTER, LoraLayout, lora_mod
 from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.cpu_load import LoadProbe
 from mcp2026ai.runtime.lora_weights import LoraStacks
-from mcp2026ai.runtime.thread_priority import (
-    BLOCKING_WORKERS,
-    build_session,
-    lowered_session_config,
-    session_lowering,
-)
+from mcp2026ai.runtime.thread_priority import BLOCKING_WORKERS, lowered_session_config
 
 PLATFORM = "onnxruntime_decoder"
 SESSION_CONFIG: dict[str, str] = {}
@@ -98,9 +93,6 @@ class OnnxDecoder:
             self._model_bytes = lora_model_bytes(self._path, targets, lora)
         self._threads = threads
         self._config = dict(SESSION_CONFIG if session_config is None else session_config)
-        self._lowered_by = session_lowering()
-        """A best-effort engine's sessions, the blocking one built later included, are built this much
-        nicer (runtime/thread_priority.py); the engine's own step thread keeps its priority."""
         self.session = self._session(self._config, profile_prefix)
         self._blocking: ort.InferenceSession | None = None
         self.load_probe = load_probe if load_probe is not None else LoadProbe()
@@ -129,9 +121,6 @@ class OnnxDecoder:
         """Whether this decoder can return logits for several trailing positions (speculative decoding)."""
 
     def _session(self, config: Mapping[str, str], profile_prefix: Path | None = None) -> ort.InferenceSession:
-        return build_session(lambda: self._build_session(config, profile_prefix), self._lowered_by)
-
-    def _build_session(self, config: Mapping[str, str], profile_prefix: Path | None) -> ort.InferenceSession:
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = confine(options, self._threads)

@@ -1,18 +1,16 @@
-"""A thread's CPU priority, and onnxruntime sessions whose worker threads run at a lower one.
+"""A thread's CPU priority, and what a model built on a lowered thread computes at.
 
 Linux gives each thread a nice value of its own, and a thread starts with the nice value of the
 thread that created it. onnxruntime creates a session's intra-op worker threads when the session is
-built: so the thread a session is built on decides the priority its workers compute at for the
-session's whole life.
+built, and a language-model engine starts its step thread when it is built: so the thread a model is
+built on decides the priority of the threads it computes on for its whole life. :func:`run_lowered`
+runs a build on a short-lived thread that much nicer (scheduling/load_priority.py: best-effort models).
 
-Inside :func:`sessions_lowered` (scheduling/load_priority.py wraps a best-effort model's load in it),
-:func:`build_session` builds each session on a short-lived thread that much nicer, so its workers
-start there, and those workers block instead of spinning between parallel sections: a niced worker
-spinning at a barrier holds a core that normal-priority threads want, and a descheduled niced worker
-would keep its normal-priority peers spinning for it. Python threads (the load's, a language-model
-engine's step thread) keep their priority: a niced thread descheduled while it holds the GIL would
-keep the event loop waiting. Raising a nice value needs no privilege; lowering it back would, so it
-never is.
+A session built on a thread nicer than the process's main thread also has its intra-op workers block
+instead of spinning between parallel sections (:func:`lowered_session_config`): a niced worker spinning
+at a barrier holds a core that normal-priority threads want, and a descheduled niced worker would keep
+its normal-priority peers spinning for it. Raising a nice value needs no privilege; lowering it back
+would, so it never is.
 """
 
 from __future__ import annotations
@@ -21,9 +19,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import TypeVar
 
 logger = logging.getLogger(__name__)
@@ -33,7 +29,6 @@ THREAD_PRIORITIES = sys.platform == "linux"
 """Whether threads have nice values of their own here."""
 BLOCKING_WORKERS = {"session.intra_op.allow_spinning": "0"}
 """The session config entry that makes onnxruntime's intra-op workers block instead of spinning."""
-_SESSIONS_LOWERED_BY: ContextVar[int | None] = ContextVar("sessions_lowered_by", default=None)
 
 
 def thread_nice(native_id: int | None = None) -> int:
@@ -65,27 +60,9 @@ def lowered_session_config() -> dict[str, str]:
     return dict(BLOCKING_WORKERS) if on_lowered_thread() else {}
 
 
-@contextmanager
-def sessions_lowered(by: int | None) -> Iterator[None]:
-    """Within it (this thread's context), :func:`build_session` builds sessions ``by`` nicer; None: as is."""
-    token = _SESSIONS_LOWERED_BY.set(by if THREAD_PRIORITIES else None)
-    try:
-        yield
-    finally:
-        _SESSIONS_LOWERED_BY.reset(token)
-
-
-def session_lowering() -> int | None:
-    """How much nicer :func:`build_session` builds sessions here (None: at this thread's priority)."""
-    return _SESSIONS_LOWERED_BY.get()
-
-
-def build_session(build: Callable[[], T], lowered_by: int | None = None) -> T:
-    """``build()`` (which creates an onnxruntime session and its workers) on a thread ``lowered_by``
-    nicer (default: :func:`session_lowering`), waiting for it; on the calling thread when neither asks."""
-    by = lowered_by if lowered_by is not None else session_lowering()
-    if not by or not THREAD_PRIORITIES:
-        return build()
+def run_lowered(build: Callable[[], T], by: int) -> T:
+    """``build()`` on a short-lived thread ``by`` nicer, waiting for it: every thread it starts (an
+    onnxruntime session's workers, an engine's step thread) starts that much nicer too."""
     outcome: dict[str, object] = {}
 
     def lowered() -> None:

@@ -478,7 +478,7 @@ class ServedModels:
             sla_class = sla_class_of(record.contract)
             backend = await self.load_threads.run(sla_class, factory or self.backend_factory, record)
             await self.load_threads.run(sla_class, backend.load)
-            if self.load_threads.lowers(sla_class):  # its session was built on a thread (and heap arena) of its own
+            if self.load_threads.lowers(sla_class):  # built on a thread (and heap arena) of its own
                 await asyncio.to_thread(release_freed_memory)
             stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
             executor = (

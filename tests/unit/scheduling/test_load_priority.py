@@ -1,6 +1,6 @@
-"""Best-effort models' sessions built lowered (scheduling/load_priority.py, runtime/thread_priority.py): the
-workers a session creates run that much nicer, read back from /proc/self/task, and block instead of
-spinning; the load's own thread keeps its priority."""
+"""Best-effort models built on a lowered thread (scheduling/load_priority.py, runtime/thread_priority.py):
+the workers their session creates run that much nicer, read back from /proc/self/task, and block instead
+of spinning; the caller's thread keeps its priority."""
 
 from __future__ import annotations
 
@@ -21,10 +21,8 @@ from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.thread_priority import (
     BLOCKING_WORKERS,
     THREAD_PRIORITIES,
-    build_session,
     on_lowered_thread,
-    session_lowering,
-    sessions_lowered,
+    run_lowered,
     thread_nice,
 )
 from mcp2026ai.scheduling.cpu_priority import URGENT_HOLD_S, BatchThreads, UrgentWindow
@@ -97,16 +95,13 @@ def test_latency_critical_models_and_the_knob_off_build_at_normal_priority() -> 
         assert spinning_entry(backend) is None
 
 
-def test_sessions_are_built_lowered_only_where_asked_and_the_load_thread_keeps_its_priority() -> None:
-    assert build_session(on_lowered_thread, lowered_by=5) and not build_session(on_lowered_thread)
-    with sessions_lowered(5):
-        assert build_session(on_lowered_thread) and not on_lowered_thread()
-    assert session_lowering() is None and not on_lowered_thread()
-    threads = LoadThreads(best_effort_nice=10)
-    assert asyncio.run(threads.run(SLAClass.BEST_EFFORT, session_lowering)) == 10
-    assert asyncio.run(threads.run(SLAClass.BEST_EFFORT, on_lowered_thread)) is False  # the load's own thread
-    assert asyncio.run(threads.run(SLAClass.LATENCY_CRITICAL, session_lowering)) is None
-    assert asyncio.run(LoadThreads().run(SLAClass.BEST_EFFORT, session_lowering)) is None
+def test_only_a_best_effort_build_with_the_knob_on_runs_on_a_lowered_thread() -> None:
+    threads = LoadThreads(best_effort_nice=5)
+    assert asyncio.run(threads.run(SLAClass.BEST_EFFORT, on_lowered_thread)) is True
+    assert asyncio.run(threads.run(SLAClass.BEST_EFFORT, thread_nice)) == min(19, thread_nice() + 5)
+    assert asyncio.run(threads.run(SLAClass.LATENCY_CRITICAL, on_lowered_thread)) is False
+    assert asyncio.run(LoadThreads().run(SLAClass.BEST_EFFORT, on_lowered_thread)) is False
+    assert not on_lowered_thread()
     assert sla_class_of(None) is SLAClass.BEST_EFFORT
     assert sla_class_of(InferenceContract(sla_class=SLAClass.LATENCY_CRITICAL)) is SLAClass.LATENCY_CRITICAL
 
@@ -116,7 +111,7 @@ def test_a_lowered_builds_error_is_raised_on_the_callers_thread() -> None:
         raise ValueError("no such model")
 
     with pytest.raises(ValueError, match="no such model"):
-        build_session(broken, lowered_by=5)
+        run_lowered(broken, 5)
 
 
 def test_the_knob_is_off_by_default_and_reaches_both_tables_of_served_models(
