@@ -338,14 +338,11 @@ class Engine:
         self.batch.preempted.clear()
 
 
-def build_engine(
-    name: str, folder: Path, config: EngineConfig | None = None, tokenizer: TextTokenizer | None = None
-) -> Engine:
-    """An engine for the converted model in ``folder`` (see ``ir/llm_convert.py``); its tokenizer read
-    from the folder unless given (one parsed beforehand, elsewhere)."""
+def build_engine(name: str, folder: Path, config: EngineConfig | None = None) -> Engine:
+    """An engine for the converted model in ``folder`` (see ``ir/llm_convert.py``)."""
     config = config or EngineConfig()
     info = load_llm_info(folder)
-    tokenizer = tokenizer or TextTokenizer(folder)
+    tokenizer = TextTokenizer(folder)
     max_len = min(config.max_model_len, info.context_length)
     lora = LoraLayout(config.max_loras, config.max_lora_rank) if config.max_loras else None
     decoder = OnnxDecoder(folder, info, config.max_num_seqs, max_len, config.threads, lora=lora)

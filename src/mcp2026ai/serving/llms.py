@@ -18,7 +18,6 @@ from mcp2026ai.errors import (
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.generation.engine import Engine, build_engine
 from mcp2026ai.generation.speculative import DEFAULT_DRAFT_TOKENS
-from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.inference import ModelDescription
 from mcp2026ai.ir.llm_sampling import read_sampling
 from mcp2026ai.observability import metrics
@@ -222,10 +221,7 @@ class GenerationModels:
         plan, _artifact, folder = await asyncio.to_thread(self.open_planned, record)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
         sla_class = sla_class_of(record.contract)
-        tokenizer = None
-        if self.load_threads.lowers(sla_class):  # its parse holds the GIL throughout (Gemma 3: seconds): at
-            tokenizer = await asyncio.to_thread(TextTokenizer, folder)  # normal priority, it ends no later
-        engine = await self.load_threads.run(sla_class, build_engine, record.name, folder, config, tokenizer)
+        engine = await self.load_threads.run(sla_class, build_engine, record.name, folder, config)
         if self.load_threads.lowers(sla_class):  # built on a thread (and heap arena) of its own: its arena
             await asyncio.to_thread(release_freed_memory)  # kept ~170 MiB of Gemma 3's load untrimmed
         own = GenerationDefaults(**read_sampling(folder)) if self.model_defaults else GenerationDefaults()
