@@ -18,7 +18,9 @@ from mcp2026ai.observability.runtime_settings import TraceSettings
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.registry import ModelRegistry, ModelVersion, audit_trail
 from mcp2026ai.registry.leftovers import remove_leftovers
+from mcp2026ai.scheduling.cpu_priority import UrgentWindow
 from mcp2026ai.scheduling.host import apply_host_tuning, settle_startup_heap
+from mcp2026ai.scheduling.load_priority import LoadThreads
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
@@ -63,10 +65,18 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
     backends = ArtifactBackends(
         registry, config.security.trusted_keys(), planner, config.runtime, config.host_tuning.lone_session_plan
     )
-    executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice)
+    # one window for the server: a model's bulk batches run lower while any model serves latency-critical
+    executors = partial(batching_executor, bulk_nice=config.host_tuning.bulk_batch_nice, urgent_window=UrgentWindow())
     budget = MemoryBudget(config.memory_budget_mb, registry.catalog) if config.memory_budget_mb is not None else None
+    load_threads = LoadThreads(config.host_tuning.best_effort_load_nice)
     models = ServedModels(
-        registry, executors, backends, config.drain_timeout_s, pipeline_executor=pipeline_executor, budget=budget
+        registry,
+        executors,
+        backends,
+        config.drain_timeout_s,
+        pipeline_executor=pipeline_executor,
+        budget=budget,
+        load_threads=load_threads,
     )
     traced = config.traces.sample_ratio if config.traces.exporter != "none" else 0.0
     llms = GenerationModels(
@@ -76,6 +86,7 @@ def build_plane(registry: ModelRegistry, names: list[str], config: ServerConfig)
         budget,
         trusted_keys=config.security.trusted_keys(),
         model_defaults=config.generation_config == "auto",
+        load_threads=load_threads,
     )
     tensor_names = [name for name in names if not llms.is_language_model(name)]
     return DataPlane(

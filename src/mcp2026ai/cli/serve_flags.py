@@ -133,6 +133,7 @@ FLAGS: list[Flag] = [
         panel=TUNING,
         to_config=lambda nice: nice or None,  # 0 was this flag's off before `off`
     ),
+    Flag("host_tuning.best_effort_load_nice", panel=TUNING),
     Flag("host_tuning.freeze_startup_heap", panel=TUNING),
     Flag("host_tuning.full_collection_after", panel=TUNING),
     Flag("host_tuning.lone_session_plan", panel=TUNING),

@@ -14,6 +14,7 @@ from mcp2026ai.runtime.base import Tensors
 from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.lone import LoneGate
 from mcp2026ai.runtime.plan import DEFAULT_PLAN, Plan
+from mcp2026ai.runtime.thread_priority import lowered_session_config
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
 
 _OPTIMIZATION_LEVELS = {
@@ -36,6 +37,8 @@ def session_options(plan: Plan, optimized_model_path: Path | None = None) -> ort
     # two cores, 3-6 ms less CPU per batch and ~16 % more answers under overload; c=1 latency within
     # 2 % (docs/llm-reliability.md, co-located overload).
     options.add_session_config_entry("session.force_spinning_stop", "1")
+    for key, value in lowered_session_config().items():  # built on a niced thread: its workers block
+        options.add_session_config_entry(key, value)
     if optimized_model_path is not None:
         options.optimized_model_filepath = str(optimized_model_path)
     return options
@@ -89,13 +92,13 @@ class OnnxRuntimeBackend:
     def load(self) -> None:
         available = set(ort.get_available_providers())
         providers = [name for name in self.plan.ort_providers() if name in available]
-        options = session_options(self.plan, self.optimized_model_path)
         if self.model_path is not None:
             source: str | bytes = str(self.model_path)
         elif self._model_bytes is not None:
             source = self._model_bytes
         else:
             raise ModelNotReadyError(f"{self.label}: model bytes were released after the first load")
+        options = session_options(self.plan, self.optimized_model_path)
         self._session = ort.InferenceSession(source, options, providers=providers)
         if self.plan.lone_threads:  # built from the same source, before model bytes are released
             lone_options = session_options(self.plan.lone_plan())

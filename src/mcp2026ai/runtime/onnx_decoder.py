@@ -47,11 +47,12 @@ from mcp2026ai.ir.lora_graph import LORA_SLOTS, NO_ADAPTER, LoraLayout, lora_mod
 from mcp2026ai.runtime.cpu_affinity import confine
 from mcp2026ai.runtime.cpu_load import LoadProbe
 from mcp2026ai.runtime.lora_weights import LoraStacks
+from mcp2026ai.runtime.thread_priority import BLOCKING_WORKERS, lowered_session_config
 
 PLATFORM = "onnxruntime_decoder"
 SESSION_CONFIG: dict[str, str] = {}
 """onnxruntime session config entries every decoder gets (benchmarks/engine/decode_step.py compares others)."""
-BLOCKING = {"session.intra_op.allow_spinning": "0"}
+BLOCKING = BLOCKING_WORKERS
 _EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
 """Added for the session used while the CPUs are contended (see :class:`OnnxDecoder`)."""
 
@@ -123,7 +124,7 @@ class OnnxDecoder:
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = confine(options, self._threads)
-        for key, value in config.items():
+        for key, value in {**config, **lowered_session_config()}.items():  # built lowered: workers block
             options.add_session_config_entry(key, value)
         if self._model_bytes is not None:  # the LoRA graph, its weights in the decoder's external file
             options.add_session_config_entry(_EXTERNAL_FOLDER, str(self._path.parent))

@@ -23,7 +23,7 @@ import numpy as np
 
 from mcp2026ai.clock import Clock
 from mcp2026ai.runtime.base import Tensors
-from mcp2026ai.scheduling.cpu_priority import BatchThreads
+from mcp2026ai.scheduling.cpu_priority import BatchThreads, UrgentWindow
 from mcp2026ai.scheduling.gil import SWITCH_INTERVAL, SwitchInterval
 from mcp2026ai.scheduling.placement import ExecutionPlacement
 
@@ -53,6 +53,7 @@ class BatchRuns:
         bulk_nice: int | None,
         clock: Clock,
         switch: SwitchInterval = SWITCH_INTERVAL,
+        urgent_window: UrgentWindow | None = None,
     ) -> None:
         # Inline batches run one at a time on the loop: with several slots they all go to threads.
         self._placement = ExecutionPlacement(inline_below_ms if slots == 1 else 0.0)
@@ -61,10 +62,11 @@ class BatchRuns:
         self._clock = clock
         self._switch = switch
         self._threads: BatchThreads | None = None
+        self._urgent_window = urgent_window
 
     def start(self) -> None:
         if self._threads is None:
-            self._threads = BatchThreads(self._slots, self._bulk_nice, self._clock)
+            self._threads = BatchThreads(self._slots, self._bulk_nice, self._clock, self._urgent_window)
 
     def shutdown(self) -> None:
         """Stop the threads once their batches are done (without waiting here)."""

@@ -55,6 +55,7 @@ from mcp2026ai.scheduling.assemble import (
 )
 from mcp2026ai.scheduling.batch_runs import BatchRuns, RunTimes
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.cpu_priority import UrgentWindow
 from mcp2026ai.scheduling.queues import ClassQueues, Pending, effective_deadline
 from mcp2026ai.scheduling.telemetry import SchedulerTelemetry, next_batch_id
 from mcp2026ai.scheduling.window import FillingBatch, dispatch_due
@@ -104,6 +105,7 @@ class BatchingExecutor:
         version: str = "",
         clock: Clock = time.monotonic,
         stats: ModelStats | None = None,
+        urgent_window: UrgentWindow | None = None,
     ) -> None:
         self.backend = backend
         self._request_list = backend if isinstance(backend, RequestListBackend) else None
@@ -122,7 +124,11 @@ class BatchingExecutor:
         """Rows of each batch dispatched and not yet done."""
         self._loop_task: asyncio.Task[None] | None = None
         self._runs = BatchRuns(
-            self.config.max_concurrent_batches, self.config.inline_below_ms, self.config.bulk_nice, clock
+            self.config.max_concurrent_batches,
+            self.config.inline_below_ms,
+            self.config.bulk_nice,
+            clock,
+            urgent_window=urgent_window,
         )
         self._rate = DrainRate(self.config.max_concurrent_batches)
         self._spread = EstimateSpread()

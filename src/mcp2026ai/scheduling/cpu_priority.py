@@ -4,7 +4,8 @@ The batcher's queues already put latency-critical requests first; once two batch
 operating system decides which gets the CPU, and on a machine whose cores are shared (the clients, the
 event loop, other processes) a batch's run is preempted whatever it holds. So a batch holding a
 latency-critical request runs on a thread of normal priority, and while latency-critical requests are
-being served (one was in a batch within :data:`URGENT_HOLD_S`) every other batch runs on a thread whose
+being served (one was in a batch within :data:`URGENT_HOLD_S`, in any model's executor of the server:
+they share one :class:`UrgentWindow`) every other batch runs on a thread whose
 nice value is raised by ``bulk_nice`` (host tuning, off by default; 10 in its latency preset: such a
 thread gets about a tenth of a normal one's share of a core both want). Without latency-critical
 traffic every batch runs at normal priority, as before.
@@ -22,39 +23,36 @@ are created at theirs and never lowered back (which would).
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from mcp2026ai.clock import Clock
+from mcp2026ai.runtime.thread_priority import THREAD_PRIORITIES, lower_thread_priority
 
-logger = logging.getLogger(__name__)
+__all__ = ["BULK_NICE", "THREAD_PRIORITIES", "URGENT_HOLD_S", "BatchThreads", "UrgentWindow", "lower_thread_priority"]
 
 BULK_NICE = 10
 """How much higher the nice value of the threads running batches without latency-critical requests is."""
 URGENT_HOLD_S = 1.0
 """After a batch with a latency-critical request, other batches run at the lower priority this long."""
-THREAD_PRIORITIES = sys.platform == "linux"
-"""Whether threads have priorities of their own here."""
 
 
-def lower_thread_priority(by: int) -> None:
-    """Raise the calling thread's nice value by ``by`` (at most to 19); a refusal is logged, not raised."""
-    thread = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + by))
-    except OSError as exc:
-        logger.warning("could not lower the priority of batch thread %d: %s", thread, exc)
+class UrgentWindow:
+    """When a batch holding a latency-critical request last started, on the executors' clock. Each
+    executor has its own unless given one: a server shares one among all its models' executors
+    (app.py), so a best-effort model's batches run lower while *another* model serves latency-critical
+    requests (the memory budget's mixed workload, docs/model-lifecycle.md)."""
+
+    def __init__(self) -> None:
+        self.at = -float("inf")
 
 
 class BatchThreads:
     """The pools of worker threads one executor's batches run on: ``workers`` threads at normal
     priority and, with ``bulk_nice`` on Linux, as many at that much lower priority."""
 
-    def __init__(self, workers: int, bulk_nice: int | None, clock: Clock) -> None:
+    def __init__(self, workers: int, bulk_nice: int | None, clock: Clock, window: UrgentWindow | None = None) -> None:
         self._clock = clock
+        self._window = window if window is not None else UrgentWindow()
         self._normal = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mcp-batch")
         self._bulk: ThreadPoolExecutor | None = None
         if bulk_nice and THREAD_PRIORITIES:
@@ -64,15 +62,14 @@ class BatchThreads:
                 initializer=lower_thread_priority,
                 initargs=(bulk_nice,),
             )
-        self._urgent_at = -float("inf")
 
     def for_batch(self, urgent: bool) -> ThreadPoolExecutor:
         """The pool to run the next batch on; ``urgent``: it holds a latency-critical request."""
         now = self._clock()
         if urgent:
-            self._urgent_at = now
+            self._window.at = now
             return self._normal
-        if self._bulk is not None and now - self._urgent_at <= URGENT_HOLD_S:
+        if self._bulk is not None and now - self._window.at <= URGENT_HOLD_S:
             return self._bulk
         return self._normal
 

@@ -14,6 +14,11 @@ The knobs (and where each acts):
   0.80 -> 0.82 x capacity (ten pairs); costs 5 % HTTP throughput where batches take microseconds.
 - ``bulk_batch_nice`` (scheduling/cpu_priority.py): batches without a latency-critical request run on
   threads this much nicer while that class is served. 10: p99 53.8 -> 51.1 ms, goodput unchanged.
+- ``best_effort_load_nice`` (scheduling/load_priority.py): a best-effort model is built on a thread this
+  much nicer, so the threads it computes on (its sessions' intra-op workers, which then block instead of
+  spinning, and a language-model engine's step thread) run at that priority for its life. Measured on the memory
+  budget's mixed workload (benchmarks/lifecycle/budget.py, interleaved with ``--variants``;
+  docs/model-lifecycle.md); not in a preset until the other workloads' A/B is done.
 - ``freeze_startup_heap`` and ``full_collection_after``: ``gc.freeze()`` after start-up, and full
   collections every N middle ones (CPython: 10). Tiny MLP over gRPC c=32: 821 -> 898 req/s, p99 95 -> 69
   ms; 4x overload with 3,000 connections: no answer in flight during a full collection.
@@ -77,6 +82,14 @@ class HostTuning(BaseModel):
         le=19,
         description="While latency-critical requests are served, batches without one run on threads this much "
         "nicer (Linux; scheduling/cpu_priority.py). None: every batch at normal priority.",
+    )
+    best_effort_load_nice: int | None = Field(
+        None,
+        ge=1,
+        le=19,
+        description="A best-effort model is built on a thread this much nicer: its sessions' intra-op workers "
+        "(blocking, not spinning) and its engine's step thread compute at that priority "
+        "(Linux; scheduling/load_priority.py). None: every model built at normal priority.",
     )
     freeze_startup_heap: bool = Field(
         False, description="gc.freeze() once the models are loaded: full collections stop walking them."

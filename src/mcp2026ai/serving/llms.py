@@ -27,6 +27,7 @@ from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import read_verified_artifact, verified_llm_folder
 from mcp2026ai.runtime.onnx_decoder import PLATFORM
+from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
 from mcp2026ai.security.trust import TrustedKeys
 from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
 from mcp2026ai.serving.llm_adapters import base_name, is_adapter, open_adapter, served_adapter
@@ -101,8 +102,12 @@ class GenerationModels:
         budget: MemoryBudget | None = None,
         trusted_keys: TrustedKeys | None = None,
         model_defaults: bool = True,
+        load_threads: LoadThreads | None = None,
     ) -> None:
         self.registry = registry
+        self.load_threads = load_threads or LoadThreads()
+        """Where an engine is built, so where its sessions' workers and step thread start (a best-effort
+        one on a lowered thread with host tuning's ``best_effort_load_nice``: scheduling/load_priority.py)."""
         self.config = config or EngineConfig()
         self.trusted_keys = trusted_keys
         """``--require-signed``: every version an engine opens is verified as it is opened."""
@@ -215,7 +220,10 @@ class GenerationModels:
     async def _build(self, record: ModelVersion) -> Engine:
         plan, _artifact, folder = await asyncio.to_thread(self.open_planned, record)  # the plan's precision
         config = planned_config(engine_config(contract_config(self.config, record), record, folder), plan)
-        engine = await asyncio.to_thread(build_engine, record.name, folder, config)
+        sla_class = sla_class_of(record.contract)
+        engine = await self.load_threads.run(sla_class, build_engine, record.name, folder, config)
+        if self.load_threads.lowers(sla_class):  # built on a thread (and heap arena) of its own: its arena
+            await asyncio.to_thread(release_freed_memory)  # kept ~170 MiB of Gemma 3's load untrimmed
         own = GenerationDefaults(**read_sampling(folder)) if self.model_defaults else GenerationDefaults()
         self._own[record.name] = own
         return engine

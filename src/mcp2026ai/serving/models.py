@@ -38,7 +38,9 @@ from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
+from mcp2026ai.scheduling.cpu_priority import UrgentWindow
 from mcp2026ai.scheduling.direct import DirectExecutor
+from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
@@ -89,6 +91,7 @@ def batching_executor(
     override: ConfigOverride | None = None,
     *,
     bulk_nice: int | None = None,
+    urgent_window: UrgentWindow | None = None,
 ) -> Executor:
     """Dynamic batching with SLA-class queues.
 
@@ -117,7 +120,9 @@ def batching_executor(
     if override is not None:
         config = override.apply(config)
     config = config.model_copy(update={"bulk_nice": bulk_nice})
-    return BatchingExecutor(backend, config, model=record.name, version=record.version, stats=stats)
+    return BatchingExecutor(
+        backend, config, model=record.name, version=record.version, stats=stats, urgent_window=urgent_window
+    )
 
 
 @dataclass
@@ -181,8 +186,12 @@ class ServedModels:
         drain_timeout_s: float = 30.0,
         pipeline_executor: PipelineExecutorFactory | None = None,
         budget: MemoryBudget | None = None,
+        load_threads: LoadThreads | None = None,
     ) -> None:
         self.registry = registry
+        self.load_threads = load_threads or LoadThreads()
+        """Where a model's session is built (a best-effort one on a lowered thread with host tuning's
+        ``best_effort_load_nice``: scheduling/load_priority.py)."""
         self.pipeline_executor = pipeline_executor
         """Runs pipelines (the servers give dataplane's); None: a pipeline is refused at load."""
         self.budget = budget
@@ -466,8 +475,11 @@ class ServedModels:
         if is_pipeline(record):
             return await self._build_pipeline(record, started)
         with PeakRss() as peak:
-            backend = await asyncio.to_thread(factory or self.backend_factory, record)
-            await asyncio.to_thread(backend.load)
+            sla_class = sla_class_of(record.contract)
+            backend = await self.load_threads.run(sla_class, factory or self.backend_factory, record)
+            await self.load_threads.run(sla_class, backend.load)
+            if self.load_threads.lowers(sla_class):  # built on a thread (and heap arena) of its own
+                await asyncio.to_thread(release_freed_memory)
             stats = ModelStats(record.name, str(record.number))  # Triton keys statistics by integer version
             executor = (
                 self.executor_factory(record, backend, stats)
