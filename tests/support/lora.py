@@ -1,13 +1,16 @@
 """LoRA adapters for SmolLM2-135M built in the tests with peft: seeded, no download, no training.
 
 PEFT initialises ``lora_B`` to zeros (an adapter that changes nothing); here it is drawn from a seeded
-normal distribution instead, so each adapter visibly changes the model's answers.
+normal distribution instead, so each adapter visibly changes the model's answers. Both helpers run
+torch on one thread (``tests/support/torch_reference.py``: several times faster on the shared cores).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from tests.support.torch_reference import one_torch_thread
 
 ALL_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 B_STD = 0.05
@@ -26,15 +29,16 @@ def make_adapter(
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_pretrained(str(hf_folder), dtype=torch.float32)
-    peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets)))
-    generator = torch.Generator().manual_seed(seed + 1000)
-    with torch.no_grad():
-        for name, parameter in peft_model.named_parameters():
-            if "lora_B" in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * B_STD)
-    peft_model.save_pretrained(str(out))
+    with one_torch_thread():
+        torch.manual_seed(seed)
+        model = AutoModelForCausalLM.from_pretrained(str(hf_folder), dtype=torch.float32)
+        peft_model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets)))
+        generator = torch.Generator().manual_seed(seed + 1000)
+        with torch.no_grad():
+            for name, parameter in peft_model.named_parameters():
+                if "lora_B" in name:
+                    parameter.copy_(torch.randn(parameter.shape, generator=generator) * B_STD)
+        peft_model.save_pretrained(str(out))
     return out
 
 
@@ -44,8 +48,9 @@ def merged_reference(hf_folder: Path, adapter: Path) -> object:
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(str(hf_folder), dtype=torch.float32)
-    return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload().eval()
+    with one_torch_thread():
+        model = AutoModelForCausalLM.from_pretrained(str(hf_folder), dtype=torch.float32)
+        return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload().eval()
 
 
 def set_config(adapter: Path, **fields: object) -> None:
