@@ -6,7 +6,7 @@ Marked slow: the engines and the transformers reference take about a minute on t
 and int4 conversions and the reference folder are cached in .cache/llm). To keep it there: the
 references run torch on one thread (``tests/support/torch_reference.py``), the fp32 engine's answers
 without an adapter are computed once for the module (``base_answers``), and the int4 test's fp32
-reference answers run as one batch.
+reference answers run in batches of 8 (``max_num_seqs``).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from tests.support.torch_reference import reference_greedy
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 TOKENS = 24
 EOS = {2}
-LORA = {"max_loras": 2, "max_lora_rank": 8, "max_num_seqs": 4, "max_model_len": 256, "prefix_cache_mb": 0}
+LORA = {"max_loras": 2, "max_lora_rank": 8, "max_num_seqs": 8, "max_model_len": 256, "prefix_cache_mb": 0}
 CHECKED = PROMPTS[:8]
-"""The prompts whose greedy tokens are compared with transformers + peft (8 of the 20: each costs a
-transformers generate; 8 x 24 tokens per adapter still shows any wrong delta in the first tokens)."""
+"""The prompts whose greedy tokens are compared with transformers + peft: 8 of the 20 (each costs a
+transformers generate); a wrong adapter delta (scale, target, layer) changes tokens within these 8 x 24."""
 
 
 @pytest.fixture(scope="module")
