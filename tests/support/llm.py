@@ -73,11 +73,15 @@ def smollm2_hf(smollm2_gguf: Path) -> Path:
 
 @pytest.fixture
 def one_core() -> Iterator[None]:
-    """This process (and the engines it builds) may run on one core only: plans time 1 thread (bounded)."""
+    """This process (and the engines it builds) may run on one core only: plans time 1 thread (bounded).
+    Each pytest-xdist worker takes its own core (gw0 the first, gw1 the second, ...), so two workers'
+    one-core tests do not share one core while another idles."""
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("needs Linux CPU affinity")
     saved = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(saved)})
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    cores = sorted(saved)
+    os.sched_setaffinity(0, {cores[int(worker) % len(cores) if worker.isdigit() else 0]})
     yield
     os.sched_setaffinity(0, saved)
 

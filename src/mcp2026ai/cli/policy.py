@@ -23,7 +23,8 @@ from mcp2026ai.cli.policy_views import (
     round_rows,
     when,
 )
-from mcp2026ai.errors import NotFoundError
+from mcp2026ai.errors import InvalidArgumentError, NotFoundError
+from mcp2026ai.policy.generation import OUTPUT_TOKENS, PREFILL_RUNS, MeasurementBudget
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.pareto import ParetoPoint, pareto_points
 from mcp2026ai.policy.probe import probe_hardware
@@ -74,15 +75,31 @@ def plan_command(
             min=1.0, max=600.0, help="Pipelines: at most this long for the end-to-end run at c=4 (and 200 requests)."
         ),
     ] = 20.0,
+    generation_tokens: Annotated[
+        int | None,
+        typer.Option(
+            min=4, max=256, help=f"Language models: greedy tokens per measured request (default {OUTPUT_TOKENS})."
+        ),
+    ] = None,
+    prefill_runs: Annotated[
+        int | None,
+        typer.Option(min=1, max=10, help=f"Language models: timed prompt runs per candidate (default {PREFILL_RUNS})."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Measure every candidate plan now, pick one against the contract and store it (a pipeline: each model
     step on its share of the cores and of the latency budget)."""
     registry = context.registry()
     record = registry.resolve(model, version)
+    given = {"output_tokens": generation_tokens, "prefill_runs": prefill_runs}
+    measurement = MeasurementBudget(**{field: value for field, value in given.items() if value is not None})
     if is_llm_format(record.format):
-        policy_generation.plan(registry, record, as_json)
+        policy_generation.plan(registry, record, as_json, measurement)
         return
+    if generation_tokens is not None or prefill_runs is not None:
+        raise InvalidArgumentError(
+            f"--generation-tokens and --prefill-runs apply to language models; {record.ref} is not one"
+        )
     budget = ProfileBudget(seconds_per_plan=seconds_per_plan, total_seconds=total_seconds)
     shapes = SyntheticShapes(overrides=dict(parse_shape_override(text) for text in shape or []))
     if is_pipeline(record):

@@ -11,6 +11,7 @@ from mcp2026ai.ir.llm_info import LLMPrecision
 from mcp2026ai.policy.generation import (
     GenerationDecision,
     GenerationEvaluation,
+    MeasurementBudget,
     PrecisionVariant,
     decisions,
     last_decision,
@@ -78,8 +79,10 @@ def print_decision(decision: GenerationDecision) -> None:
     )
 
 
-def plan(registry: ModelRegistry, record: ModelVersion, as_json: bool) -> None:
-    decision = plan_generation(registry, record)
+def plan(
+    registry: ModelRegistry, record: ModelVersion, as_json: bool, measurement: MeasurementBudget | None = None
+) -> None:
+    decision = plan_generation(registry, record, measurement=measurement)
     if as_json:
         print_json(decision.model_dump(mode="json"))
     else:

@@ -51,12 +51,23 @@ TASKS = (
 )
 OUTPUT_TOKENS = 32
 AGREEMENT_TOKENS = 48
+PREFILL_RUNS = 3
 CHUNK_PROBE_TOKENS = 128
 CHUNK_TARGET_MS = 40.0
 """Longest prompt chunk run (hence longest extra wait of a running stream) when the contract sets no ITL."""
 MAX_CHUNK_TOKENS = 512
 PROCESS_OVERHEAD_MB = 200.0
 """What a memory budget keeps for the process itself and onnxruntime's buffers besides weights and KV."""
+
+
+class MeasurementBudget(BaseModel):
+    """How long each candidate is measured (``mcp policy plan --generation-tokens/--prefill-runs``): fewer
+    tokens and runs plan sooner, with figures over fewer inter-token gaps and prompt runs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    output_tokens: int = Field(OUTPUT_TOKENS, ge=4, le=256, description="Greedy tokens per request of the burst.")
+    prefill_runs: int = Field(PREFILL_RUNS, ge=1, le=10, description="Timed prompt runs; the best sets the rate.")
 
 
 class GenerationPlan(BaseModel):
@@ -174,11 +185,12 @@ def chat_ids(engine: Engine, text: str) -> list[int]:
 
 
 async def _workload(
-    engine: Engine, concurrency: int, budget: float | None = None
+    engine: Engine, concurrency: int, budget: float | None = None, tokens: int = OUTPUT_TOKENS
 ) -> tuple[list[float], list[float], float, int]:
-    """TTFT and inter-token gaps (seconds) of ``concurrency`` concurrent greedy requests, tokens/s, and
-    how many the TTFT budget refused (429, as the server would: the TTFT counts the others only)."""
-    params = SamplingParams(max_tokens=OUTPUT_TOKENS, temperature=0, ignore_eos=True)
+    """TTFT and inter-token gaps (seconds) of ``concurrency`` concurrent greedy requests of ``tokens``
+    each, tokens/s, and how many the TTFT budget refused (429, as the server would: the TTFT counts the
+    others only)."""
+    params = SamplingParams(max_tokens=tokens, temperature=0, ignore_eos=True)
     ttfts: list[float] = []
     gaps: list[float] = []
     refused = 0
@@ -213,8 +225,11 @@ def weights_mb(folder: Path) -> float:
     return sum(f.stat().st_size for f in folder.iterdir() if f.suffix in (".onnx", ".data")) / (1 << 20)
 
 
-def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> Measured:
+def measure(
+    folder: Path, plan: GenerationPlan, contract: InferenceContract, measurement: MeasurementBudget | None = None
+) -> Measured:
     """The figures of ``plan`` on the converted model in ``folder``."""
+    measurement = measurement or MeasurementBudget()
     spec = contract.generation
     config = EngineConfig(
         threads=plan.threads,
@@ -226,10 +241,11 @@ def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> 
     )
     engine = build_engine("plan", folder, config)
     try:
-        asyncio.run(_workload(engine, 1))  # warm-up
+        tokens = measurement.output_tokens
+        asyncio.run(_workload(engine, 1, tokens=tokens))  # warm-up
         budget = spec.ttft_p99_ms / 1000 if spec and spec.ttft_p99_ms else None
-        ttfts, gaps, rate, refused = asyncio.run(_workload(engine, plan.max_num_seqs, budget))
-        prefill_rate = _prefill_rate(engine)
+        ttfts, gaps, rate, refused = asyncio.run(_workload(engine, plan.max_num_seqs, budget, tokens))
+        prefill_rate = _prefill_rate(engine, measurement.prefill_runs)
         kv_mb = engine.blocks.num_blocks * engine.blocks.block_size * engine.decoder.bytes_per_token / (1 << 20)
     finally:
         engine.close()
@@ -244,11 +260,11 @@ def measure(folder: Path, plan: GenerationPlan, contract: InferenceContract) -> 
     )
 
 
-def _prefill_rate(engine: Engine) -> float:
-    """Prompt tokens/s of one ``CHUNK_PROBE_TOKENS`` run into the idle engine's first slot (best of 3)."""
+def _prefill_rate(engine: Engine, runs: int = PREFILL_RUNS) -> float:
+    """Prompt tokens/s of one ``CHUNK_PROBE_TOKENS`` run into the idle engine's first slot (best of ``runs``)."""
     ids = chat_ids(engine, TASKS[1] * 8)[:CHUNK_PROBE_TOKENS]
     best = float("inf")
-    for _ in range(3):
+    for _ in range(runs):
         started = time.perf_counter()
         engine.decoder.prefill(0, ids)
         best = min(best, time.perf_counter() - started)
@@ -273,24 +289,39 @@ def _p99_ms(values: Sequence[float]) -> float:
     return float(np.percentile(values, 99) * 1000) if values else 0.0
 
 
-def token_agreement(candidate: Path, reference: Path, tokens: int = AGREEMENT_TOKENS) -> float:
-    """Share of positions where ``candidate`` greedily picks the token ``reference`` generated there,
-    both fed the reference's answer (teacher forcing: one divergence does not spoil the rest)."""
-    ref = build_engine("reference", reference, EngineConfig(max_num_seqs=1, max_model_len=1024, prefix_cache_mb=0))
-    cand = build_engine("candidate", candidate, EngineConfig(max_num_seqs=1, max_model_len=1024, prefix_cache_mb=0))
+AGREEMENT_CONFIG = EngineConfig(max_num_seqs=1, max_model_len=1024, prefix_cache_mb=0)
+
+
+def reference_answers(reference: Path, tokens: int = AGREEMENT_TOKENS) -> list[tuple[list[int], list[int]]]:
+    """``reference``'s greedy answer (``tokens``) to each task: (prompt ids, answer ids)."""
+    ref = build_engine("reference", reference, AGREEMENT_CONFIG)
+    try:
+        prompts = [chat_ids(ref, text) for text in TASKS]
+        return [(prompt, asyncio.run(_greedy(ref, prompt, tokens))) for prompt in prompts]
+    finally:
+        ref.close()
+
+
+def agreement_with(candidate: Path, answers: Sequence[tuple[list[int], list[int]]]) -> float:
+    """Share of positions where ``candidate`` greedily picks the reference's token there, fed the
+    reference's answers (teacher forcing: one divergence does not spoil the rest)."""
+    cand = build_engine("candidate", candidate, AGREEMENT_CONFIG)
     try:
         agreed = total = 0
-        for text in TASKS:
-            prompt = chat_ids(ref, text)
-            answer = asyncio.run(_greedy(ref, prompt, tokens))
+        for prompt, answer in answers:
             logits = cand.decoder.verify(0, [*prompt, *answer[:-1]], len(prompt) + len(answer) - 1)
             picks = np.argmax(logits[-len(answer) :], axis=1)
             agreed += int(np.sum(picks == np.asarray(answer)))
             total += len(answer)
         return agreed / total if total else 0.0
     finally:
-        ref.close()
         cand.close()
+
+
+def token_agreement(candidate: Path, reference: Path, tokens: int = AGREEMENT_TOKENS) -> float:
+    """Share of positions where ``candidate`` greedily picks the token ``reference`` generated there,
+    both fed the reference's answer."""
+    return agreement_with(candidate, reference_answers(reference, tokens))
 
 
 async def _greedy(engine: Engine, prompt: list[int], tokens: int) -> list[int]:
@@ -376,8 +407,10 @@ def _precision(registry: ModelRegistry, record: ModelVersion) -> str:
 
 def assess(registry: ModelRegistry, record: ModelVersion, contract: InferenceContract) -> list[PrecisionVariant]:
     """Every import of ``record``'s source, its agreement with the fp32 import measured (unless the
-    contract rules its precision out anyway) and the gates it fails."""
+    contract rules its precision out anyway) and the gates it fails. The fp32 import's answers are
+    generated once for all the quantized imports."""
     reference = fp32_reference(registry, record)
+    answers: list[tuple[list[int], list[int]]] | None = None
     variants = []
     for version in imports(registry, record):
         precision, folder = _precision(registry, version), registry.llm_folder(version)
@@ -386,7 +419,8 @@ def assess(registry: ModelRegistry, record: ModelVersion, contract: InferenceCon
         if precision == Precision.FP32.value:
             agreement = 1.0
         elif reference is not None and not version_gates(contract, precision, 0.0):
-            agreement = token_agreement(folder, registry.llm_folder(reference))
+            answers = answers or reference_answers(registry.llm_folder(reference))
+            agreement = agreement_with(folder, answers)
         drift = None if agreement is None else 1.0 - agreement
         variants.append(
             PrecisionVariant(
@@ -435,7 +469,12 @@ def _reason(
     return "no candidate meets the contract: " + "; ".join(sorted(misses))
 
 
-def plan_generation(registry: ModelRegistry, record: ModelVersion, trigger: str = "manual") -> GenerationDecision:
+def plan_generation(
+    registry: ModelRegistry,
+    record: ModelVersion,
+    trigger: str = "manual",
+    measurement: MeasurementBudget | None = None,
+) -> GenerationDecision:
     """Measure every candidate of every admissible import of ``record``'s source, choose, store the decision."""
     started = time.perf_counter()
     contract = record.contract or InferenceContract()
@@ -447,7 +486,7 @@ def plan_generation(registry: ModelRegistry, record: ModelVersion, trigger: str 
         folder = registry.llm_folder(registry.resolve(record.name, variant.version))
         for settings in candidates(contract):
             plan = settings.model_copy(update={"version": variant.version, "precision": variant.precision})
-            figures = measure(folder, plan, contract)
+            figures = measure(folder, plan, contract, measurement)
             evaluations.append(evaluate(contract, sized_chunks(plan, contract, figures), figures))
     chosen = choose(evaluations, contract.objective)
     planned = variants[0]  # imports() lists the planned version first

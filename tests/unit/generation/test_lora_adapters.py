@@ -3,7 +3,10 @@ greedy tokens, the base's answers are unchanged with adapters loaded, and the in
 with fp32 is not lowered by an adapter by more than 5 points.
 
 Marked slow: the engines and the transformers reference take about a minute on two cores (the fp32
-and int4 conversions and the reference folder are cached in .cache/llm).
+and int4 conversions and the reference folder are cached in .cache/llm). To keep it there: the
+references run torch on one thread (``tests/support/torch_reference.py``), the fp32 engine's answers
+without an adapter are computed once for the module (``base_answers``), and the int4 test's fp32
+reference answers run in batches of 8 (``max_num_seqs``).
 """
 
 from __future__ import annotations
@@ -21,11 +24,15 @@ from mcp2026ai.generation.types import GenerationRequest, SamplingParams
 from mcp2026ai.ir.lora_adapter import read_adapter
 from tests.support.llm import chat_ids
 from tests.support.lora import PROMPTS, make_adapter, merged_reference
+from tests.support.torch_reference import reference_greedy
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 TOKENS = 24
 EOS = {2}
-LORA = {"max_loras": 2, "max_lora_rank": 8, "max_num_seqs": 4, "max_model_len": 256, "prefix_cache_mb": 0}
+LORA = {"max_loras": 2, "max_lora_rank": 8, "max_num_seqs": 8, "max_model_len": 256, "prefix_cache_mb": 0}
+CHECKED = PROMPTS[:8]
+"""The prompts whose greedy tokens are compared with transformers + peft: 8 of the 20 (each costs a
+transformers generate); a wrong adapter delta (scale, target, layer) changes tokens within these 8 x 24."""
 
 
 @pytest.fixture(scope="module")
@@ -52,32 +59,36 @@ def greedy(engine: Engine, ids: list[int], adapter: str | None, tokens: int = TO
     return asyncio.run(run())
 
 
+@pytest.fixture(scope="module")
+def base_answers(fp32_lora: Engine) -> dict[str, list[int]]:
+    """The fp32 engine's greedy answers without an adapter (each prompt alone, as ``greedy``), once for
+    the module: both adapters' tests and the base test compare with them."""
+    return {text: greedy(fp32_lora, chat_ids(fp32_lora, text), None) for text in CHECKED}
+
+
 @pytest.mark.parametrize("name", ["sql", "poet"])
 def test_fp32_adapter_greedy_tokens_equal_transformers_peft_merged(
-    name: str, fp32_lora: Engine, adapters: dict[str, Path], smollm2_hf: Path
+    name: str, fp32_lora: Engine, adapters: dict[str, Path], smollm2_hf: Path, base_answers: dict[str, list[int]]
 ) -> None:
-    import torch
-
     reference = merged_reference(smollm2_hf, adapters[name])
     changed = 0
-    for text in PROMPTS:
+    for text in CHECKED:
         ids = chat_ids(fp32_lora, text)
-        with torch.no_grad():
-            expected = reference.generate(torch.tensor([ids]), max_new_tokens=TOKENS, do_sample=False)  # type: ignore[attr-defined]
-        expected_ids = [token for token in expected[0, len(ids) :].tolist() if token not in EOS]
         ours = greedy(fp32_lora, ids, name)
-        assert ours == expected_ids, text
-        changed += ours != greedy(fp32_lora, ids, None)
-    assert changed >= len(PROMPTS) // 2  # the adapter does change the answers (else the test proves little)
+        assert ours == reference_greedy(reference, ids, TOKENS, EOS), text
+        changed += ours != base_answers[text]
+    assert changed >= len(CHECKED) // 2  # the adapter does change the answers (else the test proves little)
 
 
-def test_base_answers_are_unchanged_with_adapters_loaded(fp32_lora: Engine, smollm2_fp32: Path) -> None:
+def test_base_answers_are_unchanged_with_adapters_loaded(
+    fp32_lora: Engine, smollm2_fp32: Path, base_answers: dict[str, list[int]]
+) -> None:
     plain = build_engine("plain", smollm2_fp32, EngineConfig(**{**LORA, "max_loras": 0}))
     try:
         assert plain.decoder.lora is None
-        for text in PROMPTS[:6]:
+        for text in CHECKED[:6]:
             ids = chat_ids(plain, text)
-            assert greedy(fp32_lora, ids, None) == greedy(plain, ids, None), text
+            assert base_answers[text] == greedy(plain, ids, None), text
         ids = chat_ids(plain, PROMPTS[0])
         with_adapters = fp32_lora.decoder.prompt_logits(3, ids)
         alone = plain.decoder.prompt_logits(3, ids)
@@ -88,14 +99,37 @@ def test_base_answers_are_unchanged_with_adapters_loaded(fp32_lora: Engine, smol
             engine.decoder.release(3)
 
 
-def agreement(candidate: Engine, reference: Engine, adapter: str | None) -> float:
+def reference_answers(
+    reference: Engine, adapters: list[str | None], tokens: int = 32
+) -> dict[tuple[str | None, str], list[int]]:
+    """``reference``'s greedy answer to every prompt under every adapter (None: the base), submitted
+    together (the engine batches them): any fp32 answer serves as the teacher-forced text."""
+
+    async def run() -> list[list[int]]:
+        params = SamplingParams(max_tokens=tokens, temperature=0)
+        streams = [
+            reference.submit(
+                GenerationRequest(f"{adapter}-{index}", chat_ids(reference, text), params, adapter=adapter)
+            )
+            for adapter in adapters
+            for index, text in enumerate(PROMPTS)
+        ]
+        return [(await stream.collect(1))[0].token_ids for stream in streams]
+
+    keys = [(adapter, text) for adapter in adapters for text in PROMPTS]
+    return dict(zip(keys, asyncio.run(run()), strict=True))
+
+
+def agreement(
+    candidate: Engine, reference: Engine, adapter: str | None, answers: dict[tuple[str | None, str], list[int]]
+) -> float:
     """Teacher-forced greedy agreement (as policy/generation.py measures precisions): ``candidate`` fed
     ``reference``'s greedy answer, the share of positions where it picks the same token."""
     agreed = total = 0
     slot = -1 if adapter is None or candidate.adapters is None else candidate.adapters.take(adapter)[0]
     for text in PROMPTS:
         prompt = chat_ids(reference, text)
-        answer = greedy(reference, prompt, adapter, 32)
+        answer = answers[adapter, text]
         logits = candidate.decoder.verify(0, [*prompt, *answer[:-1]], len(prompt) + len(answer) - 1, slot)
         agreed += int(np.sum(np.argmax(logits[-len(answer) :], axis=1) == np.asarray(answer)))
         total += len(answer)
@@ -110,8 +144,9 @@ def test_int4_agreement_with_an_adapter_is_within_five_points_of_the_base(
     try:
         for name, folder in adapters.items():
             int4.load_adapter(name, read_adapter(folder))
-        base = agreement(int4, fp32_lora, None)
-        figures = {name: agreement(int4, fp32_lora, name) for name in adapters}
+        answers = reference_answers(fp32_lora, [None, *adapters])
+        base = agreement(int4, fp32_lora, None, answers)
+        figures = {name: agreement(int4, fp32_lora, name, answers) for name in adapters}
     finally:
         int4.close()
     with capsys.disabled():

@@ -11,9 +11,12 @@ from mcp2026ai.contract import parse_contract
 from mcp2026ai.generation.config import EngineConfig
 from mcp2026ai.ir import Signature
 from mcp2026ai.policy.generation import (
+    OUTPUT_TOKENS,
+    PREFILL_RUNS,
     GenerationEvaluation,
     GenerationPlan,
     Measured,
+    MeasurementBudget,
     candidates,
     choose,
     chosen_plan,
@@ -21,7 +24,7 @@ from mcp2026ai.policy.generation import (
     version_gates,
     violations,
 )
-from mcp2026ai.registry import ModelVersion, Stage
+from mcp2026ai.registry import ModelRegistry, ModelVersion, Stage
 from mcp2026ai.serving.llms import contract_config, planned_config
 from tests.support.cli import run_main
 from tests.support.llm import LLM_CACHE, register_smollm2
@@ -131,7 +134,8 @@ def test_plan_a_real_model_with_a_measured_accuracy_gate(
             ["model", "register", "--name", "smollm2", "--path", str(smollm2_gguf), *args], capsys, monkeypatch
         )
         assert done.code == 0, done.err
-    planned = run_main(["policy", "plan", "--model", "smollm2", "--version", "2.0.0"], capsys, monkeypatch)
+    quick = ["--generation-tokens", "8", "--prefill-runs", "1"]  # a small measurement budget: bounded on one core
+    planned = run_main(["policy", "plan", "--model", "smollm2", "--version", "2.0.0", *quick], capsys, monkeypatch)
     assert planned.code == 0, planned.err
     assert "generation plans for smollm2:2.0.0 (int4)" in planned.out and "(chosen)" in planned.out
     assert "token agreement" in planned.out and "smollm2:9.0.0" in planned.out
@@ -142,3 +146,15 @@ def test_plan_a_real_model_with_a_measured_accuracy_gate(
     assert explained.code == 0 and "ITL p99 ms" in explained.out and "contract <= 100000" in explained.out
     traced = run_main(["policy", "trace", "--model", "smollm2", "--version", "2.0.0", "--json"], capsys, monkeypatch)
     assert traced.code == 0 and '"precision": "int4"' in traced.out
+
+
+def test_the_measurement_budget_flags_are_for_language_models_and_bounded(
+    mcp_home: Path, mlp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ModelRegistry(mcp_home).register("mlp", mlp_path)
+    tensor = run_main(["policy", "plan", "--model", "mlp", "--generation-tokens", "8"], capsys, monkeypatch)
+    assert tensor.code != 0 and "--generation-tokens and --prefill-runs apply to language models" in tensor.err
+    assert "Traceback" not in tensor.err and len(tensor.err.strip().splitlines()) == 1
+    too_few = run_main(["policy", "plan", "--model", "mlp", "--generation-tokens", "2"], capsys, monkeypatch)
+    assert too_few.code == 2 and "--generation-tokens" in too_few.err and "Traceback" not in too_few.err
+    assert MeasurementBudget() == MeasurementBudget(output_tokens=OUTPUT_TOKENS, prefill_runs=PREFILL_RUNS)

@@ -2,8 +2,10 @@
 int8, int4) are each gated on their measured token agreement with the fp32 import and timed; the
 contract picks the version/precision, and the server loads that import.
 
-Measured on a one-core affinity (candidates: plain and speculative decoding, 1 thread) to keep each
-test bounded; the figures are re-judged under other contracts by the pure ``judge``."""
+Measured on a one-core affinity (candidates: plain and speculative decoding, 1 thread) and a small
+measurement budget (``QUICK``: 8 tokens per request instead of 32, one timed prompt run instead of 3;
+the agreement keeps its 48 tokens) to keep each test bounded; the figures are re-judged under other
+contracts by the pure ``judge``."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 from mcp2026ai.contract import parse_contract
 from mcp2026ai.policy.generation import (
     GenerationDecision,
+    MeasurementBudget,
     PrecisionVariant,
     chosen_plan,
     judge,
@@ -30,6 +33,8 @@ from tests.support.llm import register_smollm2
 
 pytestmark = pytest.mark.timeout(300)
 SETTINGS = "generation: {max_num_seqs: 1, max_model_len: 256}\n"
+QUICK = MeasurementBudget(output_tokens=8, prefill_runs=1)
+QUICK_FLAGS = ["--generation-tokens", "8", "--prefill-runs", "1"]
 
 
 def register_imports(
@@ -79,7 +84,7 @@ def test_the_contract_picks_the_precision_from_measured_figures(
     contract = tmp_path / "contract.yaml"
     contract.write_text("objective: latency\nprecision: {allowed: [fp32, int8, int4]}\n" + SETTINGS)
     registry = register_imports(mcp_home, smollm2_gguf, contract, capsys, monkeypatch)
-    planned = run_main(["policy", "plan", "--model", "smollm2"], capsys, monkeypatch)
+    planned = run_main(["policy", "plan", "--model", "smollm2", *QUICK_FLAGS], capsys, monkeypatch)
     assert planned.code == 0, planned.err
     decision = last_decision(registry, registry.resolve("smollm2"))
     assert {(v.version, v.precision) for v in decision.variants} == {
@@ -159,7 +164,7 @@ def test_the_server_loads_the_chosen_precision(
     record = registry.resolve("smollm2")
     assert (record.version, registry.llm_info(record).precision.value) == ("2.0.0", "int4")
     registry.promote("smollm2", "1.2.0", Stage.ARCHIVED)  # an archived import is no candidate
-    decision = plan_generation(registry, record)
+    decision = plan_generation(registry, record, measurement=QUICK)
     assert [v.precision for v in decision.variants] == ["int4", "fp32"]
     assert [v.precision for v in decision.variants if not v.rejected] == ["fp32"]
     assert all(v.agreement is None for v in decision.variants if v.rejected)  # ruled out: not measured

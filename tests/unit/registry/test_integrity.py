@@ -9,10 +9,17 @@ import pytest
 
 from mcp2026ai.errors import IntegrityError
 from mcp2026ai.policy.orchestrator import PolicyOrchestrator
+from mcp2026ai.policy.profiler import ProfileBudget
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.serving.models import ServedModels
 from support.cli import run_main
 from tests.unit.policy.test_cache import flip_byte
+
+QUICK_PLAN = ProfileBudget(
+    seconds_per_plan=0.02, latency_runs=8, batch_runs=4, warmup_runs=1, min_runs=2, total_seconds=5, heavy_load=1.0
+)
+"""A small measurement budget: the tests need a stored plan and its optimized copy, not good figures."""
+RACERS = 6
 
 
 def corrupt(registry: ModelRegistry, record: ModelVersion, at: float = 0.5) -> None:
@@ -56,7 +63,7 @@ def test_serving_refuses_a_corrupted_artifact_and_says_why(
     from mcp2026ai.serving.artifacts import ArtifactBackends
 
     record = registry.register("mlp", mlp_path)
-    planner = PolicyOrchestrator(registry) if with_policy else None
+    planner = PolicyOrchestrator(registry, budget=QUICK_PLAN) if with_policy else None
     if planner is not None:
         planner.ensure_plan(record)  # a stored plan and an optimized copy exist before the corruption
     corrupt(registry, record)
@@ -68,8 +75,9 @@ def test_serving_refuses_a_corrupted_artifact_and_says_why(
 
 
 def test_concurrent_registrations_get_unique_versions_and_aliases(tmp_path: Path, mlp_path: Path) -> None:
-    """Ten processes register the same name at once, five with their own version and five with the
-    automatic one: all succeed, and no two versions share a version string or an integer alias."""
+    """Six processes register the same name at once, three with their own version and three with the
+    automatic one: all succeed, and no two versions share a version string or an integer alias. (Six,
+    not ten: each process imports the CLI, about a second of CPU, and the race needs only a few.)"""
     import os
     import subprocess
     import sys
@@ -82,12 +90,12 @@ def test_concurrent_registrations_get_unique_versions_and_aliases(tmp_path: Path
     commands = [
         [sys.executable, "-m", "mcp2026ai.cli", "model", "register", "--name", "race", "--path", str(mlp_path)]
         + (["--version", f"{index + 1}.0.0"] if index % 2 else [])
-        for index in range(10)
+        for index in range(RACERS)
     ]
     processes = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in commands]
     errors = [p.communicate(timeout=120)[1].decode() for p in processes]
-    assert [p.returncode for p in processes] == [0] * 10, errors
+    assert [p.returncode for p in processes] == [0] * RACERS, errors
     records = ModelRegistry(home).versions("race")
-    assert len(records) == 10
-    assert len({r.version for r in records}) == 10
-    assert sorted(r.number for r in records) == list(range(1, 11))
+    assert len(records) == RACERS
+    assert len({r.version for r in records}) == RACERS
+    assert sorted(r.number for r in records) == list(range(1, RACERS + 1))
