@@ -38,7 +38,9 @@ TOKENIZER = VENVS / "smollm2-tokenizer"
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--servers", default=",".join(LLM_SERVERS), help="comma-separated, from: " + ", ".join(LLM_SERVERS)
+        "--servers",
+        default=",".join(name for name in LLM_SERVERS if name != "mcp2026ai-baseline"),
+        help="comma-separated, from: " + ", ".join(LLM_SERVERS) + " (the baseline needs MCP_BASELINE_SRC)",
     )
     parser.add_argument("--concurrency", default="1,8")
     parser.add_argument("--requests-per-stream", type=int, default=4, help="requests per concurrent stream")

@@ -186,8 +186,12 @@ class McpServe(LlmServer):
     serving_config: str | None = None
     """An ``mcp-config.yaml`` registered with the model (None: the server's defaults)."""
 
+    def source(self) -> Path:
+        """The ``src`` folder whose package is served (this checkout's)."""
+        return ROOT / "src"
+
     def launch(self, gguf: Path, port: int) -> tuple[list[str], dict[str, str]]:
-        env = {"MCP_HOME": str(self.workdir / "home"), "PYTHONPATH": str(ROOT / "src")}
+        env = {"MCP_HOME": str(self.workdir / "home"), "PYTHONPATH": str(self.source())}
         cli = [sys.executable, "-m", "mcp2026ai.cli"]
         register = [*cli, "model", "register", "--name", MODEL_ALIAS, "--path", str(gguf)]
         if self.serving_config is not None:
@@ -209,9 +213,24 @@ class McpServeSpeculative(McpServe):
     serving_config = f"model: {MODEL_ALIAS}\ninference:\n  strategy: speculative_decoding\n"
 
 
+class McpServeBaseline(McpServe):
+    """``mcp serve`` from another checkout's sources (``MCP_BASELINE_SRC``: its ``src`` folder), in the
+    same project venv: an A/B of two commits interleaved with the peers, e.g. a worktree made by
+    ``git worktree add --detach ../base 39d6862`` and ``MCP_BASELINE_SRC=../base/src``."""
+
+    label = "mcp2026ai-baseline"
+
+    def source(self) -> Path:
+        folder = os.environ.get("MCP_BASELINE_SRC", "")
+        if not folder or not (Path(folder) / "mcp2026ai").is_dir():
+            raise Unavailable("set MCP_BASELINE_SRC to the src folder of the checkout to compare against")
+        return Path(folder).resolve()
+
+
 LLM_SERVERS: dict[str, type[LlmServer]] = {
     "llama-server": LlamaServer,
     "transformers": TransformersPeer,
     "mcp2026ai": McpServe,
     "mcp2026ai-speculative": McpServeSpeculative,
+    "mcp2026ai-baseline": McpServeBaseline,
 }
