@@ -9,16 +9,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mcp2026ai.errors import InvalidArgumentError
-from mcp2026ai.registry import ModelRegistry
-from mcp2026ai.registry.stores import audit_chain_for, catalog_url, open_registry
-from mcp2026ai.security import SecurityPaths
-from mcp2026ai.security.audit import AuditChain
-from mcp2026ai.security.encryption import cipher_from_settings
 from mcp2026ai.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from mcp2026ai.cli.remote import RemoteManagement
     from mcp2026ai.dataplane.management import Management
+    from mcp2026ai.registry import ModelRegistry
+    from mcp2026ai.security import SecurityPaths
+    from mcp2026ai.security.audit import AuditChain
 
 _server: dict[str, str | None] = {}
 """``url`` and ``token`` of ``mcp --server URL --token T`` (empty: the local stores)."""
@@ -64,17 +62,24 @@ def settings() -> Settings:
 def registry() -> ModelRegistry:
     """The registry; new artifacts are encrypted at rest when an artifact key is configured, and every
     registration is recorded in the audit log as by this user."""
+    from mcp2026ai.registry.stores import open_registry
+    from mcp2026ai.security.encryption import cipher_from_settings
+
     local_only()
     return open_registry(settings(), cipher_from_settings(settings()), audit=audit_log(), actor=actor())
 
 
 def audit_log() -> AuditChain:
     """The registry's audit chain: MCP_AUDIT_LOG (MCP_HOME/audit.jsonl), or beside a PostgreSQL catalog."""
+    from mcp2026ai.registry.stores import audit_chain_for, catalog_url
+
     local_only()
     return audit_chain_for(catalog_url(settings()), security_paths().audit_log)
 
 
 def security_paths() -> SecurityPaths:
+    from mcp2026ai.security import SecurityPaths
+
     return SecurityPaths.from_settings(settings())
 
 

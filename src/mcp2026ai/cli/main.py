@@ -5,14 +5,9 @@ from __future__ import annotations
 import typer
 
 from mcp2026ai import __version__
-from mcp2026ai.cli import audit, batch, context, contract, deploy, keys, model, policy, registry, rollout, tokens
-from mcp2026ai.cli.bench import bench
-from mcp2026ai.cli.convert import convert
-from mcp2026ai.cli.generate import generate
+from mcp2026ai.cli import context
+from mcp2026ai.cli.lazy import LazyGroup
 from mcp2026ai.cli.output import EXIT_USAGE, print_error
-from mcp2026ai.cli.predict import predict
-from mcp2026ai.cli.quantize import quantize, verify
-from mcp2026ai.cli.serve import serve
 from mcp2026ai.errors import MCPError
 
 app = typer.Typer(
@@ -21,6 +16,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=LazyGroup,
 )
 
 
@@ -40,25 +36,7 @@ def remote_server(
     context.use_server(server, token)
 
 
-app.add_typer(model.app, name="model")
-app.add_typer(contract.app, name="contract")
-app.add_typer(rollout.app, name="rollout")
-app.add_typer(rollout.shadow_app, name="shadow")
-app.add_typer(policy.app, name="policy")
-app.command()(policy.probe)
-app.add_typer(keys.app, name="keys")
-app.add_typer(tokens.app, name="token")
-app.add_typer(audit.app, name="audit")
-app.add_typer(deploy.app, name="deploy")
-app.add_typer(registry.app, name="registry")
-app.add_typer(batch.app, name="batch")
-app.command()(predict)
-app.command()(serve)
-app.command()(quantize)
-app.command()(verify)
-app.command()(convert)
-app.command()(bench)
-app.command()(generate)
+# Every other subcommand is imported when it runs: cli/lazy.py names them.
 
 
 @app.command()
