@@ -58,7 +58,8 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.pipelines import register_pipeline
 from mcp2026ai.runtime.python_code import check_python_source
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.models import ServedModels, batching_executor
+from mcp2026ai.serving.executors import batching_executor
+from mcp2026ai.serving.models import ServedModels
 
 
 def dense_model(path: Path, width: int, depth: int, seed: int) -> Path:

@@ -25,8 +25,9 @@ from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.lifecycle import BoundPorts, InferenceServer
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.budget import MemoryBudget
+from mcp2026ai.serving.executors import batching_executor
 from mcp2026ai.serving.llms import GenerationModels
-from mcp2026ai.serving.models import ServedModels, batching_executor
+from mcp2026ai.serving.models import ServedModels
 from mcp2026ai.serving.replanning import ReplanSupervisor
 from mcp2026ai.serving.repository import RepositoryServing, load_repository
 from mcp2026ai.serving.sync import ServingSync

@@ -20,7 +20,7 @@ from mcp2026ai.errors import DeadlineExceededError, MCPError
 from mcp2026ai.runtime.base import QueuedRequest
 from mcp2026ai.runtime.triton_python import PythonModelBackend
 from mcp2026ai.runtime.validation import validate_inputs, validate_output_names
-from mcp2026ai.serving.models import ServedModel
+from mcp2026ai.serving.served_model import ServedModel
 
 IDLE_TIMEOUT_S = 60.0
 Item = dict[str, np.ndarray] | MCPError | None

@@ -20,7 +20,8 @@ from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.runtime.base import QueuedRequest, RequestDetails
 from mcp2026ai.scheduling.config import DEFAULT_DEADLINES_MS
 from mcp2026ai.scheduling.sequences import SequenceTable, sequence_flags
-from mcp2026ai.serving.models import ServedModel, ServedModels
+from mcp2026ai.serving.models import ServedModels
+from mcp2026ai.serving.served_model import ServedModel
 
 COLD_LOAD_WAIT_S = 30.0
 """How long a best-effort request without a deadline of its own waits for its model's cold load."""

@@ -20,7 +20,8 @@ from mcp2026ai.contract import SLAClass
 from mcp2026ai.dataplane.pipelines import Arrays, PipelineExecutor, pipeline_executor
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.serving.artifacts import ArtifactBackends
-from mcp2026ai.serving.models import ServedModels, batching_executor
+from mcp2026ai.serving.executors import batching_executor
+from mcp2026ai.serving.models import ServedModels
 
 if TYPE_CHECKING:
     from mcp2026ai.policy.orchestrator import PolicyOrchestrator

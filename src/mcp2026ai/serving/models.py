@@ -11,10 +11,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
-from mcp2026ai.contract import SLAClass
 from mcp2026ai.errors import (
     IntegrityError,
     InvalidArgumentError,
@@ -31,23 +29,19 @@ from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.pipelines import is_pipeline, read_pipeline
 from mcp2026ai.registry.triton_config import priority_classes
 from mcp2026ai.registry.triton_import import stored_config
-from mcp2026ai.registry.versioning import integer_alias
 from mcp2026ai.runtime.base import Backend, RequestListBackend
-from mcp2026ai.runtime.plan import Plan
 from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.base import Executor
-from mcp2026ai.scheduling.batcher import BatchingExecutor
-from mcp2026ai.scheduling.config import BatchingConfig
-from mcp2026ai.scheduling.cpu_priority import UrgentWindow
-from mcp2026ai.scheduling.direct import DirectExecutor
 from mcp2026ai.scheduling.load_priority import LoadThreads, sla_class_of
 from mcp2026ai.scheduling.sequences import SequenceTable
 from mcp2026ai.serving.artifacts import ArtifactBackends
 from mcp2026ai.serving.budget import ColdLoads, MemoryBudget
+from mcp2026ai.serving.executors import batching_executor
 from mcp2026ai.serving.load_peak import PeakRss
 from mcp2026ai.serving.memory_budget import Resident
 from mcp2026ai.serving.overrides import ConfigOverride, with_stored_config
 from mcp2026ai.serving.pipelines import PipelineBackend, pipeline_backend, pipeline_stats
+from mcp2026ai.serving.served_model import ModelEntry, ServedModel, version_by_number
 
 log = logging.getLogger(__name__)
 
@@ -68,110 +62,6 @@ class PipelineExecutorFactory(Protocol):
     """Builds a pipeline's executor (dataplane/pipelines.py), which looks its steps up in ``models``."""
 
     def __call__(self, record: ModelVersion, backend: Backend, stats: ModelStats, models: ServedModels) -> Executor: ...
-
-
-def _by_number(entry: _ModelEntry, key: str) -> ServedModel | None:
-    """Look a version up by its Triton-style integer alias ("1" for the first registered)."""
-    alias = integer_alias(key)
-    if alias is None:
-        return None
-    return next((m for m in entry.versions.values() if m.record.number == alias), None)
-
-
-def direct_executor(
-    record: ModelVersion, backend: Backend, stats: ModelStats, override: ConfigOverride | None = None
-) -> Executor:
-    return DirectExecutor(backend, stats, model=record.name, version=record.version)
-
-
-def batching_executor(
-    record: ModelVersion,
-    backend: Backend,
-    stats: ModelStats,
-    override: ConfigOverride | None = None,
-    *,
-    bulk_nice: int | None = None,
-    urgent_window: UrgentWindow | None = None,
-) -> Executor:
-    """Dynamic batching with SLA-class queues.
-
-    The contract bounds the rows a request may carry; a measured plan (``Plan.measured``: not a default)
-    sets the batching window, since that is what the policy traded latency against throughput for,
-    and a batched plan caps the rows merged into one batch at its max batch (the largest it measured
-    within the latency budget). A batch-1 plan leaves merging to the contract's limit: with no queue
-    delay, requests already queued together still run together. A plan of several instances runs
-    that many batches at once, always on worker threads (as does any plan whose compute is not on
-    the calling thread: the placement's measure, the caller's CPU time, would read it as tiny).
-    """
-    plan = backend.plan
-    config = BatchingConfig.from_contract(record.contract, record.signature)
-    if config.batch_dim:
-        update: dict[str, object] = {"max_concurrent_batches": max(config.max_concurrent_batches, plan.instances)}
-        if plan.measured:
-            update |= {
-                "max_batch_size": max(config.max_batch_size, plan.max_batch_size),
-                "max_queue_delay_ms": plan.max_queue_delay_ms,
-                "batch_rows": plan.max_batch_size if plan.max_batch_size > 1 else None,
-            }
-        config = config.model_copy(update=update)
-    if not plan.computes_on_caller or isinstance(backend, RequestListBackend):  # never inline on the loop: its
-        # batches' CPU is not the caller's, or it runs user code (which may call back into the data plane)
-        config = config.model_copy(update={"inline_below_ms": 0.0})
-    if override is not None:
-        config = override.apply(config)
-    config = config.model_copy(update={"bulk_nice": bulk_nice})
-    return BatchingExecutor(
-        backend, config, model=record.name, version=record.version, stats=stats, urgent_window=urgent_window
-    )
-
-
-@dataclass
-class ServedModel:
-    record: ModelVersion
-    backend: Backend
-    executor: Executor
-    stats: ModelStats
-    load_seconds: float = 0.0
-    sequences: SequenceTable | None = None
-    """The live sequences of a stateful model (its contract has a ``sequence`` section)."""
-    priority_classes: dict[int, SLAClass] = field(default_factory=dict)
-    """Triton priority level -> SLA class (a request's ``priority`` parameter), from its stored config."""
-    footprint_bytes: int = 0
-    """Resident memory its load added to the process (weights, sessions), measured."""
-    transient_bytes: int = 0
-    """How far the RSS rose above that while it loaded."""
-    last_used: float = field(default_factory=time.monotonic)
-
-    @property
-    def sla_class(self) -> SLAClass:
-        return self.record.contract.sla_class if self.record.contract else SLAClass.BEST_EFFORT
-
-    @property
-    def kind(self) -> str:
-        """``embedding`` for a sentence encoder (text in), else ``tensor`` (the cold-start metric's label)."""
-        preprocessing = self.record.preprocessing
-        return "embedding" if preprocessing is not None and preprocessing.text is not None else "tensor"
-
-    @property
-    def plan(self) -> Plan:
-        return self.backend.plan
-
-    @property
-    def batching(self) -> BatchingConfig | None:
-        config = getattr(self.executor, "config", None)
-        return config if isinstance(config, BatchingConfig) else None
-
-    @property
-    def max_batch_size(self) -> int:
-        """Most rows one request may carry: the executor's batch limit (Triton's max_batch_size)."""
-        return self.batching.max_batch_size if self.batching else self.plan.max_batch_size
-
-
-@dataclass
-class _ModelEntry:
-    versions: dict[str, ServedModel] = field(default_factory=dict)
-    default: str | None = None
-    failure: str | None = None
 
 
 class ServedModels:
@@ -202,7 +92,7 @@ class ServedModels:
         self.executor_factory = executor_factory
         self.backend_factory = backend_factory or ArtifactBackends(registry)
         self.drain_timeout_s = drain_timeout_s
-        self._models: dict[str, _ModelEntry] = {}
+        self._models: dict[str, ModelEntry] = {}
         self._overrides: dict[str, ConfigOverride] = {}
         self._uploads: set[str] = set()
         """Models serving a ``file:`` upload (serving/uploads.py): the registry sync leaves them alone."""
@@ -372,7 +262,7 @@ class ServedModels:
         if entry is None or version not in entry.versions:
             raise NotFoundError(f"model {name!r} has no loaded version {version}")
         models = dict(self._models)
-        models[name] = _ModelEntry(versions=entry.versions, default=version)
+        models[name] = ModelEntry(versions=entry.versions, default=version)
         self._swap(models)
 
     def default_version(self, name: str) -> str | None:
@@ -389,7 +279,7 @@ class ServedModels:
                 raise InvalidArgumentError(f"{name}:{version} is the default version; set another default first")
             versions = {v: m for v, m in entry.versions.items() if v != version}
             models = dict(self._models)
-            models[name] = _ModelEntry(versions=versions, default=entry.default)
+            models[name] = ModelEntry(versions=versions, default=entry.default)
             self._swap(models)
         await self._retire([entry.versions[version]])
 
@@ -417,7 +307,7 @@ class ServedModels:
             detail = " (registered, not loaded)" if self._known(name) else ""
             raise NotFoundError(f"Request for unknown model: '{name}' is not found{detail}")
         key = version or entry.default or ""
-        served = entry.versions.get(key) or _by_number(entry, key)
+        served = entry.versions.get(key) or version_by_number(entry, key)
         if served is None:
             raise NotFoundError(f"Request for unknown model: '{name}' version {version} is not found")
         return served
@@ -514,7 +404,7 @@ class ServedModels:
     def _install(self, served: ServedModel, make_default: bool, replace: bool = False) -> list[ServedModel]:
         """Add ``served`` (``replace``: as the model's only version, retiring the others)."""
         name, version = served.record.name, served.record.version
-        old = self._models.get(name, _ModelEntry())
+        old = self._models.get(name, ModelEntry())
         if replace:
             retired, versions = list(old.versions.values()), {version: served}
         else:
@@ -522,15 +412,15 @@ class ServedModels:
             versions = {**old.versions, version: served}
         models = dict(self._models)
         default = version if make_default or old.default is None else old.default
-        models[name] = _ModelEntry(versions=versions, default=default)
+        models[name] = ModelEntry(versions=versions, default=default)
         self._swap(models)
         return retired
 
     def record_failure(self, name: str, reason: str) -> None:
         """Show ``name`` as UNAVAILABLE with ``reason`` in the repository index (registered or not)."""
         models = dict(self._models)
-        entry = models.get(name, _ModelEntry())
-        models[name] = _ModelEntry(versions=entry.versions, default=entry.default, failure=reason)
+        entry = models.get(name, ModelEntry())
+        models[name] = ModelEntry(versions=entry.versions, default=entry.default, failure=reason)
         self._swap(models)
 
     async def _retire(self, served_models: list[ServedModel]) -> None:
@@ -545,7 +435,7 @@ class ServedModels:
             served_models.clear()
             await asyncio.to_thread(release_freed_memory)
 
-    def _swap(self, models: dict[str, _ModelEntry]) -> None:
+    def _swap(self, models: dict[str, ModelEntry]) -> None:
         """Replace the served table in one assignment and publish how many versions it holds."""
         self._models = models
         metrics.MODELS_LOADED.set(sum(len(entry.versions) for entry in models.values()))

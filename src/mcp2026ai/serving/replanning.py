@@ -13,7 +13,8 @@ from mcp2026ai.policy.orchestrator import PolicyOrchestrator
 from mcp2026ai.policy.records import Decision
 from mcp2026ai.policy.replan import ReplanMonitor, ReplanPolicy
 from mcp2026ai.registry.pipelines import is_pipeline
-from mcp2026ai.serving.models import ServedModel, ServedModels
+from mcp2026ai.serving.models import ServedModels
+from mcp2026ai.serving.served_model import ServedModel
 
 log = logging.getLogger(__name__)
 MIN_WINDOW_REQUESTS = 20

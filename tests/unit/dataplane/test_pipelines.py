@@ -21,7 +21,9 @@ from mcp2026ai.observability import tracing
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.registry.pipelines import register_pipeline
 from mcp2026ai.runtime.python_code import check_python_source
-from mcp2026ai.serving.models import ServedModel, ServedModels, batching_executor, direct_executor
+from mcp2026ai.serving.executors import batching_executor, direct_executor
+from mcp2026ai.serving.models import ServedModels
+from mcp2026ai.serving.served_model import ServedModel
 from support.pipelines import STEPS, write_pipeline
 
 TEXT = np.array([b"1,2,3,4"], dtype=np.object_)

@@ -13,7 +13,8 @@ from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing import AnalysisSpec, Outcome, RolloutConfig
 from mcp2026ai.routing.traffic import TrafficController
 from mcp2026ai.security import AuditLog
-from mcp2026ai.serving.models import ServedModels, direct_executor
+from mcp2026ai.serving.executors import direct_executor
+from mcp2026ai.serving.models import ServedModels
 from tests.support.clock import FakeClock
 
 

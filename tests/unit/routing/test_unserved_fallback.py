@@ -13,7 +13,8 @@ from mcp2026ai.inference import InferenceRequest
 from mcp2026ai.registry import ModelRegistry
 from mcp2026ai.routing import BreakerSpec, RolloutConfig
 from mcp2026ai.routing.traffic import TrafficController
-from mcp2026ai.serving.models import ServedModels, direct_executor
+from mcp2026ai.serving.executors import direct_executor
+from mcp2026ai.serving.models import ServedModels
 
 
 def test_an_open_circuit_with_an_unserved_fallback_is_a_503_naming_it(registry: ModelRegistry) -> None:

@@ -14,7 +14,7 @@ from mcp2026ai.runtime.stats import ModelStats
 from mcp2026ai.scheduling.batcher import BatchingExecutor
 from mcp2026ai.scheduling.config import BatchingConfig
 from mcp2026ai.serving.artifacts import serving_default_plan
-from mcp2026ai.serving.models import batching_executor
+from mcp2026ai.serving.executors import batching_executor
 from mcp2026ai.serving.overrides import ConfigOverride
 from tests.support.models import mlp_model
 
