@@ -1,9 +1,10 @@
 """Subcommands imported when they run, not when ``mcp`` starts.
 
 Each command module imports what it works with (the server, the policy, onnxruntime, the
-registry), so importing every module made each ``mcp`` call pay for all of them (about 1.7 s before
-the first line of work). :class:`LazyGroup` names the subcommands up front and imports a module only
-when its command is asked for, by name or to list every command's help.
+registry), so importing every module made each ``mcp`` call pay for all of them: ``mcp version``
+took 1.2-1.3 s, now 0.23-0.25 s, and ``mcp model list`` 1.15-1.19 s, now 0.84 s (quiet Intel Xeon,
+2 cores). :class:`LazyGroup` names the subcommands up front and imports a module only when its
+command is asked for, by name or to list every command's help.
 """
 
 from __future__ import annotations
