@@ -32,7 +32,12 @@ from PIL import Image
 from tritonclient.utils import InferenceServerException
 
 from tests.integration.conftest import listening_line, mcp_command
-from tests.support.triton_python_repository import build_ensemble_repository, build_python_repository
+from tests.support.triton_python_repository import (
+    FP32_PAIR_CONFIG,
+    build_ensemble_repository,
+    build_python_repository,
+    write_python_model,
+)
 from tests.support.triton_repository import DENSENET_LABELS
 
 EXAMPLES = Path(__file__).parents[1] / "support" / "triton_examples"
@@ -373,3 +378,62 @@ def test_ensemble_image_client_unchanged(ensemble_server: tuple[str, str], proto
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS" in done.stdout and DENSENET_LABELS[0].split()[0] in done.stdout
+
+
+STUCK_SOURCE = """import threading
+from pathlib import Path
+
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    \"\"\"Marks that it runs, then never returns.\"\"\"
+
+    def execute(self, requests):
+        Path({marker!r}).touch()
+        threading.Event().wait()
+"""
+
+
+def test_an_execute_that_never_returns_does_not_hold_the_process_at_sigterm(tmp_path: Path) -> None:
+    """The drain times out, the server stops, and the process exits (status 1, naming the busy thread)
+    within the exit grace instead of waiting for the thread forever, as tritonserver does past its exit
+    timeout (server/process_exit.py)."""
+    marker = tmp_path / "running"
+    config = FP32_PAIR_CONFIG.format(name="stuck", backend="python")
+    repository = write_python_model(tmp_path / "repository", "stuck", config, STUCK_SOURCE.format(marker=str(marker)))
+    command = [*mcp_command(), "serve", "--model-repository", str(repository.parent), "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--grpc-port", "-1", "--no-policy", "--drain-timeout", "1"],
+        env={**os.environ, "MCP_HOME": str(tmp_path / "home")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        match = re.search(r"http=(\d+)", listening_line(process))
+        assert match
+        body = {
+            "inputs": [
+                {"name": n, "datatype": "FP32", "shape": [4], "data": [1, 2, 3, 4]} for n in ("INPUT0", "INPUT1")
+            ]
+        }
+        with ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(
+                httpx.post, f"http://127.0.0.1:{match.group(1)}/v2/models/stuck/infer", json=body, timeout=60
+            )
+            deadline = time.monotonic() + 30
+            while not marker.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert marker.exists(), "execute never ran"
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=60)
+            took = time.monotonic() - signalled
+            assert answer.result().status_code >= 500  # the request it held is answered, not left open
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, err
+    assert "threads still running: mcp-batch" in err and "exiting without them" in err, err
+    assert took < 1 + 1 + 5 + 15, took  # drain, executor stop, exit grace, and slack for a loaded host

@@ -35,6 +35,7 @@ from mcp2026ai.runtime.catalog import backend_class
 from mcp2026ai.server.config import ServerConfig
 from mcp2026ai.server.http.site_guard import check_exposure
 from mcp2026ai.server.lifecycle import BoundPorts, ensure_ports_free
+from mcp2026ai.server.process_exit import arm_exit_watchdog, exit_grace_s
 from mcp2026ai.serving.llm_config import config_notes, load_serving_config, resolve_model
 from mcp2026ai.serving.python_models import is_python_model
 
@@ -235,7 +236,10 @@ def _serve(
     if on_ray:
         _serve_on_ray(registry, names, config, ray_options)
     elif workers == 1:
-        serve_blocking(registry, names, config, on_ready=_announce, watched=watched, repository=repository)
+        try:
+            serve_blocking(registry, names, config, on_ready=_announce, watched=watched, repository=repository)
+        finally:  # a Python model's execute that never returns must not hold the process at exit
+            arm_exit_watchdog(exit_grace_s(config.drain_timeout_s))
     else:
         started = run_workers(registry.home, names, config, workers)
         _announce(started.ports, [registry.resolve(name) for name in names], workers)

@@ -79,6 +79,7 @@ def _worker_environment(shared_metrics: Path) -> Iterator[None]:
 def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Connection) -> None:
     from mcp2026ai.app import serve_blocking
     from mcp2026ai.registry.stores import open_registry
+    from mcp2026ai.server.process_exit import arm_exit_watchdog, exit_grace_s
 
     def report(ports: BoundPorts, loaded: object) -> None:
         ready.send(ports)
@@ -90,6 +91,8 @@ def _worker_main(home: str, names: list[str], config: ServerConfig, ready: Conne
         if not ready.closed:
             ready.send(WorkerFailed(str(exc)))
         sys.exit(2)
+    finally:  # a Python model's execute that never returns must not hold the worker at exit
+        arm_exit_watchdog(exit_grace_s(config.drain_timeout_s))
 
 
 @dataclass(frozen=True)
