@@ -25,6 +25,7 @@ from mcp2026ai.server.http.openai.batch.routes import BatchEndpoints, batch_rout
 from mcp2026ai.server.http.openapi import openapi_routes
 from mcp2026ai.server.http.probes import probe_routes
 from mcp2026ai.server.http.restricted import DisabledApis
+from mcp2026ai.server.http.shutdown_cancel import AnswerShutdownCancels
 from mcp2026ai.server.http.site_guard import SiteGuard, allowed_host_patterns, site_guard
 from mcp2026ai.server.http.ui import ui_routes
 from mcp2026ai.server.http.v2 import HttpEndpoints, v2_routes
@@ -70,7 +71,8 @@ def build_http_server_app(plane: DataPlane, config: ServerConfig, statistics: Se
     """What ``mcp serve`` runs: v2 inference on the direct route (server/http/direct.py), the rest in Starlette."""
     endpoints = HttpEndpoints(plane, config, statistics)
     app = _starlette_app(endpoints, plane, config)
-    return DirectInfer(app, endpoints.infer, config.security.authenticator(), GZIP_MINIMUM_BYTES, site_guard(config))
+    direct = DirectInfer(app, endpoints.infer, config.security.authenticator(), GZIP_MINIMUM_BYTES, site_guard(config))
+    return AnswerShutdownCancels(direct)
 
 
 def _starlette_app(endpoints: HttpEndpoints, plane: DataPlane, config: ServerConfig) -> Starlette:
