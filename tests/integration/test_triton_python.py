@@ -381,60 +381,83 @@ def test_ensemble_image_client_unchanged(ensemble_server: tuple[str, str], proto
 
 
 STUCK_SOURCE = """import threading
+import uuid
 from pathlib import Path
 
 import triton_python_backend_utils as pb_utils
 
 
 class TritonPythonModel:
-    \"\"\"Marks that it runs, then never returns.\"\"\"
+    \"\"\"Marks that it runs (a file of its own in the folder given), then never returns.\"\"\"
 
     def execute(self, requests):
-        Path({marker!r}).touch()
+        (Path({folder!r}) / uuid.uuid4().hex).touch()
         threading.Event().wait()
 """
+STUCK_CONFIG = (
+    FP32_PAIR_CONFIG.format(name="stuck", backend="python") + "instance_group [ { count: 2 kind: KIND_CPU } ]\n"
+)
+SHUTTING_DOWN = "the server is shutting down: this request did not finish within the drain timeout"
+
+
+def _grpc_stuck_call(address: str) -> InferenceServerException | None:
+    client = grpcclient.InferenceServerClient(address)
+    inputs = []
+    for name in ("INPUT0", "INPUT1"):
+        tensor = grpcclient.InferInput(name, [4], "FP32")
+        tensor.set_data_from_numpy(np.arange(4, dtype=np.float32))
+        inputs.append(tensor)
+    try:
+        client.infer("stuck", inputs, client_timeout=60)
+    except InferenceServerException as error:
+        return error
+    return None
 
 
 def test_an_execute_that_never_returns_does_not_hold_the_process_at_sigterm(tmp_path: Path) -> None:
-    """The drain times out, the server stops, and the process exits (status 1, naming the busy thread)
-    within the exit grace instead of waiting for the thread forever, as tritonserver does past its exit
-    timeout (server/process_exit.py)."""
-    marker = tmp_path / "running"
-    config = FP32_PAIR_CONFIG.format(name="stuck", backend="python")
-    repository = write_python_model(tmp_path / "repository", "stuck", config, STUCK_SOURCE.format(marker=str(marker)))
+    """The drain times out: the requests the stuck instances hold are answered (HTTP 503 in the error
+    JSON, gRPC UNAVAILABLE, which clients retry elsewhere), the server stops, and the
+    process exits (status 1, naming the busy threads) within the exit grace instead of waiting for them
+    forever, as tritonserver does past its exit timeout (server/process_exit.py)."""
+    running = tmp_path / "running"
+    running.mkdir()
+    repository = write_python_model(
+        tmp_path / "repository", "stuck", STUCK_CONFIG, STUCK_SOURCE.format(folder=str(running))
+    )
     command = [*mcp_command(), "serve", "--model-repository", str(repository.parent), "--port", "0"]
     process = subprocess.Popen(
-        [*command, "--grpc-port", "-1", "--no-policy", "--drain-timeout", "1"],
+        [*command, "--grpc-port", "0", "--no-policy", "--drain-timeout", "1"],
         env={**os.environ, "MCP_HOME": str(tmp_path / "home")},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        match = re.search(r"http=(\d+)", listening_line(process))
+        match = re.search(r"http=(\d+) grpc=(\d+)", listening_line(process))
         assert match
         body = {
             "inputs": [
                 {"name": n, "datatype": "FP32", "shape": [4], "data": [1, 2, 3, 4]} for n in ("INPUT0", "INPUT1")
             ]
         }
-        with ThreadPoolExecutor(1) as pool:
-            answer = pool.submit(
-                httpx.post, f"http://127.0.0.1:{match.group(1)}/v2/models/stuck/infer", json=body, timeout=60
-            )
+        url = f"http://127.0.0.1:{match.group(1)}/v2/models/stuck/infer"
+        with ThreadPoolExecutor(2) as pool:
+            over_http = pool.submit(httpx.post, url, json=body, timeout=60)
+            over_grpc = pool.submit(_grpc_stuck_call, f"127.0.0.1:{match.group(2)}")
             deadline = time.monotonic() + 30
-            while not marker.exists() and time.monotonic() < deadline:
+            while len(list(running.iterdir())) < 2 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert marker.exists(), "execute never ran"
+            assert len(list(running.iterdir())) == 2, "both instances should be running a request"
             signalled = time.monotonic()
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=60)
             took = time.monotonic() - signalled
-            held = answer.result()  # the request it held is answered, in the protocol's error JSON
+            held = over_http.result()
             assert held.status_code == 503, held.text
-            assert held.json() == {
-                "error": "the server is shutting down: this request did not finish within the drain timeout"
-            }
+            assert held.json() == {"error": SHUTTING_DOWN}
+            refused = over_grpc.result()
+            # gRPC core ends it at the end of the grace, as UNAVAILABLE ("Cancelling all calls")
+            assert refused is not None and refused.status() == "StatusCode.UNAVAILABLE", refused
     finally:
         if process.poll() is None:
             process.kill()
