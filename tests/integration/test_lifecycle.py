@@ -289,6 +289,48 @@ def test_mcp_serve_with_two_workers(tmp_path: Path) -> None:
         assert scraped_samples(openmetrics.text, openmetrics_format=True).total("mcp_requests_total", model="mlp") == 12
 
 
+def _children(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in children.read_text().split()] if children.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "\nState:\tZ" not in status.read_text()
+
+
+def test_sigterm_while_the_workers_start_orphans_none(tmp_path: Path) -> None:
+    """The parent forwards SIGTERM from its first worker on (it used to install its handler only once
+    every worker served: a signal during start-up killed it and left the workers it had started serving,
+    orphaned). It exits 2 with one line, and the worker it had started ends too."""
+    command = [*mcp_command(), "serve", "--model-path", str(mlp_model(tmp_path / "mlp.onnx")), "--port", "0"]
+    process = subprocess.Popen(
+        [*command, "--grpc-port", "-1", "--workers", "2", "--no-policy"],
+        env={**os.environ, "MCP_HOME": str(tmp_path / "home")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not _children(process.pid) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        workers = _children(process.pid)
+        assert workers, "no worker was started"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 2, (out, err)
+    assert "stopped by SIGTERM while the workers were starting" in err, err
+    assert "Traceback" not in err, err
+    deadline = time.monotonic() + 30
+    while any(_alive(worker) for worker in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(worker) for worker in workers), "a worker outlived its parent"
+
+
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 
 

@@ -19,7 +19,7 @@ import socket
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_any
 from multiprocessing.context import SpawnProcess
@@ -111,16 +111,21 @@ class Workers:
     shared_metrics: Path
 
     def wait(self) -> None:
-        """Block until every worker has exited. One that ends drops its live gauges from the
-        others' scrapes at once (its counters stay in the sums, as counters must)."""
-        running = {process.sentinel: process for process in self.processes}
-        while running:
-            for ended in wait_for_any(list(running)):
-                assert isinstance(ended, int)  # a process sentinel is a file descriptor
-                process = running.pop(ended)
-                process.join()
-                if process.pid is not None:
-                    mark_process_dead(process.pid, str(self.shared_metrics))  # type: ignore[no-untyped-call]
+        """Block until every worker has exited."""
+        wait_for_exits(self.processes, self.shared_metrics)
+
+
+def wait_for_exits(processes: list[SpawnProcess], shared_metrics: Path) -> None:
+    """Block until every one of ``processes`` has exited. One that ends drops its live gauges from the
+    others' scrapes at once (its counters stay in the sums, as counters must)."""
+    running = {process.sentinel: process for process in processes}
+    while running:
+        for ended in wait_for_any(list(running)):
+            assert isinstance(ended, int)  # a process sentinel is a file descriptor
+            process = running.pop(ended)
+            process.join()
+            if process.pid is not None:
+                mark_process_dead(process.pid, str(shared_metrics))  # type: ignore[no-untyped-call]
 
 
 def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) -> Workers:
@@ -130,19 +135,28 @@ def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) 
     shared_metrics.mkdir()
     context = multiprocessing.get_context("spawn")
     processes: list[SpawnProcess] = []
+    signalled = _forward_signals(processes)  # from the first worker on: a signal while they start orphans none
     ports: BoundPorts | None = None
     for _ in range(count):
+        if signalled:
+            break
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(target=_worker_main, args=(str(home), names, config, sender), daemon=False)
         with _worker_environment(shared_metrics):
             process.start()
+        sender.close()  # the worker holds it now: a worker that ends before it serves reads as EOF here
         processes.append(process)
         if not receiver.poll(timeout=300):
             _terminate(processes)
             raise UnavailableError("a server worker did not become ready within 300 s")
+        if signalled:  # the worker may have ended on the forwarded signal: nothing to read, no one to stop
+            break
         ports = _started(receiver, processes)
+    if signalled:
+        signalled.forward()  # to a worker started as the signal came, too
+        wait_for_exits(processes, shared_metrics)  # each drains and exits
+        raise UnavailableError(f"stopped by {signalled.names[0]} while the workers were starting")
     assert ports is not None
-    _forward_signals(processes)
     return Workers(ports, processes, shared_metrics)
 
 
@@ -159,16 +173,39 @@ def _started(receiver: Connection, processes: list[SpawnProcess]) -> BoundPorts:
     return message  # type: ignore[no-any-return]
 
 
-def _forward_signals(processes: list[SpawnProcess]) -> None:
-    """SIGINT/SIGTERM to the parent reach every worker, which then drains and exits."""
+@dataclass
+class ForwardedSignals:
+    """SIGINT/SIGTERM received by the parent, each sent on to every worker once."""
 
-    def forward(signum: int, frame: object) -> None:
-        for process in processes:
-            if process.is_alive() and process.pid is not None:
-                os.kill(process.pid, signum)
+    processes: list[SpawnProcess]
+    names: list[str] = field(default_factory=list)
+    sent: set[tuple[int, int]] = field(default_factory=set)
+    """(pid, signal) pairs already forwarded."""
 
-    signal.signal(signal.SIGINT, forward)
-    signal.signal(signal.SIGTERM, forward)
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def receive(self, signum: int, frame: object) -> None:
+        self.names.append(signal.Signals(signum).name)
+        self.forward()
+
+    def forward(self) -> None:
+        """Send each signal received to every live worker that has not had it yet."""
+        for name in dict.fromkeys(self.names):
+            signum = signal.Signals[name]
+            for process in self.processes:
+                if process.is_alive() and process.pid is not None and (process.pid, signum) not in self.sent:
+                    self.sent.add((process.pid, signum))
+                    os.kill(process.pid, signum)
+
+
+def _forward_signals(processes: list[SpawnProcess]) -> ForwardedSignals:
+    """From now on SIGINT/SIGTERM to the parent reach every worker in ``processes`` (those started so
+    far, then the rest), which then drains and exits."""
+    forwarded = ForwardedSignals(processes)
+    signal.signal(signal.SIGINT, forwarded.receive)
+    signal.signal(signal.SIGTERM, forwarded.receive)
+    return forwarded
 
 
 def _terminate(processes: list[SpawnProcess]) -> None:
