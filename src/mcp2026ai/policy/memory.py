@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import threading
 import weakref
 from pathlib import Path
 from typing import Any
@@ -36,18 +35,11 @@ def _trim_heap() -> None:
     trim(0)
 
 
-LATE_TRIMS_S = (1.0, 3.0, 10.0)
-"""Seconds after a release when the heap is trimmed again: what a part of an engine still held for a
-moment (a session in a worker thread's locals, a request's last frame) frees late, and glibc keeps
-freed pages until the next ``malloc_trim``."""
-
-
 def release_when_freed(objects: list[Any]) -> None:
-    """Free what ``objects`` held now, again when the last of them still referenced elsewhere (a
-    stream's frame, a worker thread's locals) is finally collected, and at :data:`LATE_TRIMS_S` for
-    parts of them freed later still: glibc keeps freed pages until ``malloc_trim``, so memory freed
-    after one trim would otherwise stay resident. The caller must hold no other reference:
-    ``objects`` is emptied."""
+    """Free what ``objects`` held now, and again when the last of them still referenced elsewhere (a
+    stream's frame, a worker thread's locals) is finally collected: glibc keeps freed pages until
+    ``malloc_trim``, so memory freed after one trim would otherwise stay resident. The caller must
+    hold no other reference: ``objects`` is emptied."""
     survivors = [weakref.ref(item) for item in objects]
     objects.clear()
     release_freed_memory()
@@ -56,10 +48,6 @@ def release_when_freed(objects: list[Any]) -> None:
         if alive is not None:
             weakref.finalize(alive, _trim_heap)
         del alive
-    for delay_s in LATE_TRIMS_S:
-        late = threading.Timer(delay_s, _trim_heap)
-        late.daemon = True
-        late.start()
 
 
 def _status_kb(status: Path, key: str) -> int | None:
