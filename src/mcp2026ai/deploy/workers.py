@@ -155,7 +155,7 @@ def run_workers(home: Path, names: list[str], config: ServerConfig, count: int) 
     if signalled:
         signalled.forward()  # to a worker started as the signal came, too
         wait_for_exits(processes, shared_metrics)  # each drains and exits
-        raise UnavailableError(f"stopped by {signalled.names[0]} while the workers were starting")
+        raise UnavailableError(f"stopped by {signalled.received[0].name} while the workers were starting")
     assert ports is not None
     return Workers(ports, processes, shared_metrics)
 
@@ -178,21 +178,20 @@ class ForwardedSignals:
     """SIGINT/SIGTERM received by the parent, each sent on to every worker once."""
 
     processes: list[SpawnProcess]
-    names: list[str] = field(default_factory=list)
-    sent: set[tuple[int, int]] = field(default_factory=set)
+    received: list[signal.Signals] = field(default_factory=list)
+    sent: set[tuple[int, signal.Signals]] = field(default_factory=set)
     """(pid, signal) pairs already forwarded."""
 
     def __bool__(self) -> bool:
-        return bool(self.names)
+        return bool(self.received)
 
     def receive(self, signum: int, frame: object) -> None:
-        self.names.append(signal.Signals(signum).name)
+        self.received.append(signal.Signals(signum))
         self.forward()
 
     def forward(self) -> None:
         """Send each signal received to every live worker that has not had it yet."""
-        for name in dict.fromkeys(self.names):
-            signum = signal.Signals[name]
+        for signum in dict.fromkeys(self.received):
             for process in self.processes:
                 if process.is_alive() and process.pid is not None and (process.pid, signum) not in self.sent:
                     self.sent.add((process.pid, signum))
