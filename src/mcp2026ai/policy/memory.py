@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import threading
 import weakref
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,27 @@ def _trim_heap() -> None:
     trim(0)
 
 
+def footprint_baseline() -> int | None:
+    """The RSS to measure a load's footprint from (blocking: run it off the event loop). Garbage and
+    freed heap pages of earlier work are returned first: a collection or a trim during the load (a
+    best-effort build trims its arena) would otherwise give back pages resident before it, and the
+    load's growth would read as less than it holds (a suite's garbage made ResNet-50 read as ~0)."""
+    release_freed_memory()
+    return resident_bytes()
+
+
+LATE_TRIMS_S = (1.0, 3.0, 10.0)
+"""Seconds after a release when the heap is trimmed again: what a part of an engine still held for a
+moment (a session in a worker thread's locals, a request's last frame) frees late, and glibc keeps
+freed pages until the next ``malloc_trim``."""
+
+
 def release_when_freed(objects: list[Any]) -> None:
-    """Free what ``objects`` held now, and again when the last of them still referenced elsewhere (a
-    stream's frame, a worker thread's locals) is finally collected: glibc keeps freed pages until
-    ``malloc_trim``, so memory freed after one trim would otherwise stay resident. The caller must
-    hold no other reference: ``objects`` is emptied."""
+    """Free what ``objects`` held now, again when the last of them still referenced elsewhere (a
+    stream's frame, a worker thread's locals) is finally collected, and at :data:`LATE_TRIMS_S` for
+    parts of them freed later still: glibc keeps freed pages until ``malloc_trim``, so memory freed
+    after one trim would otherwise stay resident. The caller must hold no other reference:
+    ``objects`` is emptied."""
     survivors = [weakref.ref(item) for item in objects]
     objects.clear()
     release_freed_memory()
@@ -48,6 +65,10 @@ def release_when_freed(objects: list[Any]) -> None:
         if alive is not None:
             weakref.finalize(alive, _trim_heap)
         del alive
+    for delay_s in LATE_TRIMS_S:
+        late = threading.Timer(delay_s, _trim_heap)
+        late.daemon = True
+        late.start()
 
 
 def _status_kb(status: Path, key: str) -> int | None:

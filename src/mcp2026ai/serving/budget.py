@@ -6,7 +6,9 @@ loaded models as :class:`Resident` (footprint measured at load, SLA class, last 
 evicts one on request (a drain, like any retirement). Before a load, :meth:`MemoryBudget.admit`
 plans over every tenant's residents (serving/memory_budget.py: the least recently used model of the
 lowest SLA class first, never a pinned one) and evicts; loads under a budget run one at a time (the
-footprint is the process RSS around the build, which two loads at once would mix up).
+footprint is the process RSS around the build, which two loads at once would mix up; it is read from
+policy/memory.py's ``footprint_baseline``, taken once earlier garbage is collected and the heap
+trimmed, so that memory given back during the build does not hide what the build holds).
 
 :class:`ColdLoads` is the load on first request: one load per model however many requests ask, each
 request waiting only as long as its deadline allows (ColdLoadError: 503 + Retry-After), the load

@@ -22,7 +22,7 @@ from mcp2026ai.inference import ModelDescription
 from mcp2026ai.ir.llm_sampling import read_sampling
 from mcp2026ai.observability import metrics
 from mcp2026ai.policy.generation import PROCESS_OVERHEAD_MB, GenerationPlan, chosen_plan, weights_mb
-from mcp2026ai.policy.memory import release_freed_memory, release_when_freed, resident_bytes
+from mcp2026ai.policy.memory import footprint_baseline, release_freed_memory, release_when_freed, resident_bytes
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.signing import read_verified_artifact, verified_llm_folder
@@ -164,7 +164,8 @@ class GenerationModels:
         """Build and install ``record``'s engine; the version it replaced, to retire."""
         name = record.name
         async with self._lock:
-            before, started = resident_bytes(), time.perf_counter()
+            before = await asyncio.to_thread(footprint_baseline)
+            started = time.perf_counter()
             try:
                 with PeakRss() as peak:
                     engine = await self._build(record)

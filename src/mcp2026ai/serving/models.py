@@ -23,7 +23,7 @@ from mcp2026ai.errors import (
 )
 from mcp2026ai.ir.pipeline_spec import ModelRef
 from mcp2026ai.observability import metrics
-from mcp2026ai.policy.memory import release_freed_memory, resident_bytes
+from mcp2026ai.policy.memory import footprint_baseline, release_freed_memory, resident_bytes
 from mcp2026ai.registry import ModelRegistry, ModelVersion
 from mcp2026ai.registry.llm_bundle import is_llm_format
 from mcp2026ai.registry.pipelines import is_pipeline, read_pipeline
@@ -361,9 +361,10 @@ class ServedModels:
     async def _build(
         self, record: ModelVersion, override: ConfigOverride | None, factory: BackendFactory | None = None
     ) -> ServedModel:
-        started, before = time.perf_counter(), resident_bytes()
+        started = time.perf_counter()
         if is_pipeline(record):
             return await self._build_pipeline(record, started)
+        before = await asyncio.to_thread(footprint_baseline)
         with PeakRss() as peak:
             sla_class = sla_class_of(record.contract)
             backend = await self.load_threads.run(sla_class, factory or self.backend_factory, record)

@@ -5,6 +5,8 @@ held goes back to the OS whenever its last reference drops."""
 from __future__ import annotations
 
 import gc
+import threading
+import weakref
 
 import pytest
 
@@ -18,6 +20,7 @@ class Held:
 def test_an_object_referenced_elsewhere_is_trimmed_for_when_it_is_collected(monkeypatch: pytest.MonkeyPatch) -> None:
     trims: list[str] = []
     monkeypatch.setattr(memory, "_trim_heap", lambda: trims.append("trim"))
+    monkeypatch.setattr(memory, "LATE_TRIMS_S", ())
     still_used, done_with = Held(), Held()
     objects = [still_used, done_with]
     del done_with
@@ -34,6 +37,31 @@ def test_an_object_referenced_elsewhere_is_trimmed_for_when_it_is_collected(monk
 def test_nothing_left_referenced_needs_no_later_trim(monkeypatch: pytest.MonkeyPatch) -> None:
     trims: list[str] = []
     monkeypatch.setattr(memory, "_trim_heap", lambda: trims.append("trim"))
+    monkeypatch.setattr(memory, "LATE_TRIMS_S", ())
     memory.release_when_freed([Held(), Held()])
     gc.collect()
     assert trims == ["trim"]
+
+
+def test_the_heap_is_trimmed_again_later_for_parts_freed_after_the_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part of an engine (a session in a worker thread's locals) may be freed after the engine itself."""
+    trimmed = threading.Semaphore(0)
+    monkeypatch.setattr(memory, "_trim_heap", trimmed.release)
+    monkeypatch.setattr(memory, "LATE_TRIMS_S", (0.01, 0.02))
+    memory.release_when_freed([Held()])
+    assert all(trimmed.acquire(timeout=10) for _ in range(3))  # now, then at each late moment
+
+
+def test_a_footprint_baseline_collects_earlier_garbage_and_trims_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Garbage of earlier work collected during a load would read as the load holding less."""
+    trims: list[str] = []
+    monkeypatch.setattr(memory, "_trim_heap", lambda: trims.append("trim"))
+    cycle: list[object] = [Held()]
+    cycle.append(cycle)
+    left = weakref.ref(cycle[0])
+    del cycle
+
+    baseline = memory.footprint_baseline()
+
+    assert left() is None and trims == ["trim"]
+    assert baseline is not None and baseline > 0  # /proc is readable on the hosts the suite runs on
