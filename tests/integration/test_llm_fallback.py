@@ -115,9 +115,16 @@ def test_a_fallback_model_that_is_not_served_is_one_clear_error_and_loses_nothin
         while server.plane.traffic.rollout("smollm2") is None:
             assert time.monotonic() < deadline, "the rollout was never read"
             time.sleep(0.1)
+        not_yet = client.post("/v1/chat/completions", json=CHAT)
+        if server.plane.llms.load_failure("smollm2", "3.0.0") is None:  # routed before the sync's load ended
+            assert not_yet.status_code == 503 and int(not_yet.headers["retry-after"]) >= 1, not_yet.text
+            assert "not loaded yet" in not_yet.json()["error"]["message"], not_yet.text
+        while server.plane.llms.load_failure("smollm2", "3.0.0") is None:  # the breaker counts from here
+            assert time.monotonic() < deadline, "3.0.0's load never failed"
+            time.sleep(0.1)
         answers = [client.post("/v1/chat/completions", json=CHAT) for _ in range(MIN_REQUESTS + 3)]
         pinned = client.post("/v1/chat/completions", json=CHAT, headers={"X-Model-Version": "1.0.0"})
-    assert [answer.status_code for answer in answers] == [503] * (MIN_REQUESTS + 3)
+    assert [answer.status_code for answer in answers] == [503] * (MIN_REQUESTS + 3), answers[0].text
     message = answers[-1].json()["error"]["message"]
     assert "fallback model 'broken' is not served" in message and "memory_mb" in message, message
     assert "Traceback" not in message

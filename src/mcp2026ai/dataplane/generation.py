@@ -30,7 +30,7 @@ from mcp2026ai.dataplane.chat_shadow import ChatMirror
 from mcp2026ai.dataplane.gate import AcceptGate
 from mcp2026ai.dataplane.stream_timing import StreamTimer
 from mcp2026ai.dataplane.tool_prompt import template_messages
-from mcp2026ai.errors import ContextLengthError, InvalidFieldError, MCPError, ModelNotReadyError
+from mcp2026ai.errors import ColdLoadError, ContextLengthError, InvalidFieldError, MCPError, ModelNotReadyError
 from mcp2026ai.generation.stream import GenerationStream
 from mcp2026ai.generation.tokenizer import TextTokenizer
 from mcp2026ai.generation.types import (
@@ -60,6 +60,8 @@ longer ones in a worker thread, so that one large prompt never stalls every othe
 DRAIN_POLL_S = 0.05
 COLD_LOAD_WAIT_S = 30.0
 """How long a request whose contract states no time to first token waits for its model's cold load."""
+ROLLOUT_LOAD_RETRY_S = 1.0
+"""Retry-After of a chat its rollout routes to a version the server has not loaded yet."""
 VERSION_RESPONSE_HEADER = "X-Model-Version"
 FALLBACK_RESPONSE_HEADER = "X-Fallback-Model"
 
@@ -316,7 +318,15 @@ class GenerationHandlers:
                 + (f" ({why})" if why else "")
             )
         failure = self.llms.load_failure(target.model, target.version) if target.version else None
-        if failure is None or choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
+        if choice.decision.reason not in (RouteReason.STABLE, RouteReason.CANARY):
+            return self.llms.get(target.model, target.version)
+        if failure is None:
+            if target.version and not self.llms.serves_version(target.model, target.version):
+                raise ColdLoadError(  # a rollout just set: not the version's fault, so not its breaker's
+                    f"model {model!r}: its rollout routes to version {target.version}, which is not loaded yet"
+                    " (the server loads it within its sync interval); retry later",
+                    ROLLOUT_LOAD_RETRY_S,
+                )
             return self.llms.get(target.model, target.version)
         error = ModelNotReadyError(failure)
         self.traffic.observe_stream(choice, model, target.version or "", timer.sample(Outcome.SERVER_ERROR), None)

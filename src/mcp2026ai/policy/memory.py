@@ -36,12 +36,16 @@ def _trim_heap() -> None:
     trim(0)
 
 
-def footprint_baseline() -> int | None:
-    """The RSS to measure a load's footprint from (blocking: run it off the event loop). Garbage and
-    freed heap pages of earlier work are returned first: a collection or a trim during the load (a
-    best-effort build trims its arena) would otherwise give back pages resident before it, and the
-    load's growth would read as less than it holds (a suite's garbage made ResNet-50 read as ~0)."""
-    release_freed_memory()
+def footprint_baseline(collect: bool) -> int | None:
+    """The RSS to measure a load's footprint from (blocking: run it off the event loop). Freed heap
+    pages of earlier work are returned first, and with ``collect`` its garbage too: a collection or a
+    trim during the load (a best-effort build trims its arena) would otherwise give back pages
+    resident before it, and the load's growth would read as less than it holds (a suite's garbage
+    made ResNet-50 read as ~0). A full collection holds the GIL (~130 ms in a process with torch
+    imported), so callers ask for it only where the footprint decides something (a memory budget)."""
+    if collect:
+        gc.collect()
+    _trim_heap()
     return resident_bytes()
 
 

@@ -31,6 +31,7 @@ from mcp2026ai.server.grpc.health import PlaneHealth, add_health_and_reflection
 from mcp2026ai.server.grpc.restricted import DisabledApisInterceptor
 from mcp2026ai.server.grpc.servicer import InferenceServicer
 from mcp2026ai.server.http.app import build_http_server_app
+from mcp2026ai.server.http.connection.accept_queue import accept_window_s, until_accepted
 from mcp2026ai.server.http.connection.early import EarlyRefusal
 from mcp2026ai.server.http.connection.protocol import http_protocol
 from mcp2026ai.server.http.site_guard import site_guard
@@ -42,11 +43,21 @@ log = logging.getLogger(__name__)
 
 
 class _HttpServer(uvicorn.Server):
-    """uvicorn without its own signal handling: the InferenceServer owns shutdown."""
+    """uvicorn without its own signal handling (the InferenceServer owns shutdown), which accepts what
+    the kernel has queued before its listener closes (server/http/connection/accept_queue.py)."""
+
+    def __init__(self, config: uvicorn.Config, listener: socket.socket, accept_window_s: float) -> None:
+        super().__init__(config)
+        self.listener = listener
+        self.accept_window_s = accept_window_s
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await until_accepted([self.listener], self.accept_window_s)
+        await super().shutdown(sockets)  # closes the listener before its first await
 
 
 def grpc_interceptors(config: ServerConfig) -> list[grpc.aio.ServerInterceptor]:
@@ -175,7 +186,7 @@ class InferenceServer:
             forwarded_allow_ips=list(self.config.trusted_proxies) or "",
             **(self.config.security.tls.uvicorn_kwargs() if self.config.security.tls else {}),
         )
-        self._http = _HttpServer(uv_config)
+        self._http = _HttpServer(uv_config, sock, accept_window_s(self.config.drain_timeout_s))
         self._http_task = asyncio.create_task(self._http.serve(sockets=[sock]))
         while not self._http.started:
             if self._http_task.done():

@@ -164,7 +164,7 @@ class GenerationModels:
         """Build and install ``record``'s engine; the version it replaced, to retire."""
         name = record.name
         async with self._lock:
-            before = await asyncio.to_thread(footprint_baseline)
+            before = await asyncio.to_thread(footprint_baseline, self.budget is not None)
             started = time.perf_counter()
             try:
                 with PeakRss() as peak:
@@ -281,6 +281,11 @@ class GenerationModels:
         if entry is None or version not in entry.versions:
             raise NotFoundError(f"language model {name!r} has no loaded version {version}")
         self._served = {**self._served, name: _Entry(entry.versions, version)}
+
+    def serves_version(self, name: str, version: str) -> bool:
+        """Whether ``name:version`` is loaded."""
+        entry = self._served.get(name)
+        return entry is not None and version in entry.versions
 
     def default_version(self, name: str) -> str | None:
         entry = self._served.get(name)

@@ -364,7 +364,7 @@ class ServedModels:
         started = time.perf_counter()
         if is_pipeline(record):
             return await self._build_pipeline(record, started)
-        before = await asyncio.to_thread(footprint_baseline)
+        before = await asyncio.to_thread(footprint_baseline, self.budget is not None)
         with PeakRss() as peak:
             sla_class = sla_class_of(record.contract)
             backend = await self.load_threads.run(sla_class, factory or self.backend_factory, record)

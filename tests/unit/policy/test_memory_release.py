@@ -61,7 +61,15 @@ def test_a_footprint_baseline_collects_earlier_garbage_and_trims_first(monkeypat
     left = weakref.ref(cycle[0])
     del cycle
 
-    baseline = memory.footprint_baseline()
+    baseline = memory.footprint_baseline(collect=True)
 
     assert left() is None and trims == ["trim"]
     assert baseline is not None and baseline > 0  # /proc is readable on the hosts the suite runs on
+
+
+def test_without_a_budget_the_baseline_only_trims(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No collection (it holds the GIL) where the footprint decides nothing."""
+    monkeypatch.setattr(memory.gc, "collect", lambda: pytest.fail("collected"))
+    trims: list[str] = []
+    monkeypatch.setattr(memory, "_trim_heap", lambda: trims.append("trim"))
+    assert memory.footprint_baseline(collect=False) is not None and trims == ["trim"]
