@@ -27,6 +27,8 @@ import logging
 import sys
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp2026ai.contract import SLAClass
@@ -107,7 +109,7 @@ class Engine:
             config,
             self.speculation,
             self.prefill_pace,
-            self._new_sequence,
+            SequenceFactory(self.info, self.grammars),
             self.prefix_cache,
             decoder.multi_row_logits,
             decoder.pad_lone_rows,
@@ -121,6 +123,8 @@ class Engine:
         """Jobs taken from the waiting queue for the step in progress (neither waiting nor running yet)."""
         self.prefill_pace.probe(lambda tokens: decoder.prefill(0, tokens), self.max_len - 1)
         decoder.release(0)
+        self._finished_weakly = weakly(self._finished)
+        self._abort_weakly = weakly(self._abort)
         self._thread = threading.Thread(target=self._loop, name=f"generate-{name}", daemon=True)
         self._thread.start()
 
@@ -142,6 +146,7 @@ class Engine:
         if request.constraint is not None:
             self.grammars.compile(request.constraint)  # refuses what it cannot honour; cached after the first
         loop = asyncio.get_running_loop()
+        finished, abort = self._finished_weakly, self._abort_weakly  # the lambdas must not hold the engine
         stream = GenerationStream(request.request_id, len(request.prompt_ids), loop, self.config.stream_buffer_deltas)
         job = Job(
             request=request,
@@ -151,10 +156,10 @@ class Engine:
             accepted_at=time.monotonic(),
             span=self.telemetry.start_span(request),
             text=TextStage(
-                self.tokenizer, request.params, lambda reason, generated: self._finished(job, reason, generated)
+                self.tokenizer, request.params, lambda reason, generated: finished(job, reason, generated)
             ),
         )
-        stream.on_abort = lambda: self._abort(job)
+        stream.on_abort = lambda: abort(job)
         with self._lock:
             try:
                 if self._stopping or self._draining:
@@ -305,17 +310,6 @@ class Engine:
             job.stream.fail(OverloadedError(f"waited {waited:.2f} s for a slot, past the TTFT budget", waited))
             self.telemetry.failed(job)
 
-    def _new_sequence(self, job: Job, index: int) -> SequenceState:
-        params = job.request.params
-        token_stop = TokenStop(params, self.info.eos_token_ids, job.max_tokens)
-        return SequenceState(
-            job=job,
-            index=index,
-            sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index, token_stop.stop_ids),
-            token_stop=token_stop,
-            grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
-        )
-
     def _finished(self, job: Job, reason: FinishReason, generated: int) -> None:
         """Every choice of ``job`` has ended (called by its text stage, before the caller sees the end)."""
         if reason != FinishReason.ABORT and job.admitted_at:
@@ -336,6 +330,41 @@ class Engine:
             waiting = self.waiting.drain()
         self._fail_running(error, [*waiting, *self.batch.preempted])
         self.batch.preempted.clear()
+
+
+def weakly(method: Callable[..., None]) -> Callable[..., None]:
+    """``method`` of the engine, called only while the engine lives: a job's callbacks refer to the
+    job itself (a cycle, freed by a garbage collection), and holding the engine strongly there would
+    keep an unloaded engine's memory until that collection."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: object) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(*args)
+
+    return call
+
+
+class SequenceFactory:
+    """A choice's sequence state for the step scheduler. A callable of its own, not a bound method of
+    the engine: the scheduler holding the engine would make a reference cycle, and an unloaded
+    engine would then wait for a full garbage collection to give its memory back."""
+
+    def __init__(self, info: LLMInfo, grammars: Grammars) -> None:
+        self.info = info
+        self.grammars = grammars
+
+    def __call__(self, job: Job, index: int) -> SequenceState:
+        params = job.request.params
+        token_stop = TokenStop(params, self.info.eos_token_ids, job.max_tokens)
+        return SequenceState(
+            job=job,
+            index=index,
+            sampler=Sampler(params, job.request.prompt_ids, self.info.vocab_size, index, token_stop.stop_ids),
+            token_stop=token_stop,
+            grammar=self.grammars.matcher(job.request.constraint) if job.request.constraint else None,
+        )
 
 
 def build_engine(name: str, folder: Path, config: EngineConfig | None = None) -> Engine:

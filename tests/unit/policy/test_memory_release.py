@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
 
 import pytest
@@ -73,3 +74,28 @@ def test_without_a_budget_the_baseline_only_trims(monkeypatch: pytest.MonkeyPatc
     trims: list[str] = []
     monkeypatch.setattr(memory, "_trim_heap", lambda: trims.append("trim"))
     assert memory.footprint_baseline(collect=False) is not None and trims == ["trim"]
+
+
+class Cyclic:
+    """An engine whose parts refer back to it: freed only by a collection."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_an_object_in_a_cycle_let_go_of_later_is_collected_by_a_late_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream's frame holds the engine at the release, then lets go; no automatic collection runs."""
+    monkeypatch.setattr(memory, "_trim_heap", lambda: None)
+    monkeypatch.setattr(memory, "LATE_TRIMS_S", (0.05, 0.1))
+    gc.disable()
+    try:
+        held_by_a_frame = Cyclic()
+        left = weakref.ref(held_by_a_frame)
+        memory.release_when_freed([held_by_a_frame])
+        del held_by_a_frame  # the frame lets go: the cycle keeps it alive
+        deadline = time.monotonic() + 10
+        while left() is not None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert left() is None
+    finally:
+        gc.enable()
