@@ -155,9 +155,7 @@ class Engine:
             abandoned=loop.create_future(),
             accepted_at=time.monotonic(),
             span=self.telemetry.start_span(request),
-            text=TextStage(
-                self.tokenizer, request.params, lambda reason, generated: finished(job, reason, generated)
-            ),
+            text=TextStage(self.tokenizer, request.params, lambda reason, generated: finished(job, reason, generated)),
         )
         stream.on_abort = lambda: abort(job)
         with self._lock:
