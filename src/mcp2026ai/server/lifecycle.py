@@ -110,13 +110,10 @@ STREAM_FLUSH_S = 1.0
 before the transports' drain timeout cancels what still runs."""
 
 
-GRPC_REFUSAL_S = 0.5
-"""At most this long (a tenth of the drain timeout if less), gRPC keeps taking calls after the gate
-closed, to refuse them itself instead of gRPC core cancelling them at its shutdown."""
-
-
 def grpc_refusal_s(drain_timeout_s: float) -> float:
-    return min(GRPC_REFUSAL_S, drain_timeout_s / 10)
+    """How long gRPC keeps taking calls after the gate closed, to refuse them itself instead of gRPC
+    core cancelling them at its shutdown: the same window as HTTP's accepting (accept_queue.py)."""
+    return accept_window_s(drain_timeout_s)
 
 
 def streams_deadline_s(drain_timeout_s: float) -> float:
